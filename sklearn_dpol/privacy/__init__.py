@@ -1,0 +1,31 @@
+"""Exact privacy accounting: analytic Gaussian, Gaussian DP, zCDP, stream schedules.
+
+All functions work under any neighbouring relation; the estimators of this
+library use replace-one neighbours and pass the matching sensitivities.
+"""
+
+from ._gaussian import (
+    compose_gdp,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+    gaussian_sigma,
+)
+from ._guarantee import PrivacyGuarantee
+from ._schedules import AnytimeSchedule, KnownHorizonSchedule
+from ._zcdp import exponential_mechanism_zcdp, zcdp_delta, zcdp_epsilon, zcdp_rho
+
+__all__ = [
+    "AnytimeSchedule",
+    "KnownHorizonSchedule",
+    "PrivacyGuarantee",
+    "compose_gdp",
+    "exponential_mechanism_zcdp",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mu",
+    "gaussian_sigma",
+    "zcdp_delta",
+    "zcdp_epsilon",
+    "zcdp_rho",
+]
