@@ -1,0 +1,13 @@
+"""scikit-learn compatible, differentially private online learners.
+
+Importing the package does not load numba: the numeric kernels compile (and
+cache) the first time an estimator is fitted.
+"""
+
+from . import privacy
+from .linear_model import PrivateIGDClassifier
+from .privacy import PrivacyGuarantee
+
+__version__ = "0.1.0"
+
+__all__ = ["PrivacyGuarantee", "PrivateIGDClassifier", "privacy", "__version__"]

@@ -1,0 +1,98 @@
+"""Machinery shared by every private estimator.
+
+* Randomness: ``fit`` re-seeds from ``random_state``; a stream of
+  ``partial_fit`` calls keeps drawing from one generator, so no two releases
+  reuse noise.
+* Atomic calls: a call that raises leaves the estimator exactly as it was,
+  generator state included, so a failed call releases and spends nothing.
+* Frozen privacy hyperparameters: a stream's calibration is fixed when it
+  starts; changing it needs ``fit``.
+"""
+
+import copy
+from contextlib import contextmanager
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .privacy import AnytimeSchedule, KnownHorizonSchedule
+
+# ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
+EPSILON_CONSTRAINT = Interval(Real, 0, np.inf, closed="right")
+DELTA_CONSTRAINT = Interval(Real, 0, 1, closed="neither")
+POSITIVE = Interval(Real, 0, None, closed="neither")
+HORIZON_CONSTRAINT = Interval(Integral, 1, None, closed="left")
+
+
+def make_generator(random_state):
+    """A fresh ``numpy.random.Generator`` from an sklearn-style ``random_state``.
+
+    ``None`` seeds from the operating system's entropy; an integer gives a
+    reproducible generator; a ``RandomState`` contributes one draw as the seed.
+    """
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
+def schedule_for(horizon):
+    """The stream budget schedule: uniform over ``horizon`` samples, or anytime."""
+    if horizon is None:
+        return AnytimeSchedule()
+    return KnownHorizonSchedule(horizon)
+
+
+class PrivateEstimatorMixin:
+    """Atomic calls and frozen privacy hyperparameters for private estimators.
+
+    Subclasses list the parameters that fix a stream's calibration in
+    ``_stream_params``.
+    """
+
+    _stream_params = ()
+
+    @contextmanager
+    def _atomic(self):
+        """Undo every change to the estimator if the body raises."""
+        saved = dict(self.__dict__)
+        rng = self.__dict__.get("_rng")
+        rng_state = copy.deepcopy(rng.bit_generator.state) if rng is not None else None
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if rng is not None:
+                rng.bit_generator.state = rng_state
+            raise
+
+    def _freeze_stream_params(self):
+        self._frozen_params = {name: getattr(self, name) for name in self._stream_params}
+
+    def _check_stream_params_unchanged(self):
+        frozen = getattr(self, "_frozen_params", None)
+        if frozen is None:
+            return
+        changed = [
+            name for name, value in frozen.items()
+            if not _same_value(getattr(self, name), value)
+        ]
+        if changed:
+            details = ", ".join(
+                f"{name}: {frozen[name]!r} -> {getattr(self, name)!r}" for name in changed
+            )
+            raise ValueError(
+                f"Privacy hyperparameters changed since the stream started ({details}). "
+                "The guarantee of a stream is calibrated when it starts; call fit to "
+                "start a new stream with the new values, or restore them."
+            )
+
+
+def _same_value(a, b):
+    try:
+        return bool(a is b or a == b)
+    except (TypeError, ValueError):  # e.g. arrays: compare by identity only
+        return False

@@ -1,0 +1,26 @@
+"""Row clipping: the data bound every sensitivity analysis relies on."""
+
+import numpy as np
+
+
+def clip_row_scales(X, max_norm):
+    """Scale factors that clip each row of ``X`` to L2 norm ``max_norm``.
+
+    Returns ``(scale, clipped_sq_norm)``: row ``i`` of the clipped data is
+    ``scale[i] * X[i]`` and has squared norm ``clipped_sq_norm[i]``. Kernels
+    apply the scale on the fly, so ``X`` is never copied or modified.
+    """
+    sq_norms = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq_norms)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(norms > max_norm, max_norm / norms, 1.0)
+    clipped_sq = np.minimum(sq_norms, max_norm * max_norm)
+    return scale, clipped_sq
+
+
+def project_rows_to_ball(W, radius):
+    """Project each row of ``W`` onto the L2 ball of ``radius`` (a copy)."""
+    norms = np.linalg.norm(W, axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(norms > radius, radius / norms, 1.0)
+    return W * factor

@@ -1,0 +1,124 @@
+"""Private implicit gradient descent (seed 002, Alg. 2) and GIGA (Alg. 3).
+
+The learner updates its *uncorrupted* iterate; a release adds Gaussian noise to
+it. The sensitivity bounds here are derived in ``doc/privacy.md``, section 2.
+With ``L`` the Lipschitz constant of the loss alone (the L2 regulariser is the
+same on neighbouring data sets and cancels) and ``D_t`` the largest distance
+between the iterates after ``t`` steps on neighbouring data:
+
+* IGD: ``(t + 1) D_{t+1} <= t D_t + 2L/alpha`` at a step that sees the
+  replaced record, ``<= t D_t`` otherwise;
+* GIGA (``t >= burn_in``): ``t D_{t+1} <= (t - 1) D_t + 4L/alpha`` likewise.
+
+So after ``T`` steps in which the record appeared ``k`` times,
+``D <= k * step_sensitivity / (T + offset)``, whatever the order of the rows.
+"""
+
+import math
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ._clip import project_rows_to_ball
+
+IMPLICIT = "implicit"
+GRADIENT = "gradient"
+
+
+def loss_lipschitz(data_norm, intercept_value):
+    """Lipschitz constant of the log and hinge losses in the weights.
+
+    Both have ``|phi'| <= 1``, so ``L`` is the largest norm of an augmented row
+    ``(clipped x, intercept_value)``.
+    """
+    return math.sqrt(data_norm**2 + intercept_value**2)
+
+
+def step_sensitivity(lipschitz, alpha, update):
+    """The ``lambda`` of the sensitivity recursion: 2L/alpha (IGD), 4L/alpha (GIGA).
+
+    GIGA's step ``2/(alpha t)`` is twice IGD's, hence twice the constant; the
+    seed's 2G/alpha drops that factor 2.
+    """
+    factor = 2.0 if update == IMPLICIT else 4.0
+    return factor * lipschitz / alpha
+
+
+def burn_in_steps(lipschitz, alpha, update):
+    """First step at which GIGA updates (seed Alg. 3's ``t_q``); 1 for IGD.
+
+    GIGA is a contraction by ``(t-1)/t`` once ``t >= 2 L_G^2 / alpha^2 - 1/2``,
+    with ``L_G = L^2/4 + alpha`` the smoothness of the regularised log loss.
+    """
+    if update == IMPLICIT:
+        return 1
+    smoothness = lipschitz**2 / 4.0 + alpha
+    return max(2, math.ceil(2.0 * smoothness**2 / alpha**2))
+
+
+def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences):
+    """L2 sensitivity of the iterate after ``n_steps`` steps of one binary problem.
+
+    ``n_occurrences`` is how many of those steps may see the replaced record
+    (the number of passes for ``fit``, 1 for a stream).
+    """
+    offset = 1 if update == IMPLICIT else 0
+    denominator = n_steps + offset
+    if denominator <= 0:
+        return 0.0
+    return n_occurrences * step_sensitivity(lipschitz, alpha, update) / denominator
+
+
+def iterate_radius(lipschitz, alpha):
+    """Radius of the ball that contains every iterate: ``L / alpha``.
+
+    It holds the minimiser of every regularised loss, IGD maps it into itself,
+    and GIGA projects onto it.
+    """
+    return lipschitz / alpha
+
+
+def run_pass(W, X, row_scale, row_sq, Y, order, t_start, *, alpha, loss, update,
+             intercept_value, lipschitz, n_jobs=None):
+    """One pass over ``X[order]`` for each binary problem (row of ``W``), in place.
+
+    ``Y`` holds the {-1, +1} labels of each problem, one row per row of ``W``.
+    Returns the step counter after the pass.
+    """
+    from . import _igd_kernels as kernels
+
+    loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+    burn_in = burn_in_steps(lipschitz, alpha, update)
+    radius = iterate_radius(lipschitz, alpha)
+
+    def one_problem(k):
+        if update == IMPLICIT:
+            return kernels.implicit_pass(
+                W[k], X, Y[k], row_scale, row_sq, order, t_start, alpha, loss_code,
+                intercept_value,
+            )
+        return kernels.gradient_pass(
+            W[k], X, Y[k], row_scale, row_sq, order, t_start, alpha,
+            intercept_value, burn_in, radius,
+        )
+
+    if W.shape[0] == 1 or n_jobs in (None, 1):
+        steps = [one_problem(k) for k in range(W.shape[0])]
+    else:
+        # The kernels release the GIL, so threads run the problems in parallel.
+        steps = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(one_problem)(k) for k in range(W.shape[0])
+        )
+    return int(steps[0])
+
+
+def release(W, sigma, radius, rng):
+    """Gaussian release of the iterates, projected back onto their ball.
+
+    The projection is post-processing; it only removes noise that pushed a
+    coefficient vector outside the set every true iterate lies in.
+    """
+    if sigma == 0.0:
+        return W.copy()
+    noisy = W + sigma * rng.standard_normal(W.shape)
+    return project_rows_to_ball(noisy, radius)

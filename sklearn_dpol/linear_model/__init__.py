@@ -1,0 +1,5 @@
+"""Private linear models."""
+
+from ._igd import PrivateIGDClassifier
+
+__all__ = ["PrivateIGDClassifier"]

@@ -1,0 +1,16 @@
+"""Every estimator passes scikit-learn's estimator checks, with no expected failures."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_dpol import PrivateIGDClassifier
+
+ESTIMATORS = [
+    PrivateIGDClassifier(),
+    PrivateIGDClassifier(loss="hinge", fit_intercept=False),
+    PrivateIGDClassifier(update="gradient", alpha=0.5, epsilon=float("inf")),
+]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
