@@ -10,7 +10,9 @@ def clip_row_scales(X, max_norm):
     ``scale[i] * X[i]`` and has squared norm ``clipped_sq_norm[i]``. Kernels
     apply the scale on the fly, so ``X`` is never copied or modified.
     """
-    sq_norms = np.einsum("ij,ij->i", X, X)
+    from ._igd_kernels import row_sq_norms
+
+    sq_norms = row_sq_norms(X)
     norms = np.sqrt(sq_norms)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(norms > max_norm, max_norm / norms, 1.0)

@@ -256,8 +256,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         first_call = not hasattr(self, "classes_")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first_call)
         check_classification_targets(y)
-        _check_partial_fit_first_call(self, np.unique(y) if fitting else classes)
-        self._check_labels(y)
+        labels = np.unique(y)
+        _check_partial_fit_first_call(self, labels if fitting else classes)
+        self._check_labels(labels)
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
@@ -271,8 +272,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.n_iter_ = n_passes
         self.t_ = self._t + 1
 
-    def _check_labels(self, y):
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
+    def _check_labels(self, labels):
+        unknown = labels[~np.isin(labels, self.classes_)]
         if unknown.size:
             raise ValueError(
                 f"y contains labels {unknown.tolist()} that are not in classes_ "

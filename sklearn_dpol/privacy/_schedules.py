@@ -83,8 +83,19 @@ class AnytimeSchedule:
         return -math.expm1(-self.gamma * math.log1p(math.log1p(n_samples)))
 
     def share(self, start, stop):
-        """Fraction of ``mu**2`` for a release covering samples ``(start, stop]``."""
-        return self.cumulative_share(stop) - self.cumulative_share(start)
+        """Fraction of ``mu**2`` for a release covering samples ``(start, stop]``.
+
+        Computed as ``A**-g * (1 - (B/A)**-g)`` with ``A = 1 + ln(1 + start)``
+        and ``B/A = 1 + ln((1 + stop)/(1 + start)) / A``, so that it stays
+        accurate (and positive) far into the stream, where the difference of
+        two cumulative shares would cancel to zero.
+        """
+        start, stop = _check_count(start), _check_count(stop)
+        if stop < start:
+            raise ValueError(f"stop ({stop}) must be >= start ({start}).")
+        base = 1.0 + math.log1p(start)
+        growth = math.log1p(math.log1p((stop - start) / (1.0 + start)) / base)
+        return base ** (-self.gamma) * -math.expm1(-self.gamma * growth)
 
     def __repr__(self):
         return f"AnytimeSchedule(gamma={self.gamma})"
