@@ -1,0 +1,32 @@
+"""The README's example and the main job keep working."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_example_runs():
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["stream"].privacy_.n_releases == 50
+    assert namespace["model"].score(namespace["X"], namespace["y"]) > 0.8
+
+
+def test_main_job_prints_the_privacy_utility_table():
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_dpol", "--n-samples", "20000", "--seeds", "1"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, check=True,
+    )
+    table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| data | estimator | epsilon")
+    assert len(table) == 1 + 2 * 6  # header + two data sets x six epsilons
+
+
+def test_import_does_not_load_numba():
+    code = "import sys, sklearn_dpol; assert 'numba' not in sys.modules, 'numba imported'"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
