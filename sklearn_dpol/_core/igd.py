@@ -15,11 +15,12 @@ So after ``T`` steps in which the record appeared ``k`` times,
 """
 
 import math
+from functools import partial
 
-import numpy as np
 from joblib import Parallel, delayed
 
 from ._clip import project_rows_to_ball
+from .noise import gaussian_release
 
 IMPLICIT = "implicit"
 GRADIENT = "gradient"
@@ -118,7 +119,4 @@ def release(W, sigma, radius, rng):
     The projection is post-processing; it only removes noise that pushed a
     coefficient vector outside the set every true iterate lies in.
     """
-    if sigma == 0.0:
-        return W.copy()
-    noisy = W + sigma * rng.standard_normal(W.shape)
-    return project_rows_to_ball(noisy, radius)
+    return gaussian_release(W, sigma, rng, partial(project_rows_to_ball, radius=radius))
