@@ -1,0 +1,382 @@
+"""Statistical privacy audits: lower bounds on epsilon that hold with high probability.
+
+Method (Jagielski et al. 2020; Nasr et al. 2021): run a mechanism many times on
+two neighbouring data sets, score each output with a statistic, and threshold
+it. Any ``(epsilon, delta)``-DP mechanism satisfies, for every test,
+``FPR + e^eps FNR >= 1 - delta`` and ``FNR + e^eps FPR >= 1 - delta``. With
+one-sided Clopper-Pearson upper bounds ``FPR+`` and ``FNR+`` (level ``alpha/2``
+each) on runs kept apart from those that chose the statistic and threshold,
+
+    eps_lb = max(ln((1 - delta - FNR+) / FPR+), ln((1 - delta - FPR+) / FNR+))
+
+is a lower bound on the true epsilon with probability at least ``1 - alpha``.
+An audit can show a mechanism is *not* private; it can never prove that it is.
+"""
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import beta as beta_dist
+from sklearn.base import clone
+
+from ._core.noise import recording_releases
+from .privacy import gaussian_epsilon
+
+__all__ = ["AuditResult", "audit_estimator", "audit_mechanism", "audit_samples",
+           "epsilon_lower_bound"]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of an audit.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : float
+        Holds with probability at least ``1 - alpha``.
+    delta, alpha : float
+        The delta the bound is stated for, and the audit's failure probability.
+    n_test : int
+        Runs per data set that were counted.
+    false_positives, false_negatives : int
+        Counted errors of the threshold test.
+    threshold : float
+        The chosen threshold of the statistic.
+    statistic : str
+        Which statistic scored the outputs.
+    instance_mu : float
+        For white-box estimator audits, the exact GDP parameter of the audited
+        pair (``nan`` otherwise): what a perfect audit would approach.
+    instance_epsilon : float
+        ``epsilon`` of ``instance_mu`` at ``delta`` (``nan`` when unknown).
+    """
+
+    epsilon_lower_bound: float
+    delta: float
+    alpha: float
+    n_test: int
+    false_positives: int
+    false_negatives: int
+    threshold: float
+    statistic: str
+    instance_mu: float = float("nan")
+    instance_epsilon: float = float("nan")
+
+
+def _clopper_pearson_upper(errors, n, level):
+    """One-sided upper confidence bound on a binomial rate at confidence ``1 - level``."""
+    if errors >= n:
+        return 1.0
+    return float(beta_dist.ppf(1.0 - level, errors + 1, n - errors))
+
+
+def epsilon_lower_bound(false_positives, false_negatives, n0, n1, delta, alpha=0.05):
+    """Lower bound on epsilon from counted errors of one threshold test.
+
+    Parameters
+    ----------
+    false_positives : int
+        Runs on the first data set scored at or above the threshold.
+    false_negatives : int
+        Runs on the second data set scored below the threshold.
+    n0, n1 : int
+        Counted runs on each data set.
+    delta : float
+        The delta of the claimed guarantee.
+    alpha : float, default=0.05
+        The bound fails with probability at most ``alpha``.
+
+    Returns
+    -------
+    epsilon : float
+        ``>= 0``; ``0`` when the counts show nothing.
+    """
+    fpr = _clopper_pearson_upper(false_positives, n0, alpha / 2)
+    fnr = _clopper_pearson_upper(false_negatives, n1, alpha / 2)
+    candidates = [0.0]
+    for numerator, denominator in ((1 - delta - fnr, fpr), (1 - delta - fpr, fnr)):
+        if numerator > 0 and denominator > 0:
+            candidates.append(np.log(numerator / denominator))
+    return float(max(candidates))
+
+
+def _best_threshold(scores0, scores1, delta, alpha, n_candidates=512):
+    """The threshold maximising the bound on held-out selection runs."""
+    pooled = np.concatenate([scores0, scores1])
+    candidates = np.unique(np.quantile(pooled, np.linspace(0, 1, n_candidates)))
+    sorted0, sorted1 = np.sort(scores0), np.sort(scores1)
+    best, best_threshold = -1.0, candidates[0]
+    for threshold in candidates:
+        fp = sorted0.size - np.searchsorted(sorted0, threshold, side="left")
+        fn = np.searchsorted(sorted1, threshold, side="left")
+        bound = epsilon_lower_bound(fp, fn, sorted0.size, sorted1.size, delta, alpha)
+        if bound > best:
+            best, best_threshold = bound, threshold
+    return float(best_threshold)
+
+
+def _count_and_bound(scores0, scores1, threshold, delta, alpha, statistic, **extra):
+    fp = int(np.sum(scores0 >= threshold))
+    fn = int(np.sum(scores1 < threshold))
+    return AuditResult(
+        epsilon_lower_bound=epsilon_lower_bound(fp, fn, scores0.size, scores1.size,
+                                                delta, alpha),
+        delta=float(delta), alpha=float(alpha), n_test=int(min(scores0.size, scores1.size)),
+        false_positives=fp, false_negatives=fn, threshold=float(threshold),
+        statistic=statistic, **extra,
+    )
+
+
+def _fitted_gaussian_statistic(fit0, fit1):
+    """Diagonal Gaussian likelihood ratio, fitted on runs that are not counted."""
+    mean0, mean1 = fit0.mean(axis=0), fit1.mean(axis=0)
+    variance = 0.5 * (fit0.var(axis=0) + fit1.var(axis=0))
+    # A coordinate constant on both sides says nothing if the means agree and
+    # everything if they differ (a release without noise): weight it fully.
+    floor = np.where(mean1 != mean0, 1.0, np.inf)
+    variance = np.where(variance > 0, variance, floor)
+    weights = (mean1 - mean0) / variance
+    centre = 0.5 * (mean0 + mean1)
+    return lambda outputs: (outputs - centre) @ weights
+
+
+def audit_samples(outputs0, outputs1, delta, alpha=0.05, statistic=None, threshold=None,
+                  random_state=None):
+    """Audit from released outputs already sampled on two neighbouring data sets.
+
+    Parameters
+    ----------
+    outputs0, outputs1 : array-like of shape (n_runs, n_outputs)
+        Independent releases on the first and the second data set.
+    delta : float
+        The delta of the claimed guarantee.
+    alpha : float, default=0.05
+        The bound fails with probability at most ``alpha``.
+    statistic : callable or None, default=None
+        Maps an ``(n, n_outputs)`` array to ``n`` scores, larger meaning "second
+        data set". ``None`` fits a diagonal Gaussian likelihood ratio on a
+        quarter of the runs of each side.
+    threshold : float or None, default=None
+        A fixed threshold (with a fixed ``statistic``, no run is spent choosing).
+        ``None`` chooses it on a quarter (half with a given statistic) of the
+        runs; the rest are counted.
+    random_state : int, Generator or None, default=None
+        Shuffles the runs before they are split.
+
+    Returns
+    -------
+    result : AuditResult
+    """
+    rng = np.random.default_rng(random_state)
+    outputs0 = rng.permutation(np.asarray(outputs0, dtype=float).reshape(len(outputs0), -1))
+    outputs1 = rng.permutation(np.asarray(outputs1, dtype=float).reshape(len(outputs1), -1))
+    name = "given statistic"
+    if statistic is None:
+        # A quarter of each side fits the statistic, a quarter picks the
+        # threshold, half is counted.
+        quarter0, quarter1 = len(outputs0) // 4, len(outputs1) // 4
+        statistic = _fitted_gaussian_statistic(outputs0[:quarter0], outputs1[:quarter1])
+        outputs0, outputs1 = outputs0[quarter0:], outputs1[quarter1:]
+        name = "fitted diagonal Gaussian likelihood ratio"
+    scores0, scores1 = statistic(outputs0), statistic(outputs1)
+    if threshold is None:
+        share = 3 if name != "given statistic" else 2
+        cut0, cut1 = len(scores0) // share, len(scores1) // share
+        threshold = _best_threshold(scores0[:cut0], scores1[:cut1], delta, alpha)
+        scores0, scores1 = scores0[cut0:], scores1[cut1:]
+    return _count_and_bound(scores0, scores1, threshold, delta, alpha, name)
+
+
+def audit_mechanism(mechanism, D0, D1, n_runs, delta, alpha=0.05, statistic=None,
+                    threshold=None, n_jobs=None, random_state=None):
+    """Audit a randomised function on two neighbouring data sets.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(D, rng)`` returns the released vector for data set ``D``,
+        drawing all its randomness from the ``numpy.random.Generator`` ``rng``.
+    D0, D1 : object
+        The neighbouring data sets.
+    n_runs : int
+        Runs on each data set.
+    delta : float
+        The delta of the claimed guarantee.
+    alpha : float, default=0.05
+        The bound fails with probability at most ``alpha``.
+    statistic, threshold : see :func:`audit_samples`.
+    n_jobs : int or None, default=None
+        Processes for the runs (joblib).
+    random_state : int or None, default=None
+        Seeds every run (independent streams) and the split.
+
+    Returns
+    -------
+    result : AuditResult
+    """
+    if not isinstance(n_runs, Integral) or n_runs < 8:
+        raise ValueError(f"n_runs must be an integer >= 8; got {n_runs!r}.")
+    seeds = np.random.SeedSequence(random_state).spawn(2 * n_runs + 1)
+
+    def run(data, seed):
+        return np.ravel(np.asarray(mechanism(data, np.random.default_rng(seed)), dtype=float))
+
+    outputs = Parallel(n_jobs=n_jobs)(
+        delayed(run)(D0 if i < n_runs else D1, seeds[i]) for i in range(2 * n_runs)
+    )
+    outputs = np.asarray(outputs)
+    return audit_samples(outputs[:n_runs], outputs[n_runs:], delta, alpha, statistic,
+                         threshold, random_state=np.random.default_rng(seeds[-1]))
+
+
+def _neighbour(X, y, index, replacement):
+    row, label = replacement
+    X1, y1 = np.array(X, dtype=float, copy=True), np.array(y, copy=True)
+    X1[index], y1[index] = row, label
+    return X1, y1
+
+
+def _fit_and_record(estimator, X, y, release, batch_size, classes):
+    """Fit once, recording every Gaussian release the estimator makes."""
+    with recording_releases() as log:
+        if release == "final":
+            estimator.fit(X, y)
+        else:
+            for start in range(0, len(X), batch_size):
+                estimator.partial_fit(X[start:start + batch_size], y[start:start + batch_size],
+                                      classes=classes)
+    return log
+
+
+def _released_vector(estimator):
+    parts = [np.ravel(estimator.coef_)]
+    if hasattr(estimator, "intercept_"):
+        parts.append(np.ravel(estimator.intercept_))
+    return np.concatenate(parts)
+
+
+def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="final",
+                    batch_size=None, delta=None, alpha=0.05, replay=True, n_jobs=None,
+                    random_state=None):
+    """Audit an estimator on ``(X, y)`` against the data set with one record replaced.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted private estimator (it is cloned).
+    X, y : array-like
+        The first data set.
+    index : int
+        The record replaced by ``replacement`` to form the second data set.
+    replacement : tuple (row, label)
+        The canary; choose it from the sensitivity analysis (worst case).
+    n_runs : int
+        Releases audited on each data set.
+    release : {"final", "stream"}, default="final"
+        ``"final"`` audits the model of ``fit``; ``"stream"`` audits the
+        concatenation of every model released by ``partial_fit`` calls on
+        consecutive batches of ``batch_size`` rows.
+    batch_size : int or None, default=None
+        Rows per ``partial_fit`` call for ``release="stream"``.
+    delta : float or None, default=None
+        Delta of the claim; the estimator's ``delta`` by default.
+    alpha : float, default=0.05
+        The bound fails with probability at most ``alpha``.
+    replay : bool, default=True
+        Fit once per data set while recording each Gaussian release (its
+        values before noise and its noise scale), then draw ``n_runs`` releases
+        from exactly those distributions. Honest when the values before noise
+        do not depend on earlier noise (the uncorrupted iterates of IGD); the
+        outputs are scored with the exact (white-box) likelihood ratio and are
+        audited before post-processing (which can only lower the bound). With
+        ``replay=False`` every run is a real fit with its own seed and the
+        statistic is fitted on held-out runs.
+    n_jobs : int or None, default=None
+        Processes for the real fits when ``replay=False``.
+    random_state : int or None, default=None
+        Seeds the audit.
+
+    Returns
+    -------
+    result : AuditResult
+    """
+    if release not in ("final", "stream"):
+        raise ValueError(f"release must be 'final' or 'stream'; got {release!r}.")
+    if release == "stream" and not (isinstance(batch_size, Integral) and batch_size >= 1):
+        raise ValueError("release='stream' needs batch_size, an integer >= 1.")
+    X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
+    X1, y1 = _neighbour(X0, y0, index, replacement)
+    classes = np.unique(np.concatenate([y0, y1]))
+    delta = estimator.delta if delta is None else delta
+    rng = np.random.default_rng(random_state)
+    if replay:
+        logs = [
+            _fit_and_record(clone(estimator).set_params(random_state=0), Xd, yd, release,
+                            batch_size, classes)
+            for Xd, yd in ((X0, y0), (X1, y1))
+        ]
+        return _replay_audit(logs, n_runs, delta, alpha, rng)
+
+    def one_run(Xd, yd, seed):
+        model = clone(estimator).set_params(random_state=int(seed))
+        if release == "final":
+            return _released_vector(model.fit(Xd, yd))
+        outputs = []
+        for start in range(0, len(Xd), batch_size):
+            model.partial_fit(Xd[start:start + batch_size], yd[start:start + batch_size],
+                              classes=classes)
+            outputs.append(_released_vector(model))
+        return np.concatenate(outputs)
+
+    seeds = rng.integers(0, 2**31 - 1, size=2 * n_runs)
+    outputs = np.asarray(Parallel(n_jobs=n_jobs)(
+        delayed(one_run)(*((X0, y0) if i < n_runs else (X1, y1)), seeds[i])
+        for i in range(2 * n_runs)
+    ))
+    return audit_samples(outputs[:n_runs], outputs[n_runs:], delta, alpha, random_state=rng)
+
+
+def _replay_audit(logs, n_runs, delta, alpha, rng):
+    """Draw releases from recorded distributions; score with the exact likelihood ratio."""
+    log0, log1 = logs
+    if len(log0) != len(log1):
+        raise ValueError("The two data sets made different numbers of releases.")
+    sigmas = np.array([entry[1] for entry in log0])
+    if not np.array_equal(sigmas, [entry[1] for entry in log1]):
+        raise ValueError(
+            "The noise scale differs between neighbouring data sets: the calibration "
+            "depends on the data, which is itself a privacy leak."
+        )
+    if np.any(sigmas == 0):
+        means0 = np.concatenate([np.ravel(entry[0]) for entry in log0])
+        means1 = np.concatenate([np.ravel(entry[0]) for entry in log1])
+        distinct = not np.array_equal(means0, means1)
+        # Without noise, one output tells the data sets apart with certainty.
+        scores0 = np.full(n_runs, 0.0)
+        scores1 = np.full(n_runs, 1.0 if distinct else 0.0)
+        return _count_and_bound(scores0, scores1, 0.5, delta, alpha, "no noise: exact match",
+                                instance_mu=np.inf if distinct else 0.0,
+                                instance_epsilon=np.inf if distinct else 0.0)
+    means0 = [np.ravel(entry[0]) for entry in log0]
+    means1 = [np.ravel(entry[0]) for entry in log1]
+    weights = [(m1 - m0) / s**2 for m0, m1, s in zip(means0, means1, sigmas)]
+    instance_mu = float(np.sqrt(sum(np.sum((m1 - m0) ** 2) / s**2
+                                    for m0, m1, s in zip(means0, means1, sigmas))))
+
+    def scores(means):
+        total = np.zeros(n_runs)
+        for mean, mean0, mean1, weight, sigma in zip(means, means0, means1, weights, sigmas):
+            draws = mean + sigma * rng.standard_normal((n_runs, mean.size))
+            total += (draws - 0.5 * (mean0 + mean1)) @ weight
+        return total
+
+    scores0, scores1 = scores(means0), scores(means1)
+    half = n_runs // 2
+    threshold = _best_threshold(scores0[:half], scores1[:half], delta, alpha)
+    return _count_and_bound(
+        scores0[half:], scores1[half:], threshold, delta, alpha,
+        "white-box Gaussian likelihood ratio (replayed releases)",
+        instance_mu=instance_mu, instance_epsilon=gaussian_epsilon(instance_mu, delta),
+    )
