@@ -15,6 +15,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from .privacy import AnytimeSchedule, KnownHorizonSchedule
 
@@ -25,17 +26,20 @@ POSITIVE = Interval(Real, 0, None, closed="neither")
 HORIZON_CONSTRAINT = Interval(Integral, 1, None, closed="left")
 
 
-def make_generator(random_state):
+def make_generator(random_state, purpose=0):
     """A fresh ``numpy.random.Generator`` from an sklearn-style ``random_state``.
 
     ``None`` seeds from the operating system's entropy; an integer gives a
     reproducible generator; a ``RandomState`` contributes one draw as the seed.
+    ``purpose`` separates the streams of ``fit`` and ``partial_fit`` so that an
+    integer seed never hands both the same noise.
     """
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
+        random_state = int(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
     if isinstance(random_state, np.random.Generator):
         return random_state
-    return np.random.default_rng(random_state)
+    seed = np.random.SeedSequence(random_state, spawn_key=(purpose,))
+    return np.random.default_rng(seed)
 
 
 def schedule_for(horizon):
@@ -53,6 +57,39 @@ class PrivateEstimatorMixin:
     """
 
     _stream_params = ()
+    # State that is not released: the uncorrupted iterate and the generator.
+    _private_state = ("_w_private", "_rng")
+
+    def export_public(self):
+        """A copy that predicts from released values only.
+
+        The copy keeps the released model, ``privacy_`` and the other public
+        attributes, drops every piece of private state (the uncorrupted
+        iterates, the random generator), pickles without them, and refuses
+        ``partial_fit``: a stream cannot continue without its private state.
+        ``fit`` on the copy trains a new model from scratch.
+
+        Returns
+        -------
+        public : estimator
+            The public copy.
+        """
+        check_is_fitted(self)
+        public = copy.deepcopy(
+            {k: v for k, v in self.__dict__.items() if k not in self._private_state}
+        )
+        exported = type(self).__new__(type(self))
+        exported.__dict__.update(public)
+        exported._exported_public = True
+        return exported
+
+    def _check_not_exported(self):
+        if getattr(self, "_exported_public", False):
+            raise ValueError(
+                "This is a public export (export_public()): it holds only released "
+                "values and cannot continue a stream. Call partial_fit on the original "
+                "estimator, or fit this one to start afresh."
+            )
 
     @contextmanager
     def _atomic(self):

@@ -38,6 +38,14 @@ def _softplus(x):
 
 
 @njit(cache=True, nogil=True)
+def _log_softplus(x):
+    """log(log(1 + exp(x))), finite where softplus underflows (x < -30: ~x)."""
+    if x < -30.0:
+        return x
+    return math.log(_softplus(x))
+
+
+@njit(cache=True, nogil=True)
 def implicit_log_loss_weight(shrunk_margin, curvature):
     """Solve ``s = 1 / (1 + exp(shrunk_margin + curvature * s))`` for s in (0, 1).
 
@@ -48,6 +56,12 @@ def implicit_log_loss_weight(shrunk_margin, curvature):
     ``s`` underflows towards 1e-300.
     """
     log_s = -_softplus(shrunk_margin)
+    if curvature > 1.0:
+        # u = curvature * s solves u = k sigmoid(-a - u) <= k exp(-a - u), so
+        # u <= W(k e^-a) <= log(1 + k e^-a): a tighter upper start when the
+        # curvature is huge, still on the right of the root.
+        log_k = math.log(curvature)
+        log_s = min(log_s, _log_softplus(log_k - shrunk_margin) - log_k)
     for _ in range(200):
         s = math.exp(log_s)
         margin = shrunk_margin + curvature * s
@@ -73,9 +87,10 @@ def implicit_hinge_weight(shrunk_margin, curvature):
 def _dot(v, X, i, row_scale, intercept_value):
     d = X.shape[1]
     acc = 0.0
+    # Scale each element first: X may hold finite values near 1e308 whose
+    # product with v would overflow before the clipping factor applies.
     for j in range(d):
-        acc += v[j] * X[i, j]
-    acc *= row_scale
+        acc += v[j] * (row_scale * X[i, j])
     if v.shape[0] > d:
         acc += v[d] * intercept_value
     return acc
@@ -186,20 +201,47 @@ def _intercept_sq(v, X, intercept_value):
 def _axpy_scaled(v, X, i, coef, row_scale, intercept_value):
     """v += coef * z_i with z_i = (row_scale * x_i, intercept_value)."""
     d = X.shape[1]
-    c = coef * row_scale
     for j in range(d):
-        v[j] += c * X[i, j]
+        v[j] += coef * (row_scale * X[i, j])
     if v.shape[0] > d:
         v[d] += coef * intercept_value
 
 
 @njit(cache=True, nogil=True)
-def row_sq_norms(X):
-    """Squared L2 norm of every row, in one pass over ``X``."""
-    out = np.empty(X.shape[0])
-    for i in range(X.shape[0]):
+def clip_scales(X, max_norm):
+    """Per-row factors that clip rows to L2 norm ``max_norm``, overflow-free.
+
+    Returns ``(scale, clipped_sq)`` with ``scale[i] * X[i]`` of norm
+    ``min(||X[i]||, max_norm)`` and ``clipped_sq[i]`` its square. Rows whose
+    squared norm overflows or underflows are rescaled by their largest entry.
+    """
+    n = X.shape[0]
+    scale = np.empty(n)
+    clipped_sq = np.empty(n)
+    for i in range(n):
         acc = 0.0
         for j in range(X.shape[1]):
             acc += X[i, j] * X[i, j]
-        out[i] = acc
-    return out
+        if acc > 1e-280 and acc < 1e280:
+            norm = math.sqrt(acc)
+            scale[i] = 1.0 if norm <= max_norm else max_norm / norm
+            clipped_sq[i] = min(acc, max_norm * max_norm)
+            continue
+        largest = 0.0
+        for j in range(X.shape[1]):
+            largest = max(largest, abs(X[i, j]))
+        if largest == 0.0:
+            scale[i] = 1.0
+            clipped_sq[i] = 0.0
+            continue
+        unit = 0.0
+        for j in range(X.shape[1]):
+            unit += (X[i, j] / largest) ** 2
+        root = math.sqrt(unit)  # ||X[i]|| = largest * root, root in [1, sqrt(d)]
+        if largest <= max_norm / root:
+            scale[i] = 1.0
+            clipped_sq[i] = (largest * root) ** 2
+        else:
+            scale[i] = (max_norm / largest) / root
+            clipped_sq[i] = max_norm * max_norm
+    return scale, clipped_sq

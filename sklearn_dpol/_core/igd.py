@@ -32,7 +32,7 @@ def loss_lipschitz(data_norm, intercept_value):
     Both have ``|phi'| <= 1``, so ``L`` is the largest norm of an augmented row
     ``(clipped x, intercept_value)``.
     """
-    return math.sqrt(data_norm**2 + intercept_value**2)
+    return math.hypot(data_norm, intercept_value)
 
 
 def step_sensitivity(lipschitz, alpha, update):
@@ -68,6 +68,26 @@ def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences):
     if denominator <= 0:
         return 0.0
     return n_occurrences * step_sensitivity(lipschitz, alpha, update) / denominator
+
+
+def check_geometry(lipschitz, alpha, update):
+    """Raise ``ValueError`` when the bounds cannot be computed in floating point."""
+    # Products, not **: float ** raises OverflowError where * gives inf.
+    square = lipschitz * lipschitz
+    values = (square, step_sensitivity(lipschitz, alpha, update), square / alpha)
+    if not all(v < 1e300 for v in values):  # also catches inf and nan
+        raise ValueError(
+            f"data_norm, intercept_scaling and alpha give an infinite sensitivity "
+            f"(L={lipschitz:.3g}, alpha={alpha:.3g}). Rescale X by a public bound so "
+            "that data_norm and intercept_scaling are at most about 1e150, and "
+            "choose alpha so that L**2 / alpha stays below 1e300."
+        )
+    ratio = (square / 4.0 + alpha) / alpha
+    if update == GRADIENT and 2.0 * ratio * ratio > 2**53:
+        raise ValueError(
+            "update='gradient' would skip more than 2**53 samples (its burn-in "
+            "2 (L^2/4 + alpha)^2 / alpha^2): increase alpha or use update='implicit'."
+        )
 
 
 def iterate_radius(lipschitz, alpha):

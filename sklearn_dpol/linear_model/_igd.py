@@ -1,9 +1,10 @@
 """PrivateIGDClassifier: private implicit gradient descent (seed 002, Alg. 2 and 3)."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -24,6 +25,7 @@ from .._base import (
 )
 from .._core import igd
 from .._core._clip import clip_row_scales
+from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
@@ -82,6 +84,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``partial_fit`` calls keep drawing from one generator.
     n_jobs : int or None, default=None
         Threads for the one-vs-rest problems of a multiclass fit.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The label set, from public knowledge. ``classes_`` is released as is;
+        with ``None`` it is taken from ``y``, which reveals which labels occur
+        (a label held by one record reveals that record) and warns with
+        :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
@@ -148,10 +155,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "classes": ["array-like", None],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
-        "intercept_scaling", "update", "horizon",
+        "intercept_scaling", "update", "horizon", "classes",
     )
 
     def __init__(
@@ -170,6 +178,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         horizon=None,
         random_state=None,
         n_jobs=None,
+        classes=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -184,6 +193,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.classes = classes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -209,9 +219,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """
         self._more_validate_params()
         with self._atomic():
-            for name in ("classes_", "_w_private", "_t"):
+            for name in ("classes_", "_w_private", "_t", "_exported_public"):
                 self.__dict__.pop(name, None)
-            self._rng = make_generator(self.random_state)
+            self._rng = make_generator(self.random_state, purpose=0)
             self._freeze_stream_params()
             self._partial_fit(X, y, classes=None, n_passes=self.max_iter, fitting=True)
         return self
@@ -235,13 +245,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
+        self._check_not_exported()
         with self._atomic():
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             if not hasattr(self, "_rng"):
-                self._rng = make_generator(self.random_state)
+                self._rng = make_generator(self.random_state, purpose=1)
             self._partial_fit(X, y, classes=classes, n_passes=1, fitting=False)
         return self
 
@@ -251,13 +262,15 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"update='gradient' (GIGA) needs a smooth loss; got loss={self.loss!r}. "
                 "Use loss='log_loss', or update='implicit' for the hinge loss."
             )
+        _, lipschitz = self._geometry()
+        igd.check_geometry(lipschitz, float(self.alpha), self.update)
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting):
         first_call = not hasattr(self, "classes_")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first_call)
         check_classification_targets(y)
         labels = np.unique(y)
-        _check_partial_fit_first_call(self, labels if fitting else classes)
+        _check_partial_fit_first_call(self, self._label_set(labels, classes, fitting))
         self._check_labels(labels)
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
@@ -271,6 +284,24 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._release(share, n_occurrences=n_passes if fitting else 1, fitting=fitting)
         self.n_iter_ = n_passes
         self.t_ = self._t + 1
+
+    def _label_set(self, labels, classes, fitting):
+        """The classes of a new stream: public ones if given, else from ``y``."""
+        if classes is None and self.classes is not None:
+            classes = np.asarray(self.classes)
+        if classes is None and fitting:
+            if np.isfinite(self.epsilon):
+                warnings.warn(
+                    "The label set was taken from y and is released as classes_ "
+                    "without privacy protection: a label held by one record reveals "
+                    "that record. Pass classes=[...] from public knowledge.",
+                    PrivacyLeakWarning, stacklevel=4,
+                )
+            self._labels_from_data = True
+            return labels
+        if classes is not None:
+            self._labels_from_data = False
+        return classes
 
     def _check_labels(self, labels):
         unknown = labels[~np.isin(labels, self.classes_)]
@@ -325,6 +356,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 lipschitz=lipschitz, n_jobs=self.n_jobs,
             )
         self._w_private, self._t = W, t
+        burn_in = igd.burn_in_steps(lipschitz, float(self.alpha), self.update)
+        if t < burn_in:
+            warnings.warn(
+                f"update='gradient' skips its first {burn_in} steps (burn-in) and has "
+                f"taken {t}: the released model has not used the data yet. Increase "
+                "alpha, feed more data, or use update='implicit'.",
+                UserWarning, stacklevel=4,
+            )
 
     def _signed_targets(self, y):
         if self.classes_.size == 2:
@@ -344,6 +383,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             self._w_private, sigma, igd.iterate_radius(lipschitz, float(self.alpha)),
             self._rng,
         )
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just
+            # drawn; an unseeded estimator starts over from fresh OS entropy.
+            self._rng = make_generator(None)
         self._publish(released, intercept_value)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = float(sensitivity)
@@ -379,6 +422,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 if self.horizon is not None else "the stream, however long"
             )
             released = "coef_ and intercept_ after every partial_fit call"
+        if getattr(self, "_labels_from_data", False):
+            released += "; classes_ was taken from y and is NOT covered"
         mechanism = (
             "analytic Gaussian on the uncorrupted iterate, GDP-composed over releases"
             if private else "none: epsilon=inf adds no noise"
@@ -431,7 +476,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     @available_if(_has_log_loss)
     def predict_proba(self, X):
-        """Class probabilities (log loss only; one-vs-rest normalised for multiclass).
+        """Class probabilities (log loss only).
+
+        Binary: the logistic function of the score. Multiclass: the softmax of
+        the one-vs-rest scores, which keeps ``argmax`` equal to :meth:`predict`
+        even where the per-class sigmoids saturate at 1.
 
         Parameters
         ----------
@@ -447,11 +496,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if scores.ndim == 1:
             positive = expit(scores)
             return np.column_stack([1.0 - positive, positive])
-        proba = expit(scores)
-        totals = proba.sum(axis=1, keepdims=True)
-        uniform = np.full_like(proba, 1.0 / proba.shape[1])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(totals > 0, proba / totals, uniform)
+        return softmax(scores, axis=1)
 
     @available_if(_has_log_loss)
     def predict_log_proba(self, X):

@@ -88,7 +88,12 @@ def gaussian_mu(epsilon, delta):
 
     low, high = _bracket_increasing(excess, -1.0, 1.0)
     log_mu = brentq(excess, low, high, xtol=1e-15, rtol=1e-15, maxiter=500)
-    return float(math.exp(log_mu))
+    mu = math.exp(log_mu)
+    # The root is accurate to a few ulps; step below it until the profile is
+    # provably within the target, so rounding never overspends.
+    while gaussian_delta(epsilon, mu) > delta:
+        mu *= 1.0 - 1e-12
+    return float(mu)
 
 
 def gaussian_epsilon(mu, delta):

@@ -49,7 +49,10 @@ class KnownHorizonSchedule:
 
     def share(self, start, stop):
         """Fraction of ``mu**2`` for a release covering samples ``(start, stop]``."""
-        return self.cumulative_share(stop) - self.cumulative_share(start)
+        self.cumulative_share(stop)  # raises past the horizon
+        if _check_count(start) > stop:
+            raise ValueError(f"stop ({stop}) must be >= start ({start}).")
+        return (stop - start) / self.horizon
 
     def __repr__(self):
         return f"KnownHorizonSchedule(horizon={self.horizon})"

@@ -1,0 +1,118 @@
+"""Regression tests for the findings of the independent privacy review."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpol import PrivateIGDClassifier
+from sklearn_dpol._core import igd
+from sklearn_dpol.exceptions import PrivacyLeakWarning
+from sklearn_dpol.privacy import gaussian_delta, gaussian_mu
+
+
+def data(seed=0, n=60, d=3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("update,alpha", [("implicit", 1e-3), ("gradient", 0.5)])
+@pytest.mark.parametrize("big", [1e154, 1e200, 1e300, 1e308, np.finfo(float).max])
+def test_huge_finite_rows_are_clipped_not_nan(monkeypatch, update, alpha, big):
+    """A finite row near the float limit must be clipped like any other row:
+    before the fix it turned every release into NaN (epsilon = infinity)."""
+    X, y = data()
+    X[5] = [big, big / 2, -big]
+    params = dict(update=update, alpha=alpha, random_state=0, classes=[0, 1])
+    clf = PrivateIGDClassifier(**params).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    # Its direction is all that is left after clipping: any magnitude gives the same model.
+    X2 = X.copy()
+    X2[5] = [1.0, 0.5, -1.0]
+    X2[5] *= 1e6
+    np.testing.assert_allclose(PrivateIGDClassifier(**params).fit(X2, y).coef_, clf.coef_,
+                               rtol=1e-9)
+    monkeypatch.setattr(igd, "release", lambda W, sigma, radius, rng: W.copy())
+    a = PrivateIGDClassifier(**params).fit(X, y)
+    X3, y3 = X.copy(), y.copy()
+    X3[5], y3[5] = -X[5], 1 - y[5]
+    b = PrivateIGDClassifier(**params).fit(X3, y3)
+    gap = np.linalg.norm(np.append(a.coef_ - b.coef_, a.intercept_ - b.intercept_))
+    assert gap <= a.sensitivity_ * (1 + 1e-9)
+
+
+def test_label_set_from_data_warns_and_is_declared():
+    X, y = data()
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
+        clf = PrivateIGDClassifier(random_state=0).fit(X, y)
+    assert "NOT covered" in clf.privacy_.released
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        public = PrivateIGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    # The public label set fixes the shape of the release, whatever y contains.
+    assert public.coef_.shape == (3, 3) and "NOT covered" not in public.privacy_.released
+    with pytest.raises(ValueError, match="not in classes_"):
+        PrivateIGDClassifier(classes=[0]).fit(X, y)
+
+
+def test_unseeded_generator_is_replaced_after_each_release(monkeypatch):
+    used = []
+    original = igd.release
+    monkeypatch.setattr(igd, "release",
+                        lambda W, sigma, radius, rng: used.append(rng) or original(W, sigma, radius, rng))
+    X, y = data()
+    clf = PrivateIGDClassifier(classes=[0, 1]).fit(X, y)
+    assert clf._rng is not used[-1]
+    clf.partial_fit(X, y)
+    assert clf._rng is not used[-1] and used[-1] is not used[0]
+    seeded = PrivateIGDClassifier(classes=[0, 1], random_state=3).fit(X, y)
+    assert seeded._rng is used[-1]  # reproducible by design with an integer seed
+
+
+def test_fit_and_stream_never_share_noise_under_one_seed(monkeypatch):
+    draws = []
+    original = igd.release
+
+    def spy(W, sigma, radius, rng):
+        out = original(W, sigma, np.inf, rng)
+        draws.append((out - W) / sigma)
+        return out
+
+    monkeypatch.setattr(igd, "release", spy)
+    X, y = data()
+    PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
+    assert not np.allclose(draws[0], draws[1])
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 0.3, 1.0, 7.0, 30.0])
+@pytest.mark.parametrize("delta", [1e-15, 1e-9, 1e-6, 1e-3, 0.2])
+def test_calibrated_mu_never_overspends(epsilon, delta):
+    assert gaussian_delta(epsilon, gaussian_mu(epsilon, delta)) <= delta
+
+
+@pytest.mark.parametrize("params", [
+    dict(data_norm=1e200), dict(alpha=1e-300), dict(intercept_scaling=1e300),
+    dict(update="gradient", alpha=1e-12),
+])
+def test_extreme_bounds_raise_a_clear_error(params):
+    X, y = data()
+    with pytest.raises(ValueError, match="alpha|data_norm|burn-in"):
+        PrivateIGDClassifier(**params).fit(X, y)
+
+
+def test_gradient_burn_in_warns_when_the_data_is_ignored():
+    X, y = data()
+    with pytest.warns(UserWarning, match="burn-in"):
+        PrivateIGDClassifier(update="gradient", classes=[0, 1]).fit(X, y)
+
+
+def test_extreme_curvature_solves_the_implicit_step():
+    from sklearn_dpol._core._igd_kernels import implicit_log_loss_weight
+
+    for margin, curvature in [(1e34, 8e33), (-1e34, 8e33), (40.0, 1e5), (0.0, 1e250), (3.0, 1e87)]:
+        s = implicit_log_loss_weight(margin, curvature)
+        assert 0.0 <= s <= 1.0 and np.isfinite(s)
+        if 0.0 < s:
+            residual = s - 1.0 / (1.0 + np.exp(min(margin + curvature * s, 700.0)))
+            assert abs(residual) <= 1e-9 * s
