@@ -107,6 +107,7 @@ DEFAULTS = [
     PrivateIGDClassifier(),
     PrivateIGDClassifier(loss="hinge"),
     PrivateIGDClassifier(update="gradient"),
+    PrivateIGDClassifier(update="gradient", alpha=0.5),  # past its burn-in on 12 rows
     PrivateIGDClassifier(horizon=12),
 ]
 
@@ -126,10 +127,12 @@ def test_default_settings_within_the_claim(estimator, release, batch_size):
     assert result.epsilon_lower_bound <= EPSILON
 
 
-def test_default_settings_without_noise_are_caught(broken_accountant):
+@pytest.mark.parametrize("params", [{}, dict(update="gradient", alpha=0.5)])
+def test_default_settings_without_noise_are_caught(broken_accountant, params):
     broken_accountant(np.inf)
     X, y, canary = worst_case()
-    result = audit_estimator(PrivateIGDClassifier(), X, y, 0, canary, 1000, random_state=0)
+    result = audit_estimator(PrivateIGDClassifier(**params), X, y, 0, canary, 1000,
+                             random_state=0)
     assert result.epsilon_lower_bound > 5 * EPSILON
 
 
