@@ -175,17 +175,9 @@ def test_refit_reseeds():
     np.testing.assert_array_equal(clf.fit(X, y).coef_, first)
 
 
-def test_stream_noise_never_repeats(monkeypatch):
+def test_stream_noise_never_repeats(noise_draws):
     """Each release draws fresh noise, even with an integer seed."""
-    draws = []
-    original = igd.release
-
-    def spy(W, sigma, radius, rng):
-        out = original(W, sigma, np.inf, rng)
-        draws.append((out - W) / sigma)
-        return out
-
-    monkeypatch.setattr(igd, "release", spy)
+    draws = noise_draws
     X, y = data()
     clf = PrivateIGDClassifier(random_state=0)
     for _ in range(3):

@@ -69,16 +69,8 @@ def test_unseeded_generator_is_replaced_after_each_release(monkeypatch):
     assert seeded._rng is used[-1]  # reproducible by design with an integer seed
 
 
-def test_fit_and_stream_never_share_noise_under_one_seed(monkeypatch):
-    draws = []
-    original = igd.release
-
-    def spy(W, sigma, radius, rng):
-        out = original(W, sigma, np.inf, rng)
-        draws.append((out - W) / sigma)
-        return out
-
-    monkeypatch.setattr(igd, "release", spy)
+def test_fit_and_stream_never_share_noise_under_one_seed(noise_draws):
+    draws = noise_draws
     X, y = data()
     PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
     PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
