@@ -53,6 +53,9 @@ def test_label_set_from_data_warns_and_is_declared():
     assert public.coef_.shape == (3, 3) and "NOT covered" not in public.privacy_.released
     with pytest.raises(ValueError, match="not in classes_"):
         PrivateIGDClassifier(classes=[0]).fit(X, y)
+    # Naming the classes later does not un-leak a label set inferred by fit.
+    clf.partial_fit(X, y, classes=[0, 1])
+    assert "NOT covered" in clf.privacy_.released
 
 
 def test_unseeded_generator_is_replaced_after_each_release(monkeypatch):

@@ -299,7 +299,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 )
             self._labels_from_data = True
             return labels
-        if classes is not None:
+        if classes is not None and not hasattr(self, "classes_"):
+            # Only a new label set is public; one inferred earlier stays leaked.
             self._labels_from_data = False
         return classes
 
