@@ -8,7 +8,6 @@ per release. Run: ``python examples/stream_with_horizon.py``.
 
 import argparse
 
-import numpy as np
 from sklearn.datasets import make_classification
 
 from sklearn_dpol import PrivateIGDClassifier
