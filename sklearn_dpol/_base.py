@@ -129,7 +129,9 @@ class PrivateEstimatorMixin:
 
 
 def _same_value(a, b):
+    if a is b:
+        return True
     try:
-        return bool(a is b or a == b)
-    except (TypeError, ValueError):  # e.g. arrays: compare by identity only
-        return False
+        return bool(a == b)
+    except (TypeError, ValueError):  # array-likes: compare their contents
+        return np.array_equal(np.asarray(a), np.asarray(b))

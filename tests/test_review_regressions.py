@@ -111,3 +111,22 @@ def test_extreme_curvature_solves_the_implicit_step():
         if 0.0 < s:
             residual = s - 1.0 / (1.0 + np.exp(min(margin + curvature * s, 700.0)))
             assert abs(residual) <= 1e-9 * s
+
+
+def test_gradient_burn_in_with_tiny_alpha_does_not_divide_by_zero():
+    X, y = data()
+    clf = PrivateIGDClassifier(update="gradient", alpha=1e-200, data_norm=1e-160,
+                               fit_intercept=False, classes=[0, 1], random_state=0)
+    clf.fit(X, y)
+    assert np.all(np.isfinite(clf.coef_))
+
+
+def test_equal_array_params_do_not_count_as_changed():
+    X, y = data()
+    clf = PrivateIGDClassifier(classes=np.array([0, 1]), random_state=0)
+    clf.partial_fit(X, y)
+    clf.set_params(classes=np.array([0, 1]))  # a new but equal array
+    clf.partial_fit(X, y)
+    clf.set_params(classes=np.array([0, 2]))
+    with pytest.raises(ValueError, match="changed since the stream started"):
+        clf.partial_fit(X, y)

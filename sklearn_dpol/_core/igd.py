@@ -53,8 +53,9 @@ def burn_in_steps(lipschitz, alpha, update):
     """
     if update == IMPLICIT:
         return 1
-    smoothness = lipschitz**2 / 4.0 + alpha
-    return max(2, math.ceil(2.0 * smoothness**2 / alpha**2))
+    # The ratio form: alpha**2 underflows to 0 for alpha ~ 1e-200.
+    ratio = (lipschitz * lipschitz / 4.0 + alpha) / alpha
+    return max(2, math.ceil(2.0 * ratio * ratio))
 
 
 def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences):
