@@ -19,7 +19,7 @@ from numbers import Integral
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta as beta_dist
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from ._core.noise import recording_releases
 from .privacy import gaussian_epsilon
@@ -246,8 +246,13 @@ def _fit_and_record(estimator, X, y, release, batch_size, classes):
         else:
             for start in range(0, len(X), batch_size):
                 estimator.partial_fit(X[start:start + batch_size], y[start:start + batch_size],
-                                      classes=classes)
+                                      **_stream_kwargs(estimator, classes))
     return log
+
+
+def _stream_kwargs(estimator, classes):
+    """Classifiers need the label set on the first ``partial_fit``; regressors take none."""
+    return {"classes": classes} if is_classifier(estimator) else {}
 
 
 def _released_vector(estimator):
@@ -308,7 +313,7 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         raise ValueError("release='stream' needs batch_size, an integer >= 1.")
     X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
     X1, y1 = _neighbour(X0, y0, index, replacement)
-    classes = np.unique(np.concatenate([y0, y1]))
+    classes = np.unique(np.concatenate([y0, y1])) if is_classifier(estimator) else None
     delta = estimator.delta if delta is None else delta
     rng = np.random.default_rng(random_state)
     if replay:
@@ -326,7 +331,7 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         outputs = []
         for start in range(0, len(Xd), batch_size):
             model.partial_fit(Xd[start:start + batch_size], yd[start:start + batch_size],
-                              classes=classes)
+                              **_stream_kwargs(model, classes))
             outputs.append(_released_vector(model))
         return np.concatenate(outputs)
 
