@@ -1,5 +1,6 @@
 """Private linear models."""
 
 from ._igd import PrivateIGDClassifier
+from ._qftl import PrivateQFTLRegressor
 
-__all__ = ["PrivateIGDClassifier"]
+__all__ = ["PrivateIGDClassifier", "PrivateQFTLRegressor"]

@@ -1,0 +1,290 @@
+"""Private prefix sums of a stream of vectors: binary trees of Gaussian node sums.
+
+A tree over stream positions ``1..H`` has one node per dyadic block
+``(k 2^h, (k+1) 2^h]`` at level ``h``. Every node that is ever used gets its
+exact sum plus independent ``N(0, sigma^2 I)`` noise, drawn once and reused,
+through :func:`~sklearn_dpol._core.noise.gaussian_release`. A record lies in
+exactly one block per level, and only blocks that are complete by position
+``H`` are ever noised, so a record is in at most ``H.bit_length()`` noised
+nodes (``floor(log2 H) + 1``; seed 002 says ``log T``, the notes
+``ceil(log2 T) + 1``, which over-counts at every power of two). The release of
+every node is one Gaussian mechanism with GDP parameter
+``sqrt(levels) * Delta / sigma`` (``doc/privacy.md``, section 3).
+
+Two estimators of the prefix ``W_t = sum_{s <= t} w_s`` share that budget:
+
+* :class:`DyadicTree`: ``W_t`` is the sum of the noisy blocks of ``t``'s
+  binary expansion (one per set bit). Only those blocks need noise, so a batch
+  costs its block sums (BLAS) plus ``O(m log H)`` draws.
+* :class:`HonakerTree`: every complete node is noised, and each is replaced by
+  the inverse-variance combination of its own value and its children's
+  estimates (Honaker 2015, bottom-up online form), which roughly halves the
+  variance of high nodes. It costs ``O(m)`` draws per record.
+
+:class:`EpochTree` serves a stream of unknown length: epoch ``k`` covers
+positions ``[2^k, 2^(k+1))`` with its own tree of ``k + 1`` levels and noise
+``sqrt(k + 1) Delta / mu``; a record lies in one epoch, so the infinite
+release is ``mu``-GDP (Chan, Shi and Song 2011, with Gaussian noise).
+"""
+
+import math
+
+import numpy as np
+
+from .noise import gaussian_release
+
+
+def tree_levels(horizon):
+    """Levels whose nodes can complete within ``horizon`` positions: noised nodes per record."""
+    return int(horizon).bit_length()
+
+
+def dyadic_blocks(t):
+    """The blocks ``(level, start, end]`` of ``t``'s binary expansion, highest first."""
+    blocks, start = [], 0
+    for level in range(int(t).bit_length() - 1, -1, -1):
+        if t >> level & 1:
+            blocks.append((level, start, start + (1 << level)))
+            start += 1 << level
+    return blocks
+
+
+def honaker_relative_variances(n_levels):
+    """Variance of Honaker's estimate of a node at levels ``0..n_levels-1``, over ``sigma**2``.
+
+    A leaf has ``sigma^2``; a node at level ``h`` combines its own value
+    (``sigma^2``) with the sum of its two children (``2 v_{h-1}``), so
+    ``v_h = 1 / (1/sigma^2 + 1/(2 v_{h-1}))``, which tends to ``sigma^2 / 2``.
+    The ratio ``v_h / sigma^2`` is also the weight of the node's own value.
+    """
+    ratios = [1.0]
+    for _ in range(1, n_levels):
+        ratios.append(1.0 / (1.0 + 1.0 / (2.0 * ratios[-1])))
+    return np.array(ratios)
+
+
+class DyadicTree:
+    """Prefix sums over positions ``1..horizon`` from the noisy blocks of ``t``'s expansion.
+
+    Parameters
+    ----------
+    dim : int
+        Length of the summed vectors.
+    sigma : float
+        Standard deviation of each node's noise (0 adds none).
+    horizon : int
+        Last position; the tree raises instead of going past it.
+    """
+
+    def __init__(self, dim, sigma, horizon):
+        self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
+        self.t = 0
+        self.total = np.zeros(dim)          # exact sum so far (private)
+        self.blocks = {}                    # level -> (start, end, noisy sum, exact prefix at end)
+
+    def advance(self, stats, lo, hi, rng):
+        """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
+        t0, t1 = self.t, self.t + (hi - lo)
+        _check_horizon(t1, self.horizon)
+        wanted = dyadic_blocks(t1)
+        new_ends = [end for level, start, end in wanted if not self._stored(level, start, end)]
+        prefix_at = dict(zip(new_ends, _exact_prefixes(stats, lo, t0, self.total, new_ends)))
+        prefix_at[0] = np.zeros(self.dim)
+        released, blocks = np.zeros(self.dim), {}
+        for level, start, end in wanted:
+            if self._stored(level, start, end):
+                blocks[level] = self.blocks[level]
+            else:
+                start_prefix = prefix_at[start] if start in prefix_at else self.blocks_end(start)
+                exact = prefix_at[end] - start_prefix
+                noisy = gaussian_release(exact, self.sigma, rng)
+                blocks[level] = (start, end, noisy, prefix_at[end])
+            released += blocks[level][2]
+        self.total = self.total + stats.sum(lo, hi)
+        self.blocks, self.t = blocks, t1
+        return released
+
+    def _stored(self, level, start, end):
+        block = self.blocks.get(level)
+        return block is not None and block[0] == start and block[1] == end
+
+    def blocks_end(self, position):
+        """Exact prefix at ``position``, the end of a stored block."""
+        for start, end, _, exact_prefix in self.blocks.values():
+            if end == position:
+                return exact_prefix
+        raise AssertionError(f"no stored block ends at {position}")  # pragma: no cover
+
+    def prefix_variance(self, t):
+        """Per-coordinate noise variance of the prefix sum at ``t``."""
+        return self.sigma**2 * bin(int(t)).count("1")
+
+
+class HonakerTree:
+    """Prefix sums from Honaker's inverse-variance node estimates (every node noised).
+
+    Same parameters as :class:`DyadicTree`.
+    """
+
+    def __init__(self, dim, sigma, horizon):
+        self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
+        self.t = 0
+        self.ratios = honaker_relative_variances(tree_levels(horizon))
+        self.pending = {}   # level -> (exact, estimate) of a left child whose sibling is open
+
+    def advance(self, stats, lo, hi, rng):
+        """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
+        t0, t1 = self.t, self.t + (hi - lo)
+        _check_horizon(t1, self.horizon)
+        exact = stats.atoms(lo, hi)
+        estimate = gaussian_release(exact, self.sigma, rng)
+        first, level = t0, 0
+        while len(exact):
+            exact, estimate, first = self._merge_level(level, first, exact, estimate, rng)
+            level += 1
+        self.t = t1
+        released = np.zeros(self.dim)
+        for level, pending in self.pending.items():
+            released += pending[1]
+        return released
+
+    def _merge_level(self, level, first, exact, estimate, rng):
+        """Pair the new complete nodes of ``level``; return the complete parents."""
+        if first % 2:   # the first new node is a right child: its sibling waits in pending
+            left_exact, left_estimate = self.pending.pop(level)
+            exact = np.vstack([left_exact, exact])
+            estimate = np.vstack([left_estimate, estimate])
+            first -= 1
+        if len(exact) % 2:
+            self.pending[level] = (exact[-1], estimate[-1])
+            exact, estimate = exact[:-1], estimate[:-1]
+        if not len(exact):
+            return exact, estimate, first // 2
+        parent_exact = exact[0::2] + exact[1::2]
+        children = estimate[0::2] + estimate[1::2]
+        noisy = gaussian_release(parent_exact, self.sigma, rng)
+        return parent_exact, self._combine(level + 1, noisy, children), first // 2
+
+    def _combine(self, level, noisy, children):
+        own_weight = self.ratios[level]
+        return own_weight * noisy + (1.0 - own_weight) * children
+
+    def prefix_variance(self, t):
+        """Per-coordinate noise variance of the prefix sum at ``t``."""
+        set_bits = [h for h in range(int(t).bit_length()) if t >> h & 1]
+        return float(self.sigma**2 * self.ratios[set_bits].sum())
+
+
+TREES = {"tree": DyadicTree, "honaker": HonakerTree}
+
+
+class KnownHorizonPrefixSums:
+    """One tree over a stream of at most ``horizon`` positions, ``mu``-GDP in all.
+
+    ``sigma = sqrt(levels) * sensitivity / mu`` with ``levels =
+    horizon.bit_length()``.
+    """
+
+    def __init__(self, dim, sensitivity, mu, horizon, estimator):
+        self.mu = float(mu)
+        self.levels = tree_levels(horizon)
+        self.sigma = _node_sigma(sensitivity, mu, self.levels)
+        self.tree = TREES[estimator](dim, self.sigma, horizon)
+
+    @property
+    def t(self):
+        return self.tree.t
+
+    def advance(self, stats, rng):
+        return self.tree.advance(stats, 0, stats.n_rows, rng)
+
+    def prefix_variance(self, t):
+        return self.tree.prefix_variance(t)
+
+    def spent_fraction(self):
+        """``(spent mu / mu)**2``: a record so far lies in at most ``t.bit_length()`` noised nodes."""
+        return min(self.t.bit_length(), self.levels) / self.levels
+
+
+class EpochTree:
+    """Prefix sums for a stream of unknown length, ``mu``-GDP however long it runs.
+
+    Epoch ``k`` holds positions ``[2^k, 2^(k+1))`` in its own tree of ``k + 1``
+    levels with ``sigma_k = sqrt(k + 1) * sensitivity / mu``. A completed
+    epoch contributes its noisy total (the root, or its Honaker estimate).
+    """
+
+    def __init__(self, dim, sensitivity, mu, estimator):
+        self.dim, self.sensitivity, self.mu, self.estimator = dim, sensitivity, float(mu), estimator
+        self.t = 0
+        self.closed_total = np.zeros(dim)   # noisy totals of the completed epochs
+        self.closed_variance = 0.0
+        self.epoch, self.tree = -1, None
+
+    def advance(self, stats, rng):
+        lo, released = 0, None
+        while lo < stats.n_rows:
+            if self.tree is None or self.tree.t == self.tree.horizon:
+                self._open_next_epoch()
+            hi = min(stats.n_rows, lo + self.tree.horizon - self.tree.t)
+            local = self.tree.advance(stats, lo, hi, rng)
+            self.t += hi - lo
+            lo = hi
+            released = self.closed_total + local
+            if self.tree.t == self.tree.horizon:
+                self.closed_total = released
+                self.closed_variance += self.tree.prefix_variance(self.tree.t)
+        return released
+
+    def _open_next_epoch(self):
+        self.epoch += 1
+        levels = self.epoch + 1
+        sigma = _node_sigma(self.sensitivity, self.mu, levels)
+        self.tree = TREES[self.estimator](self.dim, sigma, 1 << self.epoch)
+
+    def prefix_variance(self, t):
+        """Per-coordinate variance at ``t``, for the tree as it would be built (no data needed)."""
+        epoch = int(t).bit_length() - 1
+        variance = 0.0
+        for k in range(epoch):
+            variance += self._epoch_tree(k).prefix_variance(1 << k)
+        return variance + self._epoch_tree(epoch).prefix_variance(t - (1 << epoch) + 1)
+
+    def _epoch_tree(self, k):
+        return TREES[self.estimator](1, _node_sigma(self.sensitivity, self.mu, k + 1), 1 << k)
+
+    @property
+    def sigma(self):
+        """Node noise of the current epoch (0 before the first record)."""
+        return 0.0 if self.tree is None else self.tree.sigma
+
+    def spent_fraction(self):
+        """Every record of a completed epoch may have all its nodes noised: the full budget."""
+        return 1.0 if self.t else 0.0
+
+
+def _node_sigma(sensitivity, mu, levels):
+    if math.isinf(mu):
+        return 0.0
+    return math.sqrt(levels) * sensitivity / mu
+
+
+def _check_horizon(t, horizon):
+    if t > horizon:
+        raise ValueError(
+            f"This stream would reach {t} samples, past its horizon of {horizon}: the "
+            "noise was calibrated for at most horizon samples. Start a new stream with "
+            "fit, or use horizon=None (an unbounded stream) for streams of unknown length."
+        )
+
+
+def _exact_prefixes(stats, lo, t0, total, ends):
+    """Exact prefix sums at the positions ``ends`` (all in ``(t0, t0 + rows]``)."""
+    prefixes, running, previous = [], total.copy(), lo
+    for end in sorted(ends):
+        row = lo + end - t0
+        running = running + stats.sum(previous, row)
+        prefixes.append((end, running))
+        previous = row
+    by_end = dict(prefixes)
+    return [by_end[end] for end in ends]

@@ -1,0 +1,119 @@
+"""Private follow-the-leader ridge regression on released sufficient statistics.
+
+After ``t`` samples the model is ``x = (t alpha I + V_t)^{-1} u_t`` with
+``V_t = sum v v^T`` and ``u_t = sum y v`` (seed 002, eq. 4). Only ``(V, u)``
+touch the data; they are released as one packed vector
+
+    ``z = (V_11, .., V_dd, sqrt(2) V_ij for i < j, u)``,
+
+whose Euclidean norm is ``sqrt(||V||_F^2 + ||u||^2)``. Gaussian noise
+``N(0, sigma^2 I)`` on ``z`` is symmetric noise on ``V`` (variance
+``sigma^2`` on the diagonal, ``sigma^2 / 2`` off it), and its sensitivity is
+the joint Frobenius/Euclidean one of :func:`joint_sensitivity`. Everything
+after the release, the model included, is post-processing.
+"""
+
+import math
+
+import numpy as np
+
+SQRT2 = math.sqrt(2.0)
+
+
+def joint_sensitivity(feature_bound, target_bound):
+    """Replace-one sensitivity of the packed ``(V, u)`` atom ``(v v^T, y v)``.
+
+    The supremum over ``||v||, ||v'|| <= R`` and ``|y|, |y'| <= B`` of
+    ``||v v^T - v' v'^T||_F^2 + ||y v - y' v'||^2`` is
+    ``2 R^4 + 2 B^2 R^2 + B^4 / 2`` when ``B^2 <= 2 R^2`` (unit vectors at
+    ``cos = B^2 / (2 R^2)`` with opposite targets), else ``4 B^2 R^2``
+    (``v' = v``, ``y' = -y``); ``doc/privacy.md``, section 3.1.
+    """
+    r2, b2 = float(feature_bound) ** 2, float(target_bound) ** 2
+    if b2 <= 2.0 * r2:
+        return math.sqrt(2.0 * r2 * r2 + 2.0 * b2 * r2 + 0.5 * b2 * b2)
+    return 2.0 * math.sqrt(b2 * r2)
+
+
+class PackedStatistics:
+    """Packed ``(V, u)`` sums of the rows of one batch, by slice or per row.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n, p)
+        Clipped feature rows.
+    y : ndarray of shape (n,)
+        Clipped targets.
+    intercept : float or None
+        Value of the constant feature appended to every row, or ``None``.
+        It is handled blockwise, so the rows are never copied to append it.
+    """
+
+    def __init__(self, rows, y, intercept=None):
+        self.rows, self.y, self.intercept = rows, y, intercept
+        self.n_rows = rows.shape[0]
+        d = rows.shape[1] + (intercept is not None)
+        self.dim_features = d
+        self.upper = np.triu_indices(d)
+        self.scale = np.where(self.upper[0] == self.upper[1], 1.0, SQRT2)
+        self.dim = len(self.scale) + d
+
+    def sum(self, lo, hi):
+        """Packed sum over rows ``lo:hi`` (one BLAS product)."""
+        rows, y = self.rows[lo:hi], self.y[lo:hi]
+        gram, cross = rows.T @ rows, rows.T @ y
+        if self.intercept is not None:
+            c, column = self.intercept, rows.sum(axis=0)
+            gram = np.block([
+                [gram, c * column[:, np.newaxis]],
+                [c * column[np.newaxis, :], np.array([[c * c * (hi - lo)]])],
+            ])
+            cross = np.append(cross, c * y.sum())
+        return np.concatenate([gram[self.upper] * self.scale, cross])
+
+    def atoms(self, lo, hi):
+        """Packed atom of each row in ``lo:hi``, shape ``(hi - lo, dim)``."""
+        rows = self.rows[lo:hi]
+        if self.intercept is not None:
+            rows = np.hstack([rows, np.full((hi - lo, 1), self.intercept)])
+        outer = rows[:, self.upper[0]] * rows[:, self.upper[1]] * self.scale
+        return np.hstack([outer, rows * self.y[lo:hi, np.newaxis]])
+
+
+def packed_dim(n_features):
+    """Length of the packed ``(V, u)`` vector for ``n_features`` augmented features."""
+    return n_features * (n_features + 1) // 2 + n_features
+
+
+def unpack(z, n_features):
+    """The symmetric ``V`` and the vector ``u`` of a packed vector."""
+    upper = np.triu_indices(n_features)
+    scale = np.where(upper[0] == upper[1], 1.0, SQRT2)
+    n_upper = len(scale)
+    V = np.zeros((n_features, n_features))
+    V[upper] = z[:n_upper] / scale
+    V = V + np.triu(V, 1).T
+    return V, np.array(z[n_upper:], dtype=float)
+
+
+def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_bound):
+    """``(n alpha I + V)^{-1} u`` from noisy statistics, always finite.
+
+    The exact ``V`` is a sum of ``n`` rank-one terms ``v v^T`` with
+    ``||v|| <= R``, so its eigenvalues lie in ``[0, n R^2]``, and
+    ``||u|| <= n R B``. Noise can push ``V_hat`` outside that set and make
+    ``n alpha I + V_hat`` indefinite. Clipping the eigenvalues into
+    ``[0, n R^2]`` and scaling ``u_hat`` into its ball are Frobenius and
+    Euclidean projections onto convex sets that contain the truth, so they can
+    only move the estimates closer to it; they use public bounds only
+    (post-processing). The system is then positive definite with smallest
+    eigenvalue ``n alpha``.
+    """
+    ceiling = n_samples * feature_bound**2
+    eigenvalues, eigenvectors = np.linalg.eigh(V_hat)
+    eigenvalues = np.clip(eigenvalues, 0.0, ceiling) + n_samples * alpha
+    u_radius = n_samples * feature_bound * target_bound
+    u_norm = np.linalg.norm(u_hat)
+    if u_norm > u_radius:
+        u_hat = u_hat * (u_radius / u_norm)
+    return eigenvectors @ ((eigenvectors.T @ u_hat) / eigenvalues)
