@@ -2,12 +2,15 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpol import PrivateIGDClassifier
+from sklearn_dpol import PrivateIGDClassifier, PrivateQFTLRegressor
 
 ESTIMATORS = [
     PrivateIGDClassifier(),
     PrivateIGDClassifier(loss="hinge", fit_intercept=False),
     PrivateIGDClassifier(update="gradient", alpha=0.5, epsilon=float("inf")),
+    PrivateQFTLRegressor(),
+    PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
+    PrivateQFTLRegressor(epsilon=float("inf")),
 ]
 
 

@@ -29,10 +29,12 @@ def joint_sensitivity(feature_bound, target_bound):
     ``cos = B^2 / (2 R^2)`` with opposite targets), else ``4 B^2 R^2``
     (``v' = v``, ``y' = -y``); ``doc/privacy.md``, section 3.1.
     """
-    r2, b2 = float(feature_bound) ** 2, float(target_bound) ** 2
-    if b2 <= 2.0 * r2:
-        return math.sqrt(2.0 * r2 * r2 + 2.0 * b2 * r2 + 0.5 * b2 * b2)
-    return 2.0 * math.sqrt(b2 * r2)
+    R, B = float(feature_bound), float(target_bound)
+    if B <= SQRT2 * R:
+        q = (B / R) * (B / R)
+        # Products, not **: they give inf for the caller's check instead of raising.
+        return R * R * math.sqrt(2.0 + 2.0 * q + 0.5 * q * q)
+    return 2.0 * B * R
 
 
 class PackedStatistics:
