@@ -160,6 +160,35 @@ def test_eigenvalue_clipping_is_a_projection_towards_the_truth():
     np.testing.assert_allclose(weights, np.linalg.solve(projected + 3.0 * np.eye(3), np.ones(3)))
 
 
+def test_directions_below_the_noise_level_are_raised_to_it():
+    rng = np.random.default_rng(0)
+    V_hat = np.diag([50.0, 3.0, -4.0])
+    u_hat = rng.normal(size=3)
+    floor = qftl.noise_spectral_norm(2.0, 3)          # sqrt(6) * 2 = 4.9
+    weights = qftl.ridge_from_statistics(V_hat, u_hat, 100, 0.01, 1.0, 1.0, noise_std=2.0)
+    np.testing.assert_allclose(weights, u_hat / (np.array([50.0, floor, floor]) + 1.0))
+
+
+def test_stream_reports_the_noise_it_solved_with():
+    """The floor uses the public variance of the released prefix: fit's release
+    plus the stream's tree."""
+    X, y = regression_data()
+    reg = PrivateQFTLRegressor(random_state=0, horizon=300).fit(X[:300], y[:300])
+    reg.partial_fit(X[300:310], y[300:310])
+    expected = reg._base_variance + reg._stream.prefix_variance(10)
+    assert reg._base_variance == pytest.approx(
+        (reg.sensitivity() / gaussian_mu(1.0, 1e-6)) ** 2)
+    assert reg._stream.prefix_variance(10) == pytest.approx(
+        reg.noise_scale_**2 * qftl_ratio_sum(10, 9))
+    assert expected > reg._base_variance
+
+
+def qftl_ratio_sum(t, levels):
+    from sklearn_dpol._core.prefix_sums import honaker_relative_variances
+    ratios = honaker_relative_variances(levels)
+    return sum(ratios[h] for h in range(t.bit_length()) if t >> h & 1)
+
+
 def test_private_fit_is_useful_on_enough_data():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(50_000, 3)) / np.sqrt(3)

@@ -218,7 +218,6 @@ class EpochTree:
         self.dim, self.sensitivity, self.mu, self.estimator = dim, sensitivity, float(mu), estimator
         self.t = 0
         self.closed_total = np.zeros(dim)   # noisy totals of the completed epochs
-        self.closed_variance = 0.0
         self.epoch, self.tree = -1, None
 
     def advance(self, stats, rng):
@@ -233,7 +232,6 @@ class EpochTree:
             released = self.closed_total + local
             if self.tree.t == self.tree.horizon:
                 self.closed_total = released
-                self.closed_variance += self.tree.prefix_variance(self.tree.t)
         return released
 
     def _open_next_epoch(self):

@@ -98,7 +98,18 @@ def unpack(z, n_features):
     return V, np.array(z[n_upper:], dtype=float)
 
 
-def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_bound):
+def noise_spectral_norm(noise_std, n_features):
+    """Typical spectral norm of the symmetric noise on ``V``: ``sqrt(2 d) * std``.
+
+    The noise is ``(G + G^T)/2`` with ``G`` of i.i.d. ``N(0, std^2)`` entries, a
+    scaled Gaussian orthogonal ensemble whose largest eigenvalues sit near
+    ``std * sqrt(2 d)``.
+    """
+    return math.sqrt(2.0 * n_features) * float(noise_std)
+
+
+def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_bound,
+                          noise_std=0.0):
     """``(n alpha I + V)^{-1} u`` from noisy statistics, always finite.
 
     The exact ``V`` is a sum of ``n`` rank-one terms ``v v^T`` with
@@ -110,10 +121,19 @@ def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_
     only move the estimates closer to it; they use public bounds only
     (post-processing). The system is then positive definite with smallest
     eigenvalue ``n alpha``.
+
+    With ``noise_std`` (the public standard deviation of the noise on each
+    coordinate of ``V_hat``), eigenvalues below the noise's spectral norm are
+    raised to it: there the noisy ``V_hat`` carries no information about the
+    direction, and dividing the noise in ``u_hat`` by a near-zero eigenvalue
+    is what makes noisy ridge solutions explode (compare the adaptive
+    regularisation of AdaSSP, Wang 2018). Directions above the noise level are
+    untouched.
     """
-    ceiling = n_samples * feature_bound**2
+    ceiling = n_samples * feature_bound * feature_bound
+    floor = min(noise_spectral_norm(noise_std, len(u_hat)), ceiling)
     eigenvalues, eigenvectors = np.linalg.eigh(V_hat)
-    eigenvalues = np.clip(eigenvalues, 0.0, ceiling) + n_samples * alpha
+    eigenvalues = np.clip(eigenvalues, floor, ceiling) + n_samples * alpha
     u_radius = n_samples * feature_bound * target_bound
     u_norm = np.linalg.norm(u_hat)
     if u_norm > u_radius:

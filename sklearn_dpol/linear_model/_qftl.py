@@ -116,7 +116,9 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     ``fit`` adds to the *released* statistics of ``fit``, whose records pay
     nothing more. Noise can make ``t alpha I + V`` indefinite; the solve clips
     the eigenvalues of the noisy ``V`` into ``[0, t R^2]``, where the exact one
-    lies (a projection, so it can only help), and never returns NaN or inf.
+    lies (a projection, so it can only help), raises those below the noise's
+    own spectral norm to that level (directions the noise hides), and never
+    returns NaN or inf.
     Derivations are in ``doc/privacy.md``, section 3.
 
     References
@@ -250,8 +252,10 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu
             statistics = gaussian_release(stats.sum(0, stats.n_rows), sigma, self._rng)
             self._base_statistics, self._base_samples = statistics, stats.n_rows
+            self._base_variance = sigma * sigma
             self._stream = None
             n_samples, spent_fraction = stats.n_rows, 1.0
+            noise_std = sigma
         else:
             stream = self._continued_stream(stats.dim)
             mu = stream.mu
@@ -260,7 +264,8 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
             n_samples = self._base_samples + stream.t
-        self._publish(statistics, n_samples, stats.dim_features)
+            noise_std = math.sqrt(self._base_variance + stream.prefix_variance(stream.t))
+        self._publish(statistics, n_samples, stats.dim_features, noise_std)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
@@ -308,7 +313,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         if getattr(self, "_stream", None) is not None:
             return copy.deepcopy(self._stream)
         if not hasattr(self, "_base_statistics"):
-            self._base_statistics, self._base_samples = np.zeros(dim), 0
+            self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
         estimator = self._prefix_estimator(dim)
         sensitivity, mu = self.sensitivity(), gaussian_mu(self.epsilon, self.delta)
         if self.horizon is None:
@@ -329,10 +334,11 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
                 "stream, or use horizon=None for streams of unknown length."
             )
 
-    def _publish(self, statistics, n_samples, n_augmented):
+    def _publish(self, statistics, n_samples, n_augmented, noise_std):
         V_hat, u_hat = qftl.unpack(statistics, n_augmented)
         weights = qftl.ridge_from_statistics(
-            V_hat, u_hat, n_samples, float(self.alpha), self._row_bound(), float(self.y_bound)
+            V_hat, u_hat, n_samples, float(self.alpha), self._row_bound(),
+            float(self.y_bound), noise_std,
         )
         n_features = self.n_features_in_
         self.coef_ = weights[:n_features].copy()
