@@ -65,7 +65,9 @@ class PrivateEstimatorMixin:
 
         The copy keeps the released model, ``privacy_`` and the other public
         attributes, drops every piece of private state (the uncorrupted
-        iterates, the random generator), pickles without them, and refuses
+        iterates, the random generator, and the ``random_state`` seed, which
+        would regenerate the noise: the copy has ``random_state=None``),
+        pickles without them, and refuses
         ``partial_fit``: a stream cannot continue without its private state.
         ``fit`` on the copy trains a new model from scratch.
 
@@ -78,6 +80,9 @@ class PrivateEstimatorMixin:
         public = copy.deepcopy(
             {k: v for k, v in self.__dict__.items() if k not in self._private_state}
         )
+        # The seed regenerates every noise draw (a RandomState instance can be
+        # stepped back to the draw that seeded the noise): it is private too.
+        public["random_state"] = None
         exported = type(self).__new__(type(self))
         exported.__dict__.update(public)
         exported._exported_public = True

@@ -247,6 +247,20 @@ def test_overflowing_bounds_are_refused_before_any_release():
         PrivateQFTLRegressor(alpha=1e-310).partial_fit(X, y)
 
 
+def test_tiny_bounds_are_refused():
+    X, y = regression_data()
+    for params in (dict(data_norm=5e-323), dict(y_bound=1e-200)):
+        with pytest.raises(ValueError, match="1e-100"):
+            PrivateQFTLRegressor(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", [7, np.random.RandomState(7)])
+def test_public_export_drops_the_seed(seed):
+    X, y = regression_data()
+    public = PrivateQFTLRegressor(random_state=seed).fit(X, y).export_public()
+    assert public.random_state is None and public.get_params()["random_state"] is None
+
+
 def test_public_export_cannot_continue_the_stream():
     X, y = regression_data()
     reg = PrivateQFTLRegressor(random_state=0).partial_fit(X[:50], y[:50])

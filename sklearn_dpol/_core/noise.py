@@ -10,6 +10,8 @@ do not depend on earlier noise, as for the uncorrupted iterates of IGD).
 import threading
 from contextlib import contextmanager
 
+import numpy as np
+
 _recorder = threading.local()
 
 
@@ -19,6 +21,9 @@ def gaussian_release(values, sigma, rng, postprocess=None):
     ``postprocess`` must not look at the data: it is applied to the noisy
     values only (for example a projection onto a public set).
     """
+    # Released values are float64 whatever came in: with extended precision the
+    # low-order bits of values + noise would be those of the exact values.
+    values = np.asarray(values, dtype=np.float64)
     log = getattr(_recorder, "log", None)
     if log is not None:
         log.append((values.copy(), float(sigma), postprocess))

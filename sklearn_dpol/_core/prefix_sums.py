@@ -7,8 +7,8 @@ through :func:`~sklearn_dpol._core.noise.gaussian_release`. A record lies in
 exactly one block per level, and only blocks that are complete by position
 ``H`` are ever noised, so a record is in at most ``H.bit_length()`` noised
 nodes (``floor(log2 H) + 1``; seed 002 says ``log T``, the notes
-``ceil(log2 T) + 1``, which over-counts at every power of two). The release of
-every node is one Gaussian mechanism with GDP parameter
+``ceil(log2 T) + 1``, one too many whenever ``H`` is not a power of two).
+The release of every node is one Gaussian mechanism with GDP parameter
 ``sqrt(levels) * Delta / sigma`` (``doc/privacy.md``, section 3).
 
 Two estimators of the prefix ``W_t = sum_{s <= t} w_s`` share that budget:
@@ -79,41 +79,48 @@ class DyadicTree:
     def __init__(self, dim, sigma, horizon):
         self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
         self.t = 0
-        self.total = np.zeros(dim)          # exact sum so far (private)
-        self.blocks = {}                    # level -> (start, end, noisy sum, exact prefix at end)
+        self.blocks = {}                    # level -> (start, end, noisy sum)
+        # Exact sum of the rows after each stored block's end (and after 0):
+        # the head of the next block to start there. A node's exact value is
+        # only ever a sum of its own rows, so a record outside it cannot move
+        # it, not even by rounding.
+        self.tails = {0: np.zeros(dim)}
 
     def advance(self, stats, lo, hi, rng):
         """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
         t0, t1 = self.t, self.t + (hi - lo)
         _check_horizon(t1, self.horizon)
         wanted = dyadic_blocks(t1)
-        new_ends = [end for level, start, end in wanted if not self._stored(level, start, end)]
-        prefix_at = dict(zip(new_ends, _exact_prefixes(stats, lo, t0, self.total, new_ends)))
-        prefix_at[0] = np.zeros(self.dim)
-        released, blocks = np.zeros(self.dim), {}
-        for level, start, end in wanted:
-            if self._stored(level, start, end):
-                blocks[level] = self.blocks[level]
-            else:
-                start_prefix = prefix_at[start] if start in prefix_at else self.blocks_end(start)
-                exact = prefix_at[end] - start_prefix
-                noisy = gaussian_release(exact, self.sigma, rng)
-                blocks[level] = (start, end, noisy, prefix_at[end])
-            released += blocks[level][2]
-        self.total = self.total + stats.sum(lo, hi)
+        new = [block for block in wanted if not self._stored(*block)]
+        # The new blocks end inside this batch, in increasing order, the last at t1.
+        slices, previous = [], t0
+        for _, _, end in new:
+            slices.append(stats.sum(lo + previous - t0, lo + end - t0))
+            previous = end
+        blocks = {level: self.blocks[level] for level, start, end in wanted
+                  if self._stored(level, start, end)}
+        for index, (level, start, end) in enumerate(new):
+            # The first new block starts at or before t0, at a stored end.
+            exact = slices[0] + self.tails[start] if index == 0 else slices[index]
+            blocks[level] = (start, end, gaussian_release(exact, self.sigma, rng))
+        self.tails = self._advanced_tails(blocks, new, slices)
         self.blocks, self.t = blocks, t1
-        return released
+        return sum((block[2] for block in blocks.values()), np.zeros(self.dim))
+
+    def _advanced_tails(self, blocks, new, slices):
+        batch_total = sum(slices, np.zeros(self.dim))
+        tails = {0: self.tails[0] + batch_total}
+        new_ends = [end for _, _, end in new]
+        for _, end, _ in blocks.values():
+            if end in new_ends:
+                tails[end] = sum(slices[new_ends.index(end) + 1:], np.zeros(self.dim))
+            else:
+                tails[end] = self.tails[end] + batch_total
+        return tails
 
     def _stored(self, level, start, end):
         block = self.blocks.get(level)
         return block is not None and block[0] == start and block[1] == end
-
-    def blocks_end(self, position):
-        """Exact prefix at ``position``, the end of a stored block."""
-        for start, end, _, exact_prefix in self.blocks.values():
-            if end == position:
-                return exact_prefix
-        raise AssertionError(f"no stored block ends at {position}")  # pragma: no cover
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix sum at ``t``."""
@@ -274,15 +281,3 @@ def _check_horizon(t, horizon):
             "noise was calibrated for at most horizon samples. Start a new stream with "
             "fit, or use horizon=None (an unbounded stream) for streams of unknown length."
         )
-
-
-def _exact_prefixes(stats, lo, t0, total, ends):
-    """Exact prefix sums at the positions ``ends`` (all in ``(t0, t0 + rows]``)."""
-    prefixes, running, previous = [], total.copy(), lo
-    for end in sorted(ends):
-        row = lo + end - t0
-        running = running + stats.sum(previous, row)
-        prefixes.append((end, running))
-        previous = row
-    by_end = dict(prefixes)
-    return [by_end[end] for end in ends]

@@ -246,6 +246,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def _partial_fit(self, X, y, *, fitting):
         first_call = not hasattr(self, "coef_")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
+        y = _as_float64_targets(y)
         stats = self._statistics(X, y)
         if fitting:
             mu = gaussian_mu(self.epsilon, self.delta)
@@ -282,7 +283,10 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         -------
         sensitivity : float
         """
-        return qftl.joint_sensitivity(self._row_bound(), float(self.y_bound))
+        # Clipping rounds: a clipped row's norm can exceed data_norm by a few
+        # ulps, so the bound carries a margin far above that and far below
+        # anything that matters for the noise.
+        return qftl.joint_sensitivity(self._row_bound(), float(self.y_bound)) * (1 + 1e-9)
 
     def _row_bound(self):
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -290,6 +294,12 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
 
     def _check_geometry(self):
         bound, y_bound = self._row_bound(), float(self.y_bound)
+        if min(float(self.data_norm), y_bound) < 1e-100:
+            raise ValueError(
+                f"data_norm={self.data_norm!r} and y_bound={self.y_bound!r} must be at least "
+                "1e-100: near the bottom of the floating-point range, clipping cannot hold "
+                "rows to the bound. Rescale X and y by public constants instead."
+            )
         if not (self.sensitivity() < 1e150 and bound * y_bound / float(self.alpha) < 1e300):
             raise ValueError(
                 f"data_norm={self.data_norm!r}, intercept_scaling, y_bound={self.y_bound!r} "
@@ -403,3 +413,19 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
+
+
+def _as_float64_targets(y):
+    """Targets as float64, finite.
+
+    ``validate_data`` converts ``X`` only; a ``longdouble`` ``y`` would make the
+    sums, and the noise added to them, extended precision, and the bits below
+    float64 precision of a noisy sum would be bits of the exact one.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(
+            "y holds values too large for float64 (they became inf): rescale the "
+            "targets by a public constant."
+        )
+    return y
