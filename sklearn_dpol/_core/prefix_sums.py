@@ -27,6 +27,7 @@ positions ``[2^k, 2^(k+1))`` with its own tree of ``k + 1`` levels and noise
 release is ``mu``-GDP (Chan, Shi and Song 2011, with Gaussian noise).
 """
 
+import copy
 import math
 
 import numpy as np
@@ -107,6 +108,12 @@ class DyadicTree:
         self.blocks, self.t = blocks, t1
         return sum((block[2] for block in blocks.values()), np.zeros(self.dim))
 
+    def snapshot(self):
+        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
+        twin = copy.copy(self)
+        twin.blocks, twin.tails = dict(self.blocks), dict(self.tails)
+        return twin
+
     def _advanced_tails(self, blocks, new, slices):
         batch_total = sum(slices, np.zeros(self.dim))
         tails = {0: self.tails[0] + batch_total}
@@ -155,6 +162,12 @@ class HonakerTree:
             released += pending[1]
         return released
 
+    def snapshot(self):
+        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
+        twin = copy.copy(self)
+        twin.pending = dict(self.pending)
+        return twin
+
     def _merge_level(self, level, first, exact, estimate, rng):
         """Pair the new complete nodes of ``level``; return the complete parents."""
         if first % 2:   # the first new node is a right child: its sibling waits in pending
@@ -202,6 +215,12 @@ class KnownHorizonPrefixSums:
     def t(self):
         return self.tree.t
 
+    def snapshot(self):
+        """A copy to advance, leaving this one untouched (cheap: no array is copied)."""
+        twin = copy.copy(self)
+        twin.tree = self.tree.snapshot()
+        return twin
+
     def advance(self, stats, rng):
         return self.tree.advance(stats, 0, stats.n_rows, rng)
 
@@ -240,6 +259,12 @@ class EpochTree:
             if self.tree.t == self.tree.horizon:
                 self.closed_total = released
         return released
+
+    def snapshot(self):
+        """A copy to advance, leaving this one untouched (cheap: no array is copied)."""
+        twin = copy.copy(self)
+        twin.tree = None if self.tree is None else self.tree.snapshot()
+        return twin
 
     def _open_next_epoch(self):
         self.epoch += 1

@@ -63,14 +63,18 @@ class PackedStatistics:
     def sum(self, lo, hi):
         """Packed sum over rows ``lo:hi`` (one BLAS product)."""
         rows, y = self.rows[lo:hi], self.y[lo:hi]
-        gram, cross = rows.T @ rows, rows.T @ y
+        d = self.dim_features
+        gram = np.empty((d, d))
+        cross = np.empty(d)
+        p = rows.shape[1]
+        gram[:p, :p] = rows.T @ rows
+        cross[:p] = rows.T @ y
         if self.intercept is not None:
-            c, column = self.intercept, rows.sum(axis=0)
-            gram = np.block([
-                [gram, c * column[:, np.newaxis]],
-                [c * column[np.newaxis, :], np.array([[c * c * (hi - lo)]])],
-            ])
-            cross = np.append(cross, c * y.sum())
+            c = self.intercept
+            gram[:p, p] = c * rows.sum(axis=0)
+            gram[p, p] = c * c * (hi - lo)
+            cross[p] = c * y.sum()
+        # The upper triangle is all that is packed, so the lower one is never filled.
         return np.concatenate([gram[self.upper] * self.scale, cross])
 
     def atoms(self, lo, hi):

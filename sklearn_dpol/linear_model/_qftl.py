@@ -1,6 +1,5 @@
 """PrivateQFTLRegressor: private follow-the-leader ridge regression (seed 002, Alg. 4-5)."""
 
-import copy
 import math
 
 import numpy as np
@@ -321,7 +320,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def _continued_stream(self, dim):
         """A copy of the stream to advance (so a failed call changes nothing), or a new one."""
         if getattr(self, "_stream", None) is not None:
-            return copy.deepcopy(self._stream)
+            return self._stream.snapshot()
         if not hasattr(self, "_base_statistics"):
             self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
         estimator = self._prefix_estimator(dim)
