@@ -5,9 +5,15 @@ cache) the first time an estimator is fitted.
 """
 
 from . import privacy
-from .linear_model import PrivateIGDClassifier
+from .linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier
 from .privacy import PrivacyGuarantee
 
 __version__ = "0.1.0"
 
-__all__ = ["PrivacyGuarantee", "PrivateIGDClassifier", "privacy", "__version__"]
+__all__ = [
+    "PrivacyGuarantee",
+    "PrivateFrankWolfeLasso",
+    "PrivateIGDClassifier",
+    "privacy",
+    "__version__",
+]

@@ -2,12 +2,18 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpol import PrivateIGDClassifier
+import numpy as np
+
+from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier
 
 ESTIMATORS = [
     PrivateIGDClassifier(),
     PrivateIGDClassifier(loss="hinge", fit_intercept=False),
     PrivateIGDClassifier(update="gradient", alpha=0.5, epsilon=float("inf")),
+    PrivateFrankWolfeLasso(),
+    PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
+                           step_size="constant"),
+    PrivateFrankWolfeLasso(epsilon=np.inf, max_iter=200, radius=5.0),
 ]
 
 

@@ -1,5 +1,6 @@
 """Private linear models."""
 
+from ._frank_wolfe import PrivateFrankWolfeLasso
 from ._igd import PrivateIGDClassifier
 
-__all__ = ["PrivateIGDClassifier"]
+__all__ = ["PrivateFrankWolfeLasso", "PrivateIGDClassifier"]
