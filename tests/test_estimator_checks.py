@@ -2,8 +2,6 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import numpy as np
-
 from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier
 
 ESTIMATORS = [
@@ -13,7 +11,7 @@ ESTIMATORS = [
     PrivateFrankWolfeLasso(),
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),
-    PrivateFrankWolfeLasso(epsilon=np.inf, max_iter=200, radius=5.0),
+    PrivateFrankWolfeLasso(epsilon=float("inf"), max_iter=200, radius=5.0),
 ]
 
 
