@@ -90,7 +90,8 @@ def curvature_bound(radius, feature_bound):
     For a quadratic, ``Gamma = sup (1/n) ||Z (theta2 - theta1)||^2`` over the
     set, and ``|<z, theta2 - theta1>| <= B ||theta2 - theta1||_1 <= 2 B r``.
     """
-    return 4.0 * (feature_bound * radius) ** 2
+    extent = feature_bound * radius
+    return 4.0 * extent * extent  # a product: float ** raises OverflowError
 
 
 def gaussian_width_bound(radius, n_vertices):
@@ -228,8 +229,9 @@ def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):
     epsilon0 = math.sqrt(8.0 * zcdp_rho(epsilon, delta) / n_steps)
     # The root finder lands within a few ulps of the budget, on either side:
     # step below it until the spent rho provably converts within (epsilon, delta).
-    while zcdp_delta(n_steps * exponential_mechanism_zcdp(epsilon0), epsilon) > delta:
-        epsilon0 *= 1.0 - 1e-12
+    epsilon0 = _shrink_until(
+        epsilon0, lambda e0: zcdp_delta(n_steps * exponential_mechanism_zcdp(e0), epsilon)
+        <= delta, factor=1.0 - 1e-12)
     rho = n_steps * exponential_mechanism_zcdp(epsilon0)
     return Calibration(EXPONENTIAL, n_steps, sensitivity, 2.0 * sensitivity / epsilon0,
                        float(epsilon), delta, epsilon0, rho=rho)
@@ -246,11 +248,21 @@ def _calibrate_gaussian(sensitivity, n_steps, epsilon, delta):
         return Calibration(GAUSSIAN, n_steps, sensitivity, 0.0, math.inf, delta,
                            math.inf, mu=math.inf)
     sigma = sensitivity * math.sqrt(n_steps) / mu_total
-    while gaussian_delta(epsilon, compose_gdp([sensitivity / sigma] * n_steps)) > delta:
-        sigma *= 1.0 + 1e-12
+    sigma = _shrink_until(
+        sigma, lambda s: gaussian_delta(epsilon, compose_gdp([sensitivity / s] * n_steps))
+        <= delta, factor=1.0 + 1e-12)
     mu = compose_gdp([sensitivity / sigma] * n_steps)
     return Calibration(GAUSSIAN, n_steps, sensitivity, sigma, float(epsilon), delta,
                        mu=mu)
+
+
+def _shrink_until(value, holds, factor, max_tries=1000):
+    """Multiply ``value`` by ``factor`` until ``holds(value)``: absorbs rounding only."""
+    for _ in range(max_tries):
+        if holds(value):
+            return value
+        value *= factor
+    raise RuntimeError("the calibration is off by more than rounding")  # pragma: no cover
 
 
 # -- the data -------------------------------------------------------------------------
@@ -372,12 +384,12 @@ def _gaussian_selector(vertices, sigma, rng):
 
 
 def _selector(calibration, vertices, rng):
+    if calibration.selection == GAUSSIAN:
+        # Through gaussian_release even without noise, so audits see every release.
+        return _gaussian_selector(vertices, calibration.noise_scale, rng)
     if calibration.noise_scale == 0.0:
         return lambda t, gradient: vertices.best(gradient)
-    if calibration.selection == EXPONENTIAL:
-        return _exponential_selector(vertices, calibration.noise_scale,
-                                     calibration.n_steps, rng)
-    return _gaussian_selector(vertices, calibration.noise_scale, rng)
+    return _exponential_selector(vertices, calibration.noise_scale, calibration.n_steps, rng)
 
 
 # -- the algorithm ----------------------------------------------------------------------
