@@ -323,6 +323,18 @@ def test_coefficients_are_exactly_zero_off_the_selected_vertices():
     assert np.count_nonzero(theta) >= 1
 
 
+def test_run_refuses_more_steps_than_calibrated():
+    X, y = small_problem(0)
+    problem = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=1.0, intercept=True,
+                                     precompute=True)
+    calibration = fw.calibrate("exponential", n_samples=len(y), n_dims=7, n_steps=5,
+                               epsilon=1.0, delta=1e-6, radius=1.0, feature_bound=1.0,
+                               y_bound=1.0)
+    with pytest.raises(ValueError, match="calibrated for 5"):
+        fw.run(problem, fw.make_vertices(7, 1.0, False, True), np.zeros(7),
+               fw.step_sizes("decreasing", 6, 0), calibration, np.random.default_rng(0))
+
+
 # -- 3. the selection law ----------------------------------------------------------------
 
 @pytest.mark.parametrize("scale", [0.3, 2.0])

@@ -20,6 +20,7 @@ gradient by at most ``2 L2 / n`` in L2. The selected vertices are the whole
 transcript; the released model is a function of them (post-processing).
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -226,15 +227,25 @@ def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):
     if math.isinf(epsilon):
         return Calibration(EXPONENTIAL, n_steps, sensitivity, 0.0, math.inf, delta,
                            math.inf, math.inf)
-    epsilon0 = math.sqrt(8.0 * zcdp_rho(epsilon, delta) / n_steps)
-    # The root finder lands within a few ulps of the budget, on either side:
-    # step below it until the spent rho provably converts within (epsilon, delta).
-    epsilon0 = _shrink_until(
-        epsilon0, lambda e0: zcdp_delta(n_steps * exponential_mechanism_zcdp(e0), epsilon)
-        <= delta, factor=1.0 - 1e-12)
+    epsilon0 = _bounded_range_per_step(n_steps, float(epsilon), float(delta))
     rho = n_steps * exponential_mechanism_zcdp(epsilon0)
     return Calibration(EXPONENTIAL, n_steps, sensitivity, 2.0 * sensitivity / epsilon0,
                        float(epsilon), delta, epsilon0, rho=rho)
+
+
+@functools.lru_cache(maxsize=256)
+def _bounded_range_per_step(n_steps, epsilon, delta):
+    """The largest ``epsilon0`` with ``n_steps epsilon0^2 / 8``-zCDP within ``(epsilon, delta)``.
+
+    Cached: it depends on public constants only and costs a root search, which
+    would dominate a ``partial_fit`` on a small batch.
+    """
+    epsilon0 = math.sqrt(8.0 * zcdp_rho(epsilon, delta) / n_steps)
+    # The root finder lands within a few ulps of the budget, on either side:
+    # step below it until the spent rho provably converts within (epsilon, delta).
+    return _shrink_until(
+        epsilon0, lambda e0: zcdp_delta(n_steps * exponential_mechanism_zcdp(e0), epsilon)
+        <= delta, factor=1.0 - 1e-12)
 
 
 def _calibrate_gaussian(sensitivity, n_steps, epsilon, delta):
@@ -400,6 +411,11 @@ def run(problem, vertices, theta_start, steps, calibration, rng):
     Returns ``(theta, selected)``: the last iterate and the index of the vertex
     chosen at every step. The gradient is kept current in ``O(d)`` per step.
     """
+    if steps.size != calibration.n_steps:
+        raise ValueError(
+            f"{steps.size} steps were given but the noise is calibrated for "
+            f"{calibration.n_steps}: more steps would spend more than the budget."
+        )
     theta = np.array(theta_start, dtype=np.float64)
     gradient = problem.gradient(theta)
     choose = _selector(calibration, vertices, rng)
