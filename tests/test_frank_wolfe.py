@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize
 from scipy.stats import chisquare
 from sklearn.linear_model import Lasso
@@ -579,3 +582,38 @@ def test_export_public_predicts_and_refuses_to_continue():
     assert not hasattr(public, "_rng")
     with pytest.raises(ValueError, match="public export"):
         public.partial_fit(X, y)
+
+
+# -- 9. robustness ----------------------------------------------------------------------------------
+
+finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    X=arrays(np.float64, st.tuples(st.integers(1, 20), st.integers(1, 5)), elements=finite),
+    y_value=finite,
+    epsilon=st.one_of(st.floats(1e-8, 1e8), st.just(np.inf)),
+    delta=st.floats(1e-12, 0.5),
+    radius=st.floats(1e-100, 1e50),
+    feature_bound=st.floats(1e-100, 1e50),
+    selection=st.sampled_from(["exponential", "gaussian"]),
+    positive=st.booleans(),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_fuzz_fit_either_fits_or_raises_cleanly(X, y_value, epsilon, delta, radius,
+                                                feature_bound, selection, positive, dtype):
+    with np.errstate(all="ignore"):
+        X = X.astype(dtype)
+    y = np.full(X.shape[0], y_value)
+    model = PrivateFrankWolfeLasso(epsilon=epsilon, delta=delta, radius=radius,
+                                   feature_bound=feature_bound, selection=selection,
+                                   positive=positive, max_iter=20, random_state=0)
+    try:
+        model.fit(X, y)
+        model.partial_fit(X, y)
+    except ValueError:
+        return
+    assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
+    assert np.sum(np.abs(theta_of(model))) <= radius * (1 + 1e-9)
+    assert np.all(np.isfinite(model.predict(X)) | ~np.isfinite(X @ model.coef_))

@@ -313,8 +313,8 @@ class ClippedLeastSquares:
     def _clip_rows(self, start, stop):
         Z = np.empty((stop - start, self.n_dims))
         n_features = self._X.shape[1]
-        np.clip(self._X[start:stop], -self._feature_bound, self._feature_bound,
-                out=Z[:, :n_features])
+        bound = representable_bound(self._feature_bound, self._X.dtype)
+        np.clip(self._X[start:stop], -bound, bound, out=Z[:, :n_features])
         if self._intercept:
             Z[:, n_features] = self._feature_bound
         return Z
@@ -354,6 +354,12 @@ class ClippedLeastSquares:
         """``L(theta)``."""
         total = self._sum_over_chunks(lambda Z, y_c: np.sum((Z @ theta - y_c) ** 2))
         return 0.5 * total / self.n_samples
+
+
+def representable_bound(bound, dtype):
+    """``bound`` capped at the largest value of ``dtype``: clips the same, without
+    the overflow warning of casting 1e50 to float32."""
+    return min(bound, float(np.finfo(dtype).max))
 
 
 def use_gram(n_dims, n_steps):

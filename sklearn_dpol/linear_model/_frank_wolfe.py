@@ -360,7 +360,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        bound = float(self.feature_bound)
+        bound = fw.representable_bound(float(self.feature_bound), X.dtype)
         return np.clip(X, -bound, bound) @ self.coef_ + self.intercept_
 
 
