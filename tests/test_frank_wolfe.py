@@ -574,6 +574,15 @@ def test_predict_clips_like_training():
                                np.clip(X * 10, -0.5, 0.5) @ model.coef_ + model.intercept_)
 
 
+def test_docstring_example_runs():
+    import doctest
+
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(PrivateFrankWolfeLasso):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 5
+
+
 def test_export_public_predicts_and_refuses_to_continue():
     X, y = small_problem(0)
     model = PrivateFrankWolfeLasso(random_state=0).fit(X, y)

