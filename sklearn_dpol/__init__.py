@@ -5,13 +5,14 @@ cache) the first time an estimator is fitted.
 """
 
 from . import privacy
-from .linear_model import PrivateIGDClassifier, PrivateQFTLRegressor
+from .linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
 from .privacy import PrivacyGuarantee
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PrivacyGuarantee",
+    "PrivateFrankWolfeLasso",
     "PrivateIGDClassifier",
     "PrivateQFTLRegressor",
     "privacy",

@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpol import PrivateIGDClassifier, PrivateQFTLRegressor
+from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
 
 ESTIMATORS = [
     PrivateIGDClassifier(),
@@ -11,6 +11,10 @@ ESTIMATORS = [
     PrivateQFTLRegressor(),
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),
+    PrivateFrankWolfeLasso(),
+    PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
+                           step_size="constant"),
+    PrivateFrankWolfeLasso(epsilon=float("inf"), max_iter=200, radius=5.0),
 ]
 
 

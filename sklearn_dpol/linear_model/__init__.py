@@ -1,6 +1,7 @@
 """Private linear models."""
 
+from ._frank_wolfe import PrivateFrankWolfeLasso
 from ._igd import PrivateIGDClassifier
 from ._qftl import PrivateQFTLRegressor
 
-__all__ = ["PrivateIGDClassifier", "PrivateQFTLRegressor"]
+__all__ = ["PrivateFrankWolfeLasso", "PrivateIGDClassifier", "PrivateQFTLRegressor"]

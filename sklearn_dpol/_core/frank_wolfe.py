@@ -1,0 +1,503 @@
+"""Private Frank-Wolfe for least squares over the L1 ball (seed 004, Alg. 4 and 5, corrected).
+
+Objective ``L(theta) = (1/2n) ||Z theta - y||^2`` where ``Z`` is ``X`` clipped
+entrywise to ``[-B, B]`` (``B = feature_bound``), optionally with the constant
+column ``B`` appended for the intercept, and ``y`` is clipped to ``[-Y, Y]``.
+The constraint set is the polytope ``conv(S)`` of the vertices ``S``:
+``{+-r e_j}`` (the L1 ball of radius ``r``), or ``{r e_j}`` plus the origin for
+``positive=True`` (the intercept coordinate keeps both signs).
+
+Every step picks a vertex privately, from the scores ``u_s = <s, grad L>``,
+and moves towards it. The bounds below are derived in
+``doc/privacy.md``, section 4; for ``theta`` in the ball
+``|<z, theta>| <= B r``, so each record's gradient ``z (<z, theta> - y)`` has
+
+* max norm at most ``L1 = B (B r + Y)`` (seed: the L1-Lipschitz constant),
+* L2 norm at most ``L2 = sqrt(d) B (B r + Y)``,
+
+and replacing one record moves the scores by at most ``2 L1 r / n`` and the
+gradient by at most ``2 L2 / n`` in L2. The selected vertices are the whole
+transcript; the released model is a function of them (post-processing).
+"""
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy import (
+    compose_gdp,
+    exponential_mechanism_zcdp,
+    gaussian_delta,
+    gaussian_mu,
+    zcdp_delta,
+    zcdp_rho,
+)
+from .noise import gaussian_release
+
+EXPONENTIAL = "exponential"
+GAUSSIAN = "gaussian"
+DECREASING = "decreasing"
+CONSTANT = "constant"
+
+# max_iter=None: the seed's count, but never more steps than this (and exactly
+# this many for epsilon=inf, where the count has nothing to balance).
+AUTO_ITER_CAP = 20_000
+# Precompute the Gram matrix only up to this dimension (128 MB of float64).
+GRAM_MAX_DIM = 4096
+# How much faster per column the whole Gram matrix is than one column at a time
+# (matrix product against matrix-vector products; measured on 2 cores).
+GRAM_SPEEDUP = 10
+# Rows clipped at a time, so clipping never copies all of X.
+CHUNK_ROWS = 8192
+# Keep the clipped data in memory when it is at most this many entries (32 MB).
+CACHE_ENTRIES = 2**22
+# Gumbel noise is drawn for this many steps at a time.
+NOISE_BLOCK = 256
+
+
+# -- bounds -------------------------------------------------------------------
+
+def residual_bound(radius, feature_bound, y_bound):
+    """``|<z, theta> - y| <= B r + Y`` for clipped data and ``||theta||_1 <= r``."""
+    return feature_bound * radius + y_bound
+
+
+def gradient_bound_max_norm(radius, feature_bound, y_bound):
+    """``L1 = B (B r + Y)``: max norm of one record's gradient ``z (<z, theta> - y)``."""
+    return feature_bound * residual_bound(radius, feature_bound, y_bound)
+
+
+def gradient_bound_l2(radius, feature_bound, y_bound, n_dims):
+    """``L2 = sqrt(d) B (B r + Y)``: L2 norm of one record's gradient."""
+    return math.sqrt(n_dims) * gradient_bound_max_norm(radius, feature_bound, y_bound)
+
+
+def score_sensitivity(n_samples, radius, feature_bound, y_bound):
+    """Replace-one sensitivity of every score ``<s, grad L>``: ``2 L1 ||C||_1 / n``.
+
+    The mean gradient changes by at most ``2 L1 / n`` in max norm and
+    ``||s||_1 <= r`` for every vertex (Hoelder).
+    """
+    return 2.0 * gradient_bound_max_norm(radius, feature_bound, y_bound) * radius / n_samples
+
+
+def gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims):
+    """Replace-one L2 sensitivity of the mean gradient: ``2 L2 / n``."""
+    return 2.0 * gradient_bound_l2(radius, feature_bound, y_bound, n_dims) / n_samples
+
+
+def curvature_bound(radius, feature_bound):
+    """``Gamma <= 4 B^2 r^2``, the curvature constant for every data set.
+
+    For a quadratic, ``Gamma = sup (1/n) ||Z (theta2 - theta1)||^2`` over the
+    set, and ``|<z, theta2 - theta1>| <= B ||theta2 - theta1||_1 <= 2 B r``.
+    """
+    extent = feature_bound * radius
+    return 4.0 * extent * extent  # a product: float ** raises OverflowError
+
+
+def gaussian_width_bound(radius, n_vertices):
+    """``E max_s <b, s> <= r sqrt(2 ln |S|)`` for ``b ~ N(0, I)``, ``||s||_2 <= r``."""
+    return radius * math.sqrt(2.0 * math.log(max(n_vertices, 2)))
+
+
+def check_bounds(radius, feature_bound, y_bound, n_dims):
+    """Raise ``ValueError`` when the bounds overflow in floating point."""
+    values = (
+        gradient_bound_l2(radius, feature_bound, y_bound, n_dims),
+        curvature_bound(radius, feature_bound),
+        radius * gradient_bound_max_norm(radius, feature_bound, y_bound),
+    )
+    if not all(v < 1e300 for v in values):  # also catches inf and nan
+        raise ValueError(
+            f"radius={radius:.3g}, feature_bound={feature_bound:.3g} and "
+            f"y_bound={y_bound:.3g} give an infinite sensitivity. Rescale X and y "
+            "by public bounds so that these are at most about 1e100."
+        )
+
+
+# -- the constraint set ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Vertices:
+    """The vertices ``values[k] * e_{coords[k]}`` (``values[k] = 0``: the origin)."""
+
+    coords: np.ndarray
+    values: np.ndarray
+
+    @property
+    def size(self):
+        return self.values.size
+
+    def scores(self, gradient):
+        """``<s, gradient>`` for every vertex ``s``."""
+        return self.values * gradient[self.coords]
+
+    def best(self, gradient):
+        """The linear minimisation oracle: index of the vertex minimising the score."""
+        return int(np.argmin(self.scores(gradient)))
+
+
+def make_vertices(n_dims, radius, positive, intercept):
+    """Vertices of the L1 ball, or of its nonnegative part for ``positive``.
+
+    With ``positive`` every coordinate but the intercept (the last one, when
+    ``intercept``) is nonnegative. The set ``{theta >= 0, ||theta||_1 <= r}``
+    needs the origin as a vertex: without it Frank-Wolfe could never shrink
+    ``||theta||_1`` below ``r`` when every gradient coordinate is positive.
+    With a two-signed intercept the origin is already in the hull.
+    """
+    two_signed = np.arange(n_dims) if not positive else np.arange(n_dims - int(intercept),
+                                                                   n_dims)
+    coords = [np.arange(n_dims), two_signed]
+    values = [np.full(n_dims, float(radius)), np.full(two_signed.size, -float(radius))]
+    if two_signed.size == 0:
+        coords.append(np.zeros(1, dtype=np.intp))
+        values.append(np.zeros(1))
+    return Vertices(np.concatenate(coords).astype(np.intp), np.concatenate(values))
+
+
+# -- iteration count and step sizes ---------------------------------------------------
+
+def paper_iterations(n_samples, epsilon, curvature, lipschitz_width):
+    """The seed's ``T = (Gamma n eps / (L W))^(2/3)``, rounded up, capped.
+
+    ``L W`` is ``L1 ||C||_1`` for the exponential mechanism (Thm. 5.5) and
+    ``L2 G_C`` with ``G_C`` the Gaussian width for Gaussian noise (Thm. B.2).
+    ``epsilon=inf`` gives the cap.
+    """
+    if math.isinf(epsilon):
+        return AUTO_ITER_CAP
+    ratio = curvature * n_samples * epsilon / lipschitz_width
+    return int(min(AUTO_ITER_CAP, max(1, math.ceil(ratio ** (2.0 / 3.0)))))
+
+
+def step_sizes(kind, n_steps, t_start):
+    """Step sizes ``mu_t`` of ``n_steps`` steps.
+
+    ``"decreasing"``: ``2 / (t + 2)`` with ``t`` counted from ``t_start``
+    (Jaggi 2013); ``"constant"``: ``1 / (n_steps + 2)``, the seed's Alg. 4.
+    """
+    if kind == CONSTANT:
+        return np.full(n_steps, 1.0 / (n_steps + 2))
+    return 2.0 / (np.arange(t_start, t_start + n_steps, dtype=float) + 2.0)
+
+
+# -- calibration --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Calibration:
+    """The noise of every step and the guarantee of all of them together.
+
+    ``sensitivity`` is the replace-one sensitivity of the scores (exponential)
+    or the L2 sensitivity of the gradient (Gaussian); ``noise_scale`` is the
+    Gumbel scale ``2 sensitivity / epsilon0`` or the Gaussian standard
+    deviation (0 for ``epsilon=inf``). ``rho`` (zCDP) and ``mu`` (GDP) describe
+    all ``n_steps`` selections; the one that does not apply is ``nan``.
+    """
+
+    selection: str
+    n_steps: int
+    sensitivity: float
+    noise_scale: float
+    epsilon: float
+    delta: float
+    epsilon_step: float = math.nan
+    rho: float = math.nan
+    mu: float = math.nan
+
+
+def calibrate(selection, *, n_samples, n_dims, n_steps, epsilon, delta, radius,
+              feature_bound, y_bound):
+    """The calibration that makes ``n_steps`` selections ``(epsilon, delta)``-DP."""
+    if selection == EXPONENTIAL:
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound)
+        return _calibrate_exponential(sensitivity, n_steps, epsilon, delta)
+    sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims)
+    return _calibrate_gaussian(sensitivity, n_steps, epsilon, delta)
+
+
+def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):
+    """Split the zCDP budget of ``(epsilon, delta)`` evenly over the steps.
+
+    Step ``t`` samples ``P(s) ~ exp(-epsilon0 u_s / (2 sensitivity))``: its
+    privacy loss has range ``epsilon0`` (bounded range), so it is
+    ``epsilon0^2 / 8``-zCDP, and ``n_steps`` of them are ``rho``-zCDP with
+    ``rho = n_steps epsilon0^2 / 8`` (adaptive composition).
+    """
+    if math.isinf(epsilon):
+        return Calibration(EXPONENTIAL, n_steps, sensitivity, 0.0, math.inf, delta,
+                           math.inf, math.inf)
+    epsilon0 = _bounded_range_per_step(n_steps, float(epsilon), float(delta))
+    rho = n_steps * exponential_mechanism_zcdp(epsilon0)
+    return Calibration(EXPONENTIAL, n_steps, sensitivity, 2.0 * sensitivity / epsilon0,
+                       float(epsilon), delta, epsilon0, rho=rho)
+
+
+@functools.lru_cache(maxsize=256)
+def _bounded_range_per_step(n_steps, epsilon, delta):
+    """The largest ``epsilon0`` with ``n_steps epsilon0^2 / 8``-zCDP within ``(epsilon, delta)``.
+
+    Cached: it depends on public constants only and costs a root search, which
+    would dominate a ``partial_fit`` on a small batch.
+    """
+    epsilon0 = math.sqrt(8.0 * zcdp_rho(epsilon, delta) / n_steps)
+    # The root finder lands within a few ulps of the budget, on either side:
+    # step below it until the spent rho provably converts within (epsilon, delta).
+    return _shrink_until(
+        epsilon0, lambda e0: zcdp_delta(n_steps * exponential_mechanism_zcdp(e0), epsilon)
+        <= delta, factor=1.0 - 1e-12)
+
+
+def _calibrate_gaussian(sensitivity, n_steps, epsilon, delta):
+    """``sigma = sensitivity sqrt(n_steps) / mu*(epsilon, delta)``: GDP composition.
+
+    Each noisy gradient is ``(sensitivity / sigma)``-GDP and ``n_steps`` of them
+    compose to ``sqrt(n_steps) sensitivity / sigma = mu*`` exactly.
+    """
+    mu_total = gaussian_mu(epsilon, delta)
+    if math.isinf(mu_total):
+        return Calibration(GAUSSIAN, n_steps, sensitivity, 0.0, math.inf, delta,
+                           math.inf, mu=math.inf)
+    sigma = sensitivity * math.sqrt(n_steps) / mu_total
+    sigma = _shrink_until(
+        sigma, lambda s: gaussian_delta(epsilon, compose_gdp([sensitivity / s] * n_steps))
+        <= delta, factor=1.0 + 1e-12)
+    mu = compose_gdp([sensitivity / sigma] * n_steps)
+    return Calibration(GAUSSIAN, n_steps, sensitivity, sigma, float(epsilon), delta,
+                       mu=mu)
+
+
+def _shrink_until(value, holds, factor, max_tries=1000):
+    """Multiply ``value`` by ``factor`` until ``holds(value)``: absorbs rounding only."""
+    for _ in range(max_tries):
+        if holds(value):
+            return value
+        value *= factor
+    raise RuntimeError("the calibration is off by more than rounding")  # pragma: no cover
+
+
+# -- the data -------------------------------------------------------------------------
+
+class ClippedLeastSquares:
+    """``L(theta) = (1/2n) ||Z theta - y_c||^2`` on the clipped data, by its Gram matrix.
+
+    ``grad L(theta) = G theta - b`` with ``G = Z^T Z / n`` and ``b = Z^T y_c / n``.
+    A Frank-Wolfe step moves towards one vertex, so the gradient changes by a
+    multiple of one column of ``G`` and of ``b``: ``O(d)`` per step once the
+    column is known. The whole Gram matrix (one ``O(n d^2)`` matrix product)
+    is worth it unless the steps can touch only a few columns (see
+    :func:`use_gram`); otherwise columns are computed on first use (``O(n d)``
+    each) and cached.
+    ``X`` is never copied whole nor modified: clipping works on row chunks.
+    """
+
+    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute):
+        self.n_samples, n_features = X.shape
+        self.n_dims = n_features + int(intercept)
+        self._X = X
+        self._y = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+        self._feature_bound = float(feature_bound)
+        self._intercept = bool(intercept)
+        self._cached = None
+        if self.n_samples * self.n_dims <= CACHE_ENTRIES:
+            self._cached = self._clip_rows(0, self.n_samples)
+        self.linear = self._sum_over_chunks(lambda Z, y_c: Z.T @ y_c) / self.n_samples
+        self.gram = None
+        if precompute:
+            self.gram = self._sum_over_chunks(lambda Z, y_c: Z.T @ Z) / self.n_samples
+        self._columns = {}
+
+    def _clip_rows(self, start, stop):
+        Z = np.empty((stop - start, self.n_dims))
+        n_features = self._X.shape[1]
+        bound = representable_bound(self._feature_bound, self._X.dtype)
+        np.clip(self._X[start:stop], -bound, bound, out=Z[:, :n_features])
+        if self._intercept:
+            Z[:, n_features] = self._feature_bound
+        return Z
+
+    def _chunks(self):
+        if self._cached is not None:
+            yield self._cached, self._y
+            return
+        for start in range(0, self.n_samples, CHUNK_ROWS):
+            stop = min(start + CHUNK_ROWS, self.n_samples)
+            yield self._clip_rows(start, stop), self._y[start:stop]
+
+    def _sum_over_chunks(self, func):
+        total = None
+        for Z, y_c in self._chunks():
+            part = func(Z, y_c)
+            total = part if total is None else total + part
+        return total
+
+    def column(self, j):
+        """Column ``j`` of ``G``."""
+        if self.gram is not None:
+            return self.gram[:, j]
+        if j not in self._columns:
+            self._columns[j] = self._sum_over_chunks(lambda Z, y_c: Z.T @ Z[:, j]) / self.n_samples
+        return self._columns[j]
+
+    def gradient(self, theta):
+        """``G theta - b``."""
+        if self.gram is not None:
+            return self.gram @ theta - self.linear
+        if not np.any(theta):
+            return -self.linear
+        return self._sum_over_chunks(lambda Z, y_c: Z.T @ (Z @ theta)) / self.n_samples - self.linear
+
+    def loss(self, theta):
+        """``L(theta)``."""
+        total = self._sum_over_chunks(lambda Z, y_c: np.sum((Z @ theta - y_c) ** 2))
+        return 0.5 * total / self.n_samples
+
+
+def representable_bound(bound, dtype):
+    """``bound`` capped at the largest value of ``dtype``: clips the same, without
+    the overflow warning of casting 1e50 to float32."""
+    return min(bound, float(np.finfo(dtype).max))
+
+
+def use_gram(n_dims, n_steps):
+    """Precompute the Gram matrix unless the steps can touch only a few of its columns.
+
+    Noisy selection touches a new column at almost every step, and one matrix
+    product runs about ten times faster per column than one matrix-vector
+    product per column, so the Gram matrix wins from ``n_steps >= n_dims / 10``.
+    """
+    return n_dims <= min(GRAM_SPEEDUP * n_steps, GRAM_MAX_DIM)
+
+
+# -- selection ------------------------------------------------------------------------
+
+def select_exponential(scores, scale, gumbel):
+    """Gumbel-max: ``argmin_s (u_s - scale g_s)`` with ``g_s ~ Gumbel(0, 1)`` i.i.d.
+
+    It picks ``s`` with probability ``exp(-u_s / scale) / sum exp(-u / scale)``,
+    the exponential mechanism (the maximum of ``-u_s / scale + g_s`` is
+    attained at ``s`` with these softmax probabilities).
+    """
+    return int(np.argmin(scores - scale * gumbel))
+
+
+def exponential_probabilities(scores, scale):
+    """The selection probabilities of :func:`select_exponential`."""
+    logits = -(scores - np.min(scores)) / scale
+    weights = np.exp(logits)
+    return weights / weights.sum()
+
+
+def _exponential_selector(vertices, scale, n_steps, rng):
+    block = {"noise": None}
+
+    def choose(t, gradient):
+        row = t % NOISE_BLOCK
+        if row == 0:
+            rows = min(NOISE_BLOCK, n_steps - t)
+            block["noise"] = rng.gumbel(size=(rows, vertices.size))
+        return select_exponential(vertices.scores(gradient), scale, block["noise"][row])
+
+    return choose
+
+
+def _gaussian_selector(vertices, sigma, rng):
+    # The noisy gradient is the Gaussian release; the vertex is post-processing.
+    return lambda t, gradient: gaussian_release(gradient, sigma, rng, postprocess=vertices.best)
+
+
+def _selector(calibration, vertices, rng):
+    if calibration.selection == GAUSSIAN:
+        # Through gaussian_release even without noise, so audits see every release.
+        return _gaussian_selector(vertices, calibration.noise_scale, rng)
+    if calibration.noise_scale == 0.0:
+        return lambda t, gradient: vertices.best(gradient)
+    return _exponential_selector(vertices, calibration.noise_scale, calibration.n_steps, rng)
+
+
+# -- the algorithm ----------------------------------------------------------------------
+
+def run(problem, vertices, theta_start, steps, calibration, rng):
+    """Frank-Wolfe from ``theta_start`` with private vertex selection.
+
+    Returns ``(theta, selected)``: the last iterate and the index of the vertex
+    chosen at every step. The gradient is kept current in ``O(d)`` per step.
+    """
+    if steps.size != calibration.n_steps:
+        raise ValueError(
+            f"{steps.size} steps were given but the noise is calibrated for "
+            f"{calibration.n_steps}: more steps would spend more than the budget."
+        )
+    theta = np.array(theta_start, dtype=np.float64)
+    gradient = problem.gradient(theta)
+    choose = _selector(calibration, vertices, rng)
+    selected = np.empty(steps.size, dtype=np.intp)
+    for t, step in enumerate(steps):
+        k = choose(t, gradient)
+        _move_towards(theta, gradient, problem, vertices.coords[k], vertices.values[k], step)
+        selected[t] = k
+    return _into_ball(theta, np.max(np.abs(vertices.values))), selected
+
+
+def _move_towards(theta, gradient, problem, coord, value, step):
+    """``theta <- (1 - step) theta + step s`` for ``s = value e_coord``, in place.
+
+    ``grad(theta') = (1 - step) grad(theta) + step (G s - b)``.
+    """
+    theta *= 1.0 - step
+    theta[coord] += step * value
+    gradient *= 1.0 - step
+    gradient -= step * problem.linear
+    if value != 0.0:
+        gradient += (step * value) * problem.column(coord)
+
+
+def _into_ball(theta, radius):
+    """Undo rounding that left ``||theta||_1`` a few ulps above ``radius``."""
+    norm = np.sum(np.abs(theta))
+    return theta * (radius / norm) if norm > radius else theta
+
+
+def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature_bound,
+                y_bound, intercept, positive, n_steps, step_size, t_start, rng):
+    """Fit on ``(X, y)``: clip, calibrate, run ``n_steps`` private steps.
+
+    Returns ``(theta, calibration, selected)``.
+    """
+    n_samples, n_features = X.shape
+    n_dims = n_features + int(intercept)
+    problem = ClippedLeastSquares(X, y, feature_bound=feature_bound, y_bound=y_bound,
+                                  intercept=intercept,
+                                  precompute=use_gram(n_dims, n_steps))
+    return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
+                          delta=delta, radius=radius, feature_bound=feature_bound,
+                          y_bound=y_bound, intercept=intercept, positive=positive,
+                          n_steps=n_steps, step_size=step_size, t_start=t_start, rng=rng)
+
+
+def frank_wolfe_on(problem, theta_start, *, selection, epsilon, delta, radius, feature_bound,
+                   y_bound, intercept, positive, n_steps, step_size, t_start, rng):
+    """:func:`frank_wolfe` on a prepared :class:`ClippedLeastSquares` problem."""
+    vertices = make_vertices(problem.n_dims, radius, positive, intercept)
+    calibration = calibrate(selection, n_samples=problem.n_samples, n_dims=problem.n_dims,
+                            n_steps=n_steps, epsilon=epsilon, delta=delta, radius=radius,
+                            feature_bound=feature_bound, y_bound=y_bound)
+    steps = step_sizes(step_size, n_steps, t_start)
+    theta, selected = run(problem, vertices, theta_start, steps, calibration, rng)
+    return theta, calibration, selected
+
+
+def default_iterations(selection, *, n_samples, n_dims, epsilon, radius, feature_bound,
+                       y_bound, positive, intercept):
+    """``max_iter=None``: the seed's iteration count for this selection rule."""
+    curvature = curvature_bound(radius, feature_bound)
+    if selection == EXPONENTIAL:
+        width = gradient_bound_max_norm(radius, feature_bound, y_bound) * radius
+    else:
+        n_vertices = make_vertices(n_dims, radius, positive, intercept).size
+        width = (gradient_bound_l2(radius, feature_bound, y_bound, n_dims)
+                 * gaussian_width_bound(radius, n_vertices))
+    return paper_iterations(n_samples, epsilon, curvature, width)

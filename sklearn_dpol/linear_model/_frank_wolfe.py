@@ -1,0 +1,384 @@
+"""PrivateFrankWolfeLasso: private Frank-Wolfe over the L1 ball (seed 004, Alg. 4 and 5)."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import (
+    DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
+    POSITIVE,
+    PrivateEstimatorMixin,
+    make_generator,
+)
+from .._core import frank_wolfe as fw
+from ..privacy import PrivacyGuarantee
+
+_NEIGHBOURS = "replace-one"
+# A warm start further outside the constraint set than rounding can explain
+# was not released by this estimator.
+_WARM_START_RTOL = 1e-9
+
+
+class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Least squares over an L1 ball, trained by differentially private Frank-Wolfe.
+
+    Minimises ``(1/2n) sum_i (<x_i, w> + b - y_i)^2`` subject to
+    ``||w||_1 + |b| / feature_bound <= radius`` (the LASSO in constraint form),
+    after clipping every feature to ``[-feature_bound, feature_bound]`` and
+    every target to ``[-y_bound, y_bound]``. Each Frank-Wolfe step moves
+    towards one vertex ``+-radius e_j`` of the ball, chosen by the exponential
+    mechanism (Talwar, Thakurta and Zhang 2015, Algorithm 4, with Gumbel-max
+    selection and exact zCDP accounting instead of Laplace noise) or from a
+    gradient with Gaussian noise (their Algorithm 5, corrected). Coefficients
+    of features that are never selected are exactly zero.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget, ``> 0``; ``np.inf`` selects without noise (plain
+        Frank-Wolfe).
+    delta : float, default=1e-6
+        Privacy parameter delta in ``(0, 1)``; take it well below ``1/n``.
+    radius : float, default=1.0
+        Radius of the L1 ball, ``> 0``. The intercept, when fitted, is the
+        weight of a constant feature and shares the ball (see Notes).
+    feature_bound : float, default=1.0
+        Every entry of ``X`` is clipped to ``[-feature_bound, feature_bound]``
+        (max norm). Set it from public knowledge, never from the data.
+    y_bound : float, default=1.0
+        Targets are clipped to ``[-y_bound, y_bound]``. Set it from public
+        knowledge, never from the data.
+    fit_intercept : bool, default=True
+        Fit an intercept as the weight of a constant feature equal to
+        ``feature_bound``, so the bounds, and the privacy analysis, are those
+        of the other features. No data-dependent centring is done.
+    positive : bool, default=False
+        Constrain the coefficients (not the intercept) to be nonnegative: the
+        set becomes ``{w >= 0, ||w||_1 + |b| / feature_bound <= radius}``,
+        whose vertices are ``radius e_j``, ``-+radius`` on the intercept, and
+        the origin when there is no intercept.
+    selection : {"exponential", "gaussian"}, default="exponential"
+        ``"exponential"``: Gumbel-max (the exponential mechanism) over the
+        vertices, whose score sensitivity is ``2 L1 radius / n``.
+        ``"gaussian"``: the vertex minimising a gradient with Gaussian noise;
+        its L2 sensitivity grows with ``sqrt(n_features)``, so it is offered for
+        comparison.
+    max_iter : int or None, default=None
+        Frank-Wolfe steps per call. ``None`` takes the seed's count
+        ``T = (Gamma n eps / (L W))^(2/3)`` for the ``n`` rows of the call
+        (Theorems 5.5 and B.2; see ``max_iter_``), at most 20,000 (exactly
+        20,000 for ``epsilon=inf``). The noise of every step grows with
+        ``sqrt(max_iter)``.
+    step_size : {"decreasing", "constant"}, default="decreasing"
+        ``"decreasing"``: ``2 / (t + 2)``, with ``t`` counting the steps since
+        ``fit`` (so a ``partial_fit`` stream keeps its warm start);
+        ``"constant"``: ``1 / (max_iter + 2)``, the seed's choice. The
+        decreasing steps gave lower excess risk in ``benchmarks/README.md``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
+        drawing from one generator.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The released coefficients (the last Frank-Wolfe iterate).
+    intercept_ : float
+        The released intercept; ``0.0`` when ``fit_intercept=False``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+    max_iter_ : int
+        The number of steps chosen for the last call: ``max_iter``, or the
+        seed's count when ``max_iter=None``.
+    n_iter_ : int
+        Steps taken in the last call (always ``max_iter_``: stopping early on
+        the data would leak).
+    t_ : int
+        Steps since ``fit`` (or since the stream started).
+    noise_scale_ : float
+        Noise of each step in the last call: the Gumbel scale (exponential) or
+        the Gaussian standard deviation.
+    sensitivity_ : float
+        Replace-one sensitivity of the scores (exponential) or L2 sensitivity
+        of the gradient (Gaussian) in the last call.
+    privacy_ : PrivacyGuarantee
+        The guarantee covering what has been released.
+
+    Notes
+    -----
+    Privacy is per record under replace-one neighbours; ``n`` is public. The
+    selected vertices are the whole transcript and ``coef_``/``intercept_`` are
+    a function of them, so ``fit`` is ``(epsilon, delta)``-DP for its records.
+    Each ``partial_fit`` call runs the same private algorithm on its batch only,
+    warm-started from the released model (public), and is ``(epsilon, delta)``-DP
+    for the records of that batch. Batches are disjoint, so every record is
+    covered by ``(epsilon, delta)`` through the one call that contained it, and
+    the whole sequence of releases is ``(epsilon, delta)``-DP per record
+    (parallel composition, which also holds when later batches are chosen after
+    seeing earlier releases). A record passed to ``k`` calls is exposed ``k``
+    times and its guarantee composes. ``fit`` followed by ``partial_fit``
+    behaves the same way. The derivation is in ``doc/privacy.md``, section 4.
+
+    References
+    ----------
+    K. Talwar, A. Thakurta and L. Zhang. Nearly optimal private LASSO.
+    NeurIPS 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateFrankWolfeLasso
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 50))
+    >>> y = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=20000), -1, 1)
+    >>> model = PrivateFrankWolfeLasso(radius=1.5, random_state=0).fit(X, y)
+    >>> model.max_iter_
+    1321
+    >>> model.score(X, y) > 0.6
+    True
+    """
+
+    _parameter_constraints = {
+        "epsilon": [EPSILON_CONSTRAINT],
+        "delta": [DELTA_CONSTRAINT],
+        "radius": [POSITIVE],
+        "feature_bound": [POSITIVE],
+        "y_bound": [POSITIVE],
+        "fit_intercept": ["boolean"],
+        "positive": ["boolean"],
+        "selection": [StrOptions({fw.EXPONENTIAL, fw.GAUSSIAN})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "step_size": [StrOptions({fw.DECREASING, fw.CONSTANT})],
+        "random_state": ["random_state"],
+    }
+    _stream_params = (
+        "epsilon", "delta", "radius", "feature_bound", "y_bound", "fit_intercept",
+        "positive", "selection",
+    )
+    _private_state = ("_rng",)
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        radius=1.0,
+        feature_bound=1.0,
+        y_bound=1.0,
+        fit_intercept=True,
+        positive=False,
+        selection="exponential",
+        max_iter=None,
+        step_size="decreasing",
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.radius = radius
+        self.feature_bound = feature_bound
+        self.y_bound = y_bound
+        self.fit_intercept = fit_intercept
+        self.positive = positive
+        self.selection = selection
+        self.max_iter = max_iter
+        self.step_size = step_size
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Clipping to public bounds and the noise cost accuracy on the checks' data.
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``(X, y)`` from the origin and release one model, ``(epsilon, delta)``-DP.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; entries are clipped to ``feature_bound``.
+        y : array-like of shape (n_samples,)
+            Targets; clipped to ``y_bound``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        self._more_validate_params()
+        with self._atomic():
+            for name in ("coef_", "intercept_", "t_", "_exported_public"):
+                self.__dict__.pop(name, None)
+            self._rng = make_generator(self.random_state, purpose=0)
+            self._freeze_stream_params()
+            self._partial_fit(X, y, fitting=True)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """Run the private algorithm on one batch, warm-started from the released model.
+
+        The call is ``(epsilon, delta)``-DP for the records of this batch; as
+        every record belongs to one call, the stream is ``(epsilon, delta)``-DP
+        per record (parallel composition, see Notes of the class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A batch; entries are clipped to ``feature_bound``.
+        y : array-like of shape (n_samples,)
+            Targets of the batch; clipped to ``y_bound``.
+
+        Returns
+        -------
+        self : object
+            The estimator, with the new release in ``coef_`` and ``intercept_``.
+        """
+        self._check_not_exported()
+        with self._atomic():
+            if not hasattr(self, "_frozen_params"):
+                self._more_validate_params()
+                self._freeze_stream_params()
+            self._check_stream_params_unchanged()
+            if not hasattr(self, "_rng"):
+                self._rng = make_generator(self.random_state, purpose=1)
+            self._partial_fit(X, y, fitting=False)
+        return self
+
+    def _more_validate_params(self):
+        fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
+                        n_dims=1)
+
+    def _partial_fit(self, X, y, *, fitting):
+        first_call = fitting or not hasattr(self, "coef_")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
+                             y_numeric=True, reset=first_call)
+        n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
+        fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
+                        n_dims)
+        n_steps = self._n_steps(n_samples, n_dims)
+        t_start = 0 if first_call else self.t_
+        theta, calibration, _ = fw.frank_wolfe(
+            X, y, self._warm_start(first_call, n_dims), selection=self.selection,
+            epsilon=float(self.epsilon), delta=float(self.delta), radius=float(self.radius),
+            feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
+            intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
+            step_size=self.step_size, t_start=t_start, rng=self._rng,
+        )
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just
+            # drawn; an unseeded estimator starts over from fresh OS entropy.
+            self._rng = make_generator(None)
+        self._publish(theta)
+        self._record_call(calibration, n_samples, first_call, fitting)
+
+    def _n_steps(self, n_samples, n_dims):
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return fw.default_iterations(
+            self.selection, n_samples=n_samples, n_dims=n_dims, epsilon=float(self.epsilon),
+            radius=float(self.radius), feature_bound=float(self.feature_bound),
+            y_bound=float(self.y_bound), positive=self.positive, intercept=self.fit_intercept,
+        )
+
+    def _warm_start(self, first_call, n_dims):
+        """The released model as a point of the constraint set (the origin at first)."""
+        theta = np.zeros(n_dims)
+        if first_call:
+            return theta
+        theta[:self.n_features_in_] = self.coef_
+        if self.fit_intercept:
+            theta[-1] = self.intercept_ / self.feature_bound
+        radius = float(self.radius)
+        norm = np.sum(np.abs(theta))
+        signs_ok = not self.positive or np.all(theta[:self.n_features_in_] >= 0)
+        if norm > radius * (1 + _WARM_START_RTOL) or not signs_ok:
+            raise ValueError(
+                "coef_ and intercept_ are outside the constraint set, so they were not "
+                "released by this estimator; the sensitivity analysis needs a start "
+                "inside it. Call fit to start afresh."
+            )
+        return theta * (radius / norm) if norm > radius else theta
+
+    def _publish(self, theta):
+        n_features = self.n_features_in_
+        self.coef_ = theta[:n_features].copy()
+        self.intercept_ = float(theta[n_features] * self.feature_bound) if self.fit_intercept \
+            else 0.0
+
+    def _record_call(self, calibration, n_samples, first_call, fitting):
+        self.max_iter_ = self.n_iter_ = calibration.n_steps
+        self.t_ = (0 if first_call else self.t_) + calibration.n_steps
+        self.noise_scale_ = float(calibration.noise_scale)
+        self.sensitivity_ = float(calibration.sensitivity)
+        if first_call:
+            self._stream_records, self._stream_calls = 0, 0
+        self._stream_records += n_samples
+        self._stream_calls += 1
+        self.privacy_ = self._guarantee(calibration, fitting)
+
+    def _guarantee(self, calibration, fitting):
+        if fitting:
+            records = "the records passed to fit"
+            budget = "this release"
+        else:
+            records = (
+                "the records of every partial_fit call since the stream started, each "
+                "covered by (epsilon, delta) through the one call (batch) that contained "
+                "it; batches are disjoint, so the stream is (epsilon, delta)-DP per record "
+                "by parallel composition (a record passed to k calls composes k times)"
+            )
+            budget = "each batch, for a stream however long (parallel composition)"
+        return PrivacyGuarantee(
+            epsilon=float(calibration.epsilon), delta=float(self.delta),
+            mu=float(calibration.mu), neighbouring=_NEIGHBOURS,
+            mechanism=_mechanism_description(calibration),
+            released=(
+                "coef_ and intercept_ after every call (the last Frank-Wolfe iterate, "
+                "a function of the selected vertices), and the step count max_iter_"
+            ),
+            n_releases=self._stream_calls, n_records=self._stream_records,
+            records=records, spent_mu=float(calibration.mu), budget=budget,
+        )
+
+    def predict(self, X):
+        """Predict from features clipped to ``feature_bound``, as in training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        bound = fw.representable_bound(float(self.feature_bound), X.dtype)
+        return np.clip(X, -bound, bound) @ self.coef_ + self.intercept_
+
+
+def _mechanism_description(calibration):
+    steps = calibration.n_steps
+    if calibration.noise_scale == 0.0:
+        return f"none: epsilon=inf selects the best vertex exactly ({steps} steps)"
+    if calibration.selection == fw.EXPONENTIAL:
+        return (
+            f"exponential mechanism (Gumbel-max) at each of {steps} Frank-Wolfe steps, "
+            f"each {calibration.epsilon_step:.4g}-bounded range, hence "
+            f"{calibration.epsilon_step ** 2 / 8:.4g}-zCDP; {calibration.rho:.4g}-zCDP in "
+            "total, converted exactly to (epsilon, delta)"
+        )
+    return (
+        f"Gaussian noise on the gradient at each of {steps} Frank-Wolfe steps (analytic "
+        f"Gaussian, sigma={calibration.noise_scale:.4g}), GDP-composed to "
+        f"mu={calibration.mu:.4g}"
+    )
