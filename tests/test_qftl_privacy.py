@@ -270,6 +270,17 @@ def test_prefix_variance_matches_the_formula(kind):
     assert np.mean(empirical / expected) == pytest.approx(1.0, abs=0.03)
 
 
+@pytest.mark.parametrize("estimator", ["tree", "honaker"])
+def test_running_variance_of_the_epoch_tree_matches_the_formula(estimator):
+    epoch = EpochTree(1, 1.0, 1.0, estimator)
+    rng = np.random.default_rng(0)
+    t = 0
+    for size in (1, 2, 5, 8, 17, 31, 64, 3):
+        epoch.advance(RowStats(np.zeros((size, 1))), rng)
+        t += size
+        assert epoch.current_variance() == pytest.approx(epoch.prefix_variance(t), rel=1e-12)
+
+
 def test_honaker_lowers_the_variance():
     plain = KnownHorizonPrefixSums(1, 1.0, 1.0, 2**16, "tree")
     honaker = KnownHorizonPrefixSums(1, 1.0, 1.0, 2**16, "honaker")

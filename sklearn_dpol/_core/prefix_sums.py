@@ -227,6 +227,10 @@ class KnownHorizonPrefixSums:
     def prefix_variance(self, t):
         return self.tree.prefix_variance(t)
 
+    def current_variance(self):
+        """Per-coordinate variance of the last released prefix."""
+        return self.tree.prefix_variance(self.t)
+
     def spent_fraction(self):
         """``(spent mu / mu)**2``: a record so far lies in at most ``t.bit_length()`` noised nodes."""
         return min(self.t.bit_length(), self.levels) / self.levels
@@ -244,6 +248,7 @@ class EpochTree:
         self.dim, self.sensitivity, self.mu, self.estimator = dim, sensitivity, float(mu), estimator
         self.t = 0
         self.closed_total = np.zeros(dim)   # noisy totals of the completed epochs
+        self.closed_variance = 0.0          # and the variance of that sum, per coordinate
         self.epoch, self.tree = -1, None
 
     def advance(self, stats, rng):
@@ -258,6 +263,7 @@ class EpochTree:
             released = self.closed_total + local
             if self.tree.t == self.tree.horizon:
                 self.closed_total = released
+                self.closed_variance += self.tree.prefix_variance(self.tree.t)
         return released
 
     def snapshot(self):
@@ -271,6 +277,14 @@ class EpochTree:
         levels = self.epoch + 1
         sigma = _node_sigma(self.sensitivity, self.mu, levels)
         self.tree = TREES[self.estimator](self.dim, sigma, 1 << self.epoch)
+
+    def current_variance(self):
+        """Per-coordinate variance of the last released prefix (cheap: kept as it goes)."""
+        if self.tree is None:
+            return 0.0
+        if self.tree.t == self.tree.horizon:
+            return self.closed_variance
+        return self.closed_variance + self.tree.prefix_variance(self.tree.t)
 
     def prefix_variance(self, t):
         """Per-coordinate variance at ``t``, for the tree as it would be built (no data needed)."""

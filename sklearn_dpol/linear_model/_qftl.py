@@ -264,7 +264,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
             n_samples = self._base_samples + stream.t
-            noise_std = math.sqrt(self._base_variance + stream.prefix_variance(stream.t))
+            noise_std = math.sqrt(self._base_variance + stream.current_variance())
         self._publish(statistics, n_samples, stats.dim_features, noise_std)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
