@@ -13,10 +13,10 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_digits, make_classification, make_friedman1
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.linear_model import Lasso, LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
-from . import PrivateIGDClassifier, PrivateQFTLRegressor
+from . import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, np.inf)
 DELTA = 1e-6
@@ -60,12 +60,29 @@ def friedman_task(n_samples, mode):
             PrivateQFTLRegressor, params, mode)
 
 
+def sparse_task(n_samples):
+    """A sparse linear model in 50 features, LASSO over the L1 ball of radius 2.
+
+    Features are uniform on [-1, 1] by construction (``feature_bound=1``) and
+    the target is clipped to [-1, 1]; three of the 50 weights are nonzero.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(n_samples, 50))
+    y = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.25 * X[:, 2]
+                + 0.1 * rng.standard_normal(n_samples), -1.0, 1.0)
+    params = dict(radius=2.0, feature_bound=1.0, y_bound=1.0)
+    return "sparse regression (50 features)", X, y, PrivateFrankWolfeLasso, params, "fit"
+
+
 def reference_score(estimator_class, X_train, y_train, X_test, y_test):
     """The non-private scikit-learn counterpart on the same scaled data."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if estimator_class is PrivateQFTLRegressor:
             return "Ridge", Ridge(alpha=1e-6).fit(X_train, y_train).score(X_test, y_test)
+        if estimator_class is PrivateFrankWolfeLasso:
+            model = Lasso(alpha=1e-4).fit(X_train, y_train)
+            return "Lasso", model.score(X_test, y_test)
         model = LogisticRegression(max_iter=500).fit(X_train, y_train)
         return "LogisticRegression", model.score(X_test, y_test)
 
@@ -123,7 +140,8 @@ def main(argv=None):
     print("Compiling kernels (cached after the first run)...", flush=True)
     PrivateIGDClassifier(classes=[0, 1]).fit(np.eye(2), [0, 1])
     tasks = (generated_task(args.n_samples), digits_task(),
-             friedman_task(args.n_samples, "fit"), friedman_task(args.n_samples, "stream"))
+             friedman_task(args.n_samples, "fit"), friedman_task(args.n_samples, "stream"),
+             sparse_task(args.n_samples))
     rows = []
     for task in tasks:
         rows += evaluate(task, args.seeds)

@@ -24,8 +24,9 @@ def test_main_job_prints_the_privacy_utility_table():
     )
     table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| data | estimator | epsilon")
-    assert len(table) == 1 + 4 * 6  # header + four tasks x six epsilons
+    assert len(table) == 1 + 5 * 6  # header + five tasks x six epsilons
     assert sum("PrivateQFTLRegressor" in line for line in table) == 2 * 6
+    assert sum("PrivateFrankWolfeLasso" in line for line in table) == 6
 
 
 def test_import_does_not_load_numba():
