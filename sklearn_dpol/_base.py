@@ -98,10 +98,16 @@ class PrivateEstimatorMixin:
 
     @contextmanager
     def _atomic(self):
-        """Undo every change to the estimator if the body raises."""
+        """Undo every change to the estimator if the body raises.
+
+        That includes the generator's state and, when ``random_state`` is a
+        ``RandomState`` instance (which seeding draws from), its state too.
+        """
         saved = dict(self.__dict__)
         rng = self.__dict__.get("_rng")
         rng_state = copy.deepcopy(rng.bit_generator.state) if rng is not None else None
+        seeder = getattr(self, "random_state", None)
+        seeder_state = seeder.get_state() if isinstance(seeder, np.random.RandomState) else None
         try:
             yield
         except BaseException:
@@ -109,6 +115,8 @@ class PrivateEstimatorMixin:
             self.__dict__.update(saved)
             if rng is not None:
                 rng.bit_generator.state = rng_state
+            if seeder_state is not None:
+                seeder.set_state(seeder_state)
             raise
 
     def _freeze_stream_params(self):

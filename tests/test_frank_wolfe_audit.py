@@ -31,6 +31,9 @@ def broken(monkeypatch):
     def apply(name, factor):
         original = getattr(fw, name)
         monkeypatch.setattr(fw, name, lambda *args, **kw: factor * original(*args, **kw))
+        # The calibration refuses a zero noise scale at finite epsilon; switch
+        # that guard off so the audit itself has to catch the bug.
+        monkeypatch.setattr(fw, "TINY", 0.0)
     return apply
 
 
@@ -72,6 +75,9 @@ def test_gaussian_halved_sensitivity_is_caught(broken):
 
 def test_gaussian_removed_noise_is_caught(monkeypatch):
     monkeypatch.setattr(fw, "gaussian_mu", lambda epsilon, delta: np.inf)
+    with pytest.raises(ValueError, match="too small"):   # the guard refuses it first
+        gaussian_audit(runs=1000)
+    monkeypatch.setattr(fw, "TINY", 0.0)
     assert gaussian_audit(runs=1000).epsilon_lower_bound > 5 * EPSILON
 
 

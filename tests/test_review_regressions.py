@@ -130,3 +130,60 @@ def test_equal_array_params_do_not_count_as_changed():
     clf.set_params(classes=np.array([0, 2]))
     with pytest.raises(ValueError, match="changed since the stream started"):
         clf.partial_fit(X, y)
+
+
+# -- second review (Frank-Wolfe, QFTL, shared machinery) -------------------------
+
+from sklearn_dpol import PrivateFrankWolfeLasso, PrivateQFTLRegressor  # noqa: E402
+from sklearn_dpol._core import frank_wolfe as fw_core  # noqa: E402
+from sklearn_dpol.privacy import zcdp_delta, zcdp_rho  # noqa: E402
+
+
+@pytest.mark.parametrize("selection", ["exponential", "gaussian"])
+@pytest.mark.parametrize("bounds", [dict(feature_bound=1e-160, y_bound=1e-160),
+                                    dict(radius=1e-320), dict(feature_bound=1e-320)])
+def test_bounds_that_round_the_noise_to_zero_are_refused(selection, bounds):
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 4)) * 1e-160
+    y = np.zeros(200)
+    model = PrivateFrankWolfeLasso(selection=selection, **bounds)
+    if selection == "gaussian" and "radius" in bounds:
+        # The gradient's bound B (B r + Y) does not shrink with r: the noise stays.
+        assert model.fit(X, y).noise_scale_ > 1e-3
+        return
+    with pytest.raises(ValueError, match="too small for floating point"):
+        model.fit(X, y)
+
+
+def test_bounds_whose_gram_matrix_overflows_are_refused():
+    X = np.zeros((2, 3))
+    X[:, 0] = 1e154
+    with pytest.raises(ValueError, match="overflow"):
+        PrivateFrankWolfeLasso(feature_bound=1e154, y_bound=1e-160, radius=1e-10).fit(
+            X, np.zeros(2))
+
+
+def test_float32_rows_are_clipped_to_the_bound_itself():
+    X = np.full((5, 3), 0.5, dtype=np.float32)
+    problem = fw_core.ClippedLeastSquares(X, np.zeros(5), feature_bound=0.1, y_bound=1.0,
+                                          intercept=False, precompute=False)
+    assert problem._clip_rows(0, 5).max() <= 0.1
+
+
+@pytest.mark.parametrize("epsilon,delta", [(1.0, 1e-6), (0.1, 1e-9), (5.0, 1e-5), (0.01, 1e-12)])
+def test_zcdp_rho_never_overspends_delta(epsilon, delta):
+    assert zcdp_delta(zcdp_rho(epsilon, delta), epsilon) <= delta
+
+
+@pytest.mark.parametrize("make", [
+    lambda rs: PrivateFrankWolfeLasso(random_state=rs),
+    lambda rs: PrivateQFTLRegressor(random_state=rs),
+    lambda rs: PrivateIGDClassifier(random_state=rs, classes=[0, 1]),
+])
+def test_failed_fit_leaves_a_random_state_instance_untouched(make):
+    seeder = np.random.RandomState(3)
+    before = seeder.get_state()[1].copy()
+    X = np.ones((4, 2))
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        make(seeder).fit(X, np.array([0, 1, 0, 1]))
+    np.testing.assert_array_equal(seeder.get_state()[1], before)

@@ -212,11 +212,43 @@ class Calibration:
 def calibrate(selection, *, n_samples, n_dims, n_steps, epsilon, delta, radius,
               feature_bound, y_bound):
     """The calibration that makes ``n_steps`` selections ``(epsilon, delta)``-DP."""
+    _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound)
     if selection == EXPONENTIAL:
         sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound)
-        return _calibrate_exponential(sensitivity, n_steps, epsilon, delta)
-    sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims)
-    return _calibrate_gaussian(sensitivity, n_steps, epsilon, delta)
+        calibration = _calibrate_exponential(sensitivity, n_steps, epsilon, delta)
+    else:
+        sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound,
+                                              n_dims)
+        calibration = (_calibrate_gaussian(sensitivity, n_steps, epsilon, delta)
+                       if sensitivity >= TINY else None)
+    if not math.isinf(epsilon) and not (
+        calibration is not None and calibration.sensitivity >= TINY
+        and TINY <= calibration.noise_scale < math.inf
+    ):
+        raise ValueError(
+            f"radius={radius:.3g}, feature_bound={feature_bound:.3g} and y_bound="
+            f"{y_bound:.3g} with n={n_samples} give a sensitivity or noise scale too small "
+            "for floating point (it would round to zero and the noise with it). Rescale "
+            "X and y by public constants so that the bounds are near 1."
+        )
+    return calibration
+
+
+# Sensitivities and noise scales below this lose their precision (or vanish) in
+# double precision; the data's effect on the scores would be rounded, not bounded.
+TINY = 1e-290
+
+
+def _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound):
+    """Sums over ``n`` rows (the Gram matrix, scores) must not overflow: an inf or nan
+    score would make the selection depend on the data outside the mechanism."""
+    largest = n_samples * feature_bound * max(feature_bound, y_bound) * max(1.0, radius)
+    if not largest < 1e300:
+        raise ValueError(
+            f"n={n_samples} rows with feature_bound={feature_bound:.3g}, y_bound="
+            f"{y_bound:.3g} and radius={radius:.3g} overflow floating point in the Gram "
+            "matrix. Rescale X and y by public constants so that the bounds are near 1."
+        )
 
 
 def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):
@@ -313,8 +345,11 @@ class ClippedLeastSquares:
     def _clip_rows(self, start, stop):
         Z = np.empty((stop - start, self.n_dims))
         n_features = self._X.shape[1]
-        bound = representable_bound(self._feature_bound, self._X.dtype)
-        np.clip(self._X[start:stop], -bound, bound, out=Z[:, :n_features])
+        bound = self._feature_bound
+        # Copy to float64 first: clipping float32 rows against float32(bound)
+        # could leave values above the bound the sensitivity is computed for.
+        Z[:, :n_features] = self._X[start:stop]
+        np.clip(Z[:, :n_features], -bound, bound, out=Z[:, :n_features])
         if self._intercept:
             Z[:, n_features] = self._feature_bound
         return Z
@@ -354,12 +389,6 @@ class ClippedLeastSquares:
         """``L(theta)``."""
         total = self._sum_over_chunks(lambda Z, y_c: np.sum((Z @ theta - y_c) ** 2))
         return 0.5 * total / self.n_samples
-
-
-def representable_bound(bound, dtype):
-    """``bound`` capped at the largest value of ``dtype``: clips the same, without
-    the overflow warning of casting 1e50 to float32."""
-    return min(bound, float(np.finfo(dtype).max))
 
 
 def use_gram(n_dims, n_steps):
@@ -413,7 +442,7 @@ def _selector(calibration, vertices, rng):
     if calibration.selection == GAUSSIAN:
         # Through gaussian_release even without noise, so audits see every release.
         return _gaussian_selector(vertices, calibration.noise_scale, rng)
-    if calibration.noise_scale == 0.0:
+    if math.isinf(calibration.epsilon):
         return lambda t, gradient: vertices.best(gradient)
     return _exponential_selector(vertices, calibration.noise_scale, calibration.n_steps, rng)
 

@@ -1,5 +1,6 @@
 """PrivateFrankWolfeLasso: private Frank-Wolfe over the L1 ball (seed 004, Alg. 4 and 5)."""
 
+import math
 from numbers import Integral
 
 import numpy as np
@@ -329,7 +330,8 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             budget = "this release"
         else:
             records = (
-                "the records of every partial_fit call since the stream started, each "
+                "the records of fit (if it came first) and of every partial_fit call "
+                "since, each "
                 "covered by (epsilon, delta) through the one call (batch) that contained "
                 "it; batches are disjoint, so the stream is (epsilon, delta)-DP per record "
                 "by parallel composition (a record passed to k calls composes k times)"
@@ -362,13 +364,14 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        bound = fw.representable_bound(float(self.feature_bound), X.dtype)
-        return np.clip(X, -bound, bound) @ self.coef_ + self.intercept_
+        bound = float(self.feature_bound)
+        return np.clip(np.asarray(X, dtype=np.float64), -bound, bound) @ self.coef_ \
+            + self.intercept_
 
 
 def _mechanism_description(calibration):
     steps = calibration.n_steps
-    if calibration.noise_scale == 0.0:
+    if math.isinf(calibration.epsilon):
         return f"none: epsilon=inf selects the best vertex exactly ({steps} steps)"
     if calibration.selection == fw.EXPONENTIAL:
         return (

@@ -138,7 +138,12 @@ def zcdp_rho(epsilon, delta):
         high += 2.0
     while excess(low) > 0:
         low -= 5.0
-    return float(math.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-15)))
+    rho = float(math.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-15)))
+    # The root lands within a few ulps of the budget, on either side: step below
+    # it until the conversion provably stays within delta.
+    while zcdp_delta(rho, epsilon) > delta:
+        rho = math.nextafter(rho, 0.0)
+    return rho
 
 
 def exponential_mechanism_zcdp(epsilon0):
