@@ -53,7 +53,10 @@ class PrivateEstimatorMixin:
     """Atomic calls and frozen privacy hyperparameters for private estimators.
 
     Subclasses list the parameters that fix a stream's calibration in
-    ``_stream_params``.
+    ``_stream_params``, check cross-parameter constraints in
+    ``_more_validate_params`` and implement one engine,
+    ``_partial_fit(X, y, *, fitting, ...)``, which ``fit`` and ``partial_fit``
+    call through :meth:`_release_fit` and :meth:`_release_stream_batch`.
     """
 
     _stream_params = ()
@@ -118,6 +121,30 @@ class PrivateEstimatorMixin:
             if seeder_state is not None:
                 seeder.set_state(seeder_state)
             raise
+
+    def _release_fit(self, X, y, reset=(), **engine_kwargs):
+        """``fit``: start afresh from ``random_state`` and make one release."""
+        self._more_validate_params()
+        with self._atomic():
+            for name in (*reset, "_exported_public"):
+                self.__dict__.pop(name, None)
+            self._rng = make_generator(self.random_state, purpose=0)
+            self._freeze_stream_params()
+            self._partial_fit(X, y, fitting=True, **engine_kwargs)
+        return self
+
+    def _release_stream_batch(self, X, y, **engine_kwargs):
+        """``partial_fit``: continue the stream (same calibration, same generator)."""
+        self._check_not_exported()
+        with self._atomic():
+            if not hasattr(self, "_frozen_params"):
+                self._more_validate_params()
+                self._freeze_stream_params()
+            self._check_stream_params_unchanged()
+            if not hasattr(self, "_rng"):
+                self._rng = make_generator(self.random_state, purpose=1)
+            self._partial_fit(X, y, fitting=False, **engine_kwargs)
+        return self
 
     def _freeze_stream_params(self):
         self._frozen_params = {name: getattr(self, name) for name in self._stream_params}

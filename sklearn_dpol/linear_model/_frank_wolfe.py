@@ -212,14 +212,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self : object
             Fitted estimator.
         """
-        self._more_validate_params()
-        with self._atomic():
-            for name in ("coef_", "intercept_", "t_", "_exported_public"):
-                self.__dict__.pop(name, None)
-            self._rng = make_generator(self.random_state, purpose=0)
-            self._freeze_stream_params()
-            self._partial_fit(X, y, fitting=True)
-        return self
+        return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
@@ -241,16 +234,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        self._check_not_exported()
-        with self._atomic():
-            if not hasattr(self, "_frozen_params"):
-                self._more_validate_params()
-                self._freeze_stream_params()
-            self._check_stream_params_unchanged()
-            if not hasattr(self, "_rng"):
-                self._rng = make_generator(self.random_state, purpose=1)
-            self._partial_fit(X, y, fitting=False)
-        return self
+        return self._release_stream_batch(X, y)
 
     def _more_validate_params(self):
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),

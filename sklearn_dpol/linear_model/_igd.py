@@ -218,14 +218,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : object
             Fitted estimator.
         """
-        self._more_validate_params()
-        with self._atomic():
-            for name in ("classes_", "_w_private", "_t", "_exported_public"):
-                self.__dict__.pop(name, None)
-            self._rng = make_generator(self.random_state, purpose=0)
-            self._freeze_stream_params()
-            self._partial_fit(X, y, classes=None, n_passes=self.max_iter, fitting=True)
-        return self
+        return self._release_fit(X, y, reset=("classes_", "_w_private", "_t"), classes=None,
+                                 n_passes=self.max_iter)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -246,16 +240,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        self._check_not_exported()
-        with self._atomic():
-            if not hasattr(self, "_frozen_params"):
-                self._more_validate_params()
-                self._freeze_stream_params()
-            self._check_stream_params_unchanged()
-            if not hasattr(self, "_rng"):
-                self._rng = make_generator(self.random_state, purpose=1)
-            self._partial_fit(X, y, classes=classes, n_passes=1, fitting=False)
-        return self
+        return self._release_stream_batch(X, y, classes=classes, n_passes=1)
 
     def _more_validate_params(self):
         if self.update == "gradient" and self.loss != "log_loss":

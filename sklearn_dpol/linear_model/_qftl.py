@@ -206,14 +206,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self : object
             Fitted estimator.
         """
-        self._check_geometry()
-        with self._atomic():
-            for name in ("coef_", "_stream", "_stream_releases", "_exported_public"):
-                self.__dict__.pop(name, None)
-            self._rng = make_generator(self.random_state, purpose=0)
-            self._freeze_stream_params()
-            self._partial_fit(X, y, fitting=True)
-        return self
+        return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
@@ -231,16 +224,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        self._check_not_exported()
-        with self._atomic():
-            if not hasattr(self, "_frozen_params"):
-                self._check_geometry()
-                self._freeze_stream_params()
-            self._check_stream_params_unchanged()
-            if not hasattr(self, "_rng"):
-                self._rng = make_generator(self.random_state, purpose=1)
-            self._partial_fit(X, y, fitting=False)
-        return self
+        return self._release_stream_batch(X, y)
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = not hasattr(self, "coef_")
@@ -291,7 +275,7 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
         return math.hypot(float(self.data_norm), intercept)
 
-    def _check_geometry(self):
+    def _more_validate_params(self):
         bound, y_bound = self._row_bound(), float(self.y_bound)
         if min(float(self.data_norm), y_bound) < 1e-100:
             raise ValueError(
