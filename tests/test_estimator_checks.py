@@ -8,6 +8,7 @@ ESTIMATORS = [
     PrivateIGDClassifier(),
     PrivateIGDClassifier(loss="hinge", fit_intercept=False),
     PrivateIGDClassifier(update="gradient", alpha=0.5, epsilon=float("inf")),
+    PrivateIGDClassifier(solver="objective_perturbation", alpha=1e-2),
     PrivateQFTLRegressor(),
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),

@@ -24,6 +24,7 @@ from .._base import (
     schedule_for,
 )
 from .._core import igd
+from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyGuarantee, gaussian_mu
@@ -74,6 +75,16 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         with step ``2/(alpha t)`` (GIGA, Algorithm 3, log loss only), which
         ignores the first ``2 L_G^2 / alpha^2`` samples (its burn-in) and has
         twice IGD's sensitivity.
+    solver : {"igd", "objective_perturbation"}, default="igd"
+        How ``fit`` trains. ``"igd"``: passes of private IGD and one noisy
+        release. ``"objective_perturbation"`` (``loss="log_loss"`` only): the
+        minimiser of the regularised log loss plus a random linear term
+        (Kifer, Smith and Thakurta 2012; seed 004, Algorithm 2), certified by
+        Newton's method to a gradient norm of ``1e-10 n L`` and released with
+        a little Gaussian noise covering that gap; the regularisation is
+        ``n * alpha``, raised if needed so the Jacobian term takes at most half
+        of epsilon. Usually more accurate than IGD for a one-shot ``fit``.
+        ``partial_fit`` always runs IGD, from the released model.
     horizon : int or None, default=None
         Number of samples a ``partial_fit`` stream may contain. With a horizon
         every sample buys an equal share of the budget and a stream that runs
@@ -153,6 +164,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "update": [StrOptions({"implicit", "gradient"})],
+        "solver": [StrOptions({"igd", "objective_perturbation"})],
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -176,6 +188,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         max_iter=5,
         shuffle=True,
         update="implicit",
+        solver="igd",
         horizon=None,
         random_state=None,
         n_jobs=None,
@@ -191,6 +204,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.update = update
+        self.solver = solver
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -243,6 +257,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return self._release_stream_batch(X, y, classes=classes, n_passes=1)
 
     def _more_validate_params(self):
+        if self.solver == "objective_perturbation" and self.loss != "log_loss":
+            raise ValueError(
+                "solver='objective_perturbation' needs a smooth loss (its privacy proof "
+                f"uses the Hessian); got loss={self.loss!r}. Use loss='log_loss', or "
+                "solver='igd' for the hinge loss."
+            )
         if self.update == "gradient" and self.loss != "log_loss":
             raise ValueError(
                 f"update='gradient' (GIGA) needs a smooth loss; got loss={self.loss!r}. "
@@ -261,6 +281,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
+        if fitting and self.solver == "objective_perturbation":
+            self._fit_objective_perturbation(X, y)
+            return
         share = 1.0 if fitting else self._schedule().share(
             self._stream_samples, self._stream_samples + n_samples
         )
@@ -351,6 +374,40 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "alpha, feed more data, or use update='implicit'.",
                 UserWarning, stacklevel=4,
             )
+
+    def _fit_objective_perturbation(self, X, y):
+        """``fit`` by objective perturbation: one release of the perturbed minimiser."""
+        intercept_value, feature_norm = self._geometry()
+        row_scale, _ = clip_row_scales(X, float(self.data_norm))
+        columns = [X * row_scale[:, np.newaxis]]
+        if self.fit_intercept:
+            columns.append(np.full((X.shape[0], 1), intercept_value))
+        targets = self._signed_targets(y)
+        plan = op.plan(
+            self.epsilon, self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
+            derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
+            alpha=float(self.alpha), n_problems=targets.shape[0],
+        )
+        released = op.solve(np.hstack(columns), targets, loss=op.LOG_LOSS, plan=plan,
+                            rng=self._rng)
+        if self.random_state is None:
+            self._rng = make_generator(None)
+        self._publish(released, intercept_value)
+        # The next partial_fit starts from the released model (no private state).
+        self._w_private = None
+        self._stream_samples, self._stream_releases = X.shape[0], 1
+        self.n_iter_, self.t_ = 1, 1
+        self.noise_scale_ = float(plan.noise_std)
+        self.sensitivity_ = float(np.sqrt(plan.n_problems) * plan.gradient_sensitivity)
+        self.privacy_ = PrivacyGuarantee(
+            epsilon=float(plan.epsilon), delta=float(self.delta), mu=float("nan"),
+            neighbouring=_NEIGHBOURS, mechanism=plan.description,
+            released="coef_ and intercept_ of the fitted model (one release)"
+            + ("; classes_ was taken from y and is NOT covered"
+               if getattr(self, "_labels_from_data", False) else ""),
+            n_releases=1, n_records=X.shape[0], records="the records passed to fit",
+            spent_mu=float("nan"), budget="this release",
+        )
 
     def _signed_targets(self, y):
         if self.classes_.size == 2:

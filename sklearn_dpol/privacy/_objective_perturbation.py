@@ -1,0 +1,154 @@
+"""Exact privacy profile of Gaussian objective perturbation (Kifer, Smith and Thakurta 2012).
+
+The mechanism releases the minimiser of
+
+    J(theta) = sum_i f(<z_i, theta>; y_i) + (Lambda / 2) ||theta||^2 + <b, theta>,
+    b ~ N(0, sigma^2 I),
+
+for a convex GLM loss with ``|f'| <= L`` and ``0 <= f'' <= beta`` and rows
+``||z_i|| <= R``. ``doc/privacy.md`` (section "Objective perturbation") shows
+that, under replace-one neighbours, the privacy loss of the output is at most
+
+    eps_J + mu * chi + mu^2 / 2,
+
+where ``eps_J = ln(1 + beta R^2 / Lambda)`` bounds the Jacobian ratio,
+``mu = 2 L R / sigma`` and ``chi = ||P b|| / sigma`` is chi-distributed with
+``dof <= 2`` degrees of freedom (``P`` projects onto the span of the two rows
+that differ; ``dof = 2K`` for ``K`` problems solved jointly). The exact
+hockey-stick divergence of that bound is the integral computed here. When the
+approximate minimiser is released with extra Gaussian noise (approximate minima
+perturbation, Iyengar et al. 2019), that release is a Gaussian mechanism of GDP
+parameter ``output_mu`` composed adaptively with the first, and its exact
+profile enters the same integral.
+"""
+
+import math
+
+from scipy.integrate import quad
+from scipy.optimize import brentq
+from scipy.special import gammaln, log_ndtr
+
+from ._validation import check_delta, check_epsilon, check_mu
+
+__all__ = ["objective_perturbation_delta", "objective_perturbation_mu"]
+
+# Beyond this many units past its mode the chi density is below exp(-1000).
+_CHI_TAIL = 45.0
+_QUAD = dict(epsabs=0.0, epsrel=1e-11, limit=400)
+
+
+def objective_perturbation_delta(epsilon, mu, *, dof=2, jacobian_epsilon=0.0, output_mu=0.0):
+    """Smallest delta for which objective perturbation is ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, ``>= 0``.
+    mu : float
+        Gradient sensitivity over the noise standard deviation, ``2 L R / sigma``
+        (times ``sqrt(K)`` for ``K`` problems).
+    dof : int, default=2
+        Dimension of the span of the gradient differences: 2 for one problem
+        under replace-one, ``2K`` for ``K`` problems.
+    jacobian_epsilon : float, default=0.0
+        The bound ``K ln(1 + beta R^2 / Lambda)`` on the log Jacobian ratio.
+    output_mu : float, default=0.0
+        GDP parameter of the Gaussian noise added to the approximate minimiser;
+        0 releases the exact minimiser.
+
+    Returns
+    -------
+    delta : float
+    """
+    epsilon = check_epsilon(epsilon)
+    mu, output_mu = check_mu(mu), check_mu(output_mu, name="output_mu")
+    if math.isinf(epsilon) or mu == 0.0 and output_mu == 0.0 and jacobian_epsilon <= epsilon:
+        return 0.0
+    if math.isinf(mu) or math.isinf(output_mu):
+        return 1.0
+    slack = epsilon - float(jacobian_epsilon)
+    if mu == 0.0:
+        return _gaussian_profile(slack, output_mu)
+
+    def integrand(x):
+        remaining = slack - mu * x - mu * mu / 2.0
+        return math.exp(_chi_logpdf(x, dof)) * _gaussian_profile(remaining, output_mu)
+
+    # The loss bound exceeds the slack beyond x = crossing: the integrand is 1
+    # there (times the density) when output_mu = 0, and switches smoothly otherwise.
+    crossing = max((slack - mu * mu / 2.0) / mu, 0.0)
+    upper = max(crossing, math.sqrt(dof)) + _CHI_TAIL
+    tail = quad(integrand, crossing, upper, **_QUAD)[0]
+    head = quad(integrand, 0.0, crossing, **_QUAD)[0] if crossing > 0 and output_mu > 0 else 0.0
+    return float(min(max(head + tail, 0.0), 1.0))
+
+
+def objective_perturbation_mu(epsilon, delta, *, dof=2, jacobian_epsilon=0.0, output_ratio=0.0):
+    """Largest ``mu`` such that objective perturbation is ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, ``> jacobian_epsilon``; ``np.inf`` returns ``np.inf``.
+    delta : float
+        Target delta in ``(0, 1)``.
+    dof : int, default=2
+        See :func:`objective_perturbation_delta`.
+    jacobian_epsilon : float, default=0.0
+        See :func:`objective_perturbation_delta`.
+    output_ratio : float, default=0.0
+        The output noise is calibrated to ``output_mu = output_ratio * mu``.
+
+    Returns
+    -------
+    mu : float
+        The root, stepped down until the profile is provably within ``delta``.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, mechanism="objective perturbation")
+    if math.isinf(epsilon):
+        return math.inf
+    if not epsilon > jacobian_epsilon:
+        raise ValueError(
+            f"epsilon={epsilon!r} must exceed the Jacobian term {jacobian_epsilon!r}; "
+            "increase the regularisation."
+        )
+
+    def profile(mu):
+        return objective_perturbation_delta(
+            epsilon, mu, dof=dof, jacobian_epsilon=jacobian_epsilon,
+            output_mu=output_ratio * mu,
+        )
+
+    def excess(log_mu):
+        value = profile(math.exp(log_mu))
+        return (math.log(value) if value > 0 else -1e300) - math.log(delta)
+
+    low, high = -1.0, 1.0
+    while excess(high) < 0:
+        low, high = high, high + 2.0
+    while excess(low) > 0:
+        low, high = low - 2.0, low
+    mu = math.exp(brentq(excess, low, high, xtol=1e-13, rtol=1e-13, maxiter=500))
+    while profile(mu) > delta:
+        mu *= 1.0 - 1e-10
+    return float(mu)
+
+
+def _chi_logpdf(x, dof):
+    if x <= 0.0:
+        return -math.inf if dof > 1 else math.log(2.0) - 0.5 * math.log(2.0 * math.pi)
+    return ((dof - 1) * math.log(x) - x * x / 2.0
+            - (dof / 2.0 - 1.0) * math.log(2.0) - float(gammaln(dof / 2.0)))
+
+
+def _gaussian_profile(epsilon, mu):
+    """``delta(epsilon; mu)`` of a Gaussian mechanism, for any real ``epsilon``.
+
+    With ``mu = 0`` it is ``(1 - e^epsilon)_+``: a deterministic privacy loss.
+    """
+    if mu == 0.0:
+        return -math.expm1(epsilon) if epsilon < 0 else 0.0
+    log_upper = float(log_ndtr(mu / 2.0 - epsilon / mu))
+    log_ratio = epsilon + float(log_ndtr(-mu / 2.0 - epsilon / mu)) - log_upper
+    return math.exp(log_upper) * -math.expm1(min(log_ratio, 0.0))
