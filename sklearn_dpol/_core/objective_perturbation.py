@@ -175,7 +175,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
     problem_tol = relative_tol * scale / math.sqrt(n_problems)
     # Draw the objective noise for every problem before touching the data.
-    linear_terms = plan.noise_std * rng.standard_normal((n_problems, n_columns))
+    linear_terms = (plan.noise_std * rng.standard_normal((n_problems, n_columns))
+                    if plan.noise_std > 0 else np.zeros((n_problems, n_columns)))
     loss_fns = _LossFunctions(loss, float(threshold))
     solutions = np.empty((n_problems, n_columns))
     for k in range(n_problems):

@@ -1,0 +1,341 @@
+"""Objective perturbation: the privacy-loss bound, its exact profile, the certified
+solver and PrivateIGDClassifier(solver="objective_perturbation")."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import log_ndtr
+from scipy.stats import kstest
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from sklearn_dpol import PrivateIGDClassifier
+from sklearn_dpol._core import objective_perturbation as op
+from sklearn_dpol.audit import audit_estimator, audit_samples
+from sklearn_dpol.privacy import gaussian_epsilon, gaussian_mu
+from sklearn_dpol.privacy._objective_perturbation import (
+    objective_perturbation_delta,
+    objective_perturbation_mu,
+)
+
+EPSILON, DELTA = 1.0, 1e-6
+
+
+# -- the profile ----------------------------------------------------------------------
+
+def closed_form_two_dof(epsilon, mu):
+    """For dof=2 and no output noise: mu sqrt(2 pi) e^eps Q(eps/mu + mu/2)."""
+    assert epsilon >= mu * mu / 2
+    return mu * math.sqrt(2 * math.pi) * math.exp(epsilon + float(log_ndtr(-(epsilon / mu + mu / 2))))
+
+
+@pytest.mark.parametrize("epsilon,mu", [(1.0, 0.2), (1.0, 0.5), (0.1, 0.05), (5.0, 1.0),
+                                        (1.0, 0.1), (20.0, 3.0)])
+def test_profile_matches_the_closed_form(epsilon, mu):
+    assert objective_perturbation_delta(epsilon, mu) == pytest.approx(
+        closed_form_two_dof(epsilon, mu), rel=1e-8)
+
+
+@pytest.mark.parametrize("epsilon,mu,dof,jacobian,output_mu", [
+    (1.0, 1.0, 2, 0.1, 0.0), (1.0, 1.0, 4, 0.0, 0.3), (0.5, 0.8, 1, 0.05, 0.2),
+])
+def test_profile_matches_monte_carlo(epsilon, mu, dof, jacobian, output_mu):
+    """E[(1 - exp(eps - L))_+] for L = eps_J + mu chi + mu^2/2 + (a Gaussian loss)."""
+    rng = np.random.default_rng(0)
+    n = 2_000_000
+    chi = np.sqrt(rng.chisquare(dof, n))
+    loss = (jacobian + mu * chi + mu * mu / 2
+            + output_mu * rng.standard_normal(n) + output_mu ** 2 / 2)
+    samples = np.maximum(-np.expm1(epsilon - loss), 0.0)
+    estimate, stderr = samples.mean(), samples.std() / math.sqrt(n)
+    exact = objective_perturbation_delta(epsilon, mu, dof=dof, jacobian_epsilon=jacobian,
+                                         output_mu=output_mu)
+    assert abs(exact - estimate) < 5 * stderr
+
+
+def test_calibrated_mu_is_within_delta_and_tight():
+    for dof, jacobian in [(2, 0.0), (2, 0.3), (6, 0.1)]:
+        mu = objective_perturbation_mu(EPSILON, DELTA, dof=dof, jacobian_epsilon=jacobian,
+                                       output_ratio=op.OUTPUT_RATIO)
+
+        def profile(m):
+            return objective_perturbation_delta(EPSILON, m, dof=dof, jacobian_epsilon=jacobian,
+                                                output_mu=op.OUTPUT_RATIO * m)
+
+        assert profile(mu) <= DELTA
+        assert profile(mu * 1.0001) > DELTA
+    # The chi(2) tail costs a little against a plain Gaussian mechanism.
+    assert 0.8 * gaussian_mu(EPSILON, DELTA) < objective_perturbation_mu(EPSILON, DELTA) \
+        < gaussian_mu(EPSILON, DELTA)
+
+
+def test_epsilon_below_the_jacobian_term_is_refused():
+    with pytest.raises(ValueError, match="Jacobian"):
+        objective_perturbation_mu(0.1, DELTA, jacobian_epsilon=0.2)
+
+
+# -- the privacy-loss bound, checked pointwise -------------------------------------------
+
+def glm_parts(loss, t, y, h):
+    if loss == op.LOG_LOSS:
+        p = 1 / (1 + np.exp(y * t))
+        return -y * p, p * (1 - p)
+    r = t - y
+    return np.clip(r, -h, h), (np.abs(r) < h).astype(float)
+
+
+def log_density(Z, y, theta, lam, sigma, loss, h):
+    """log p_D(theta) up to a constant: Gaussian density of the noise that makes
+    theta the minimiser, times the Jacobian of that map."""
+    first, second = glm_parts(loss, Z @ theta, y, h)
+    b = -(Z.T @ first + lam * theta)
+    hessian = Z.T @ (second[:, None] * Z) + lam * np.eye(len(theta))
+    return -b @ b / (2 * sigma**2) + np.linalg.slogdet(hessian)[1], b
+
+
+@pytest.mark.parametrize("loss", [op.LOG_LOSS, op.HUBER])
+def test_privacy_loss_never_exceeds_the_bound(loss):
+    """For random neighbours and random outputs theta (every theta is the
+    minimiser for exactly one noise vector), the exact log density ratio is at
+    most eps_J + mu ||P b|| / sigma + mu^2 / 2."""
+    rng = np.random.default_rng(1)
+    h = 0.7
+    derivative_bound = 1.0 if loss == op.LOG_LOSS else h
+    worst = -np.inf
+    for _ in range(300):
+        n, p = int(rng.integers(2, 6)), int(rng.integers(1, 4))
+        Z = rng.normal(size=(n, p))
+        Z /= np.maximum(1, np.linalg.norm(Z, axis=1, keepdims=True))
+        y = rng.choice([-1.0, 1.0], n) if loss == op.LOG_LOSS else rng.normal(size=n) * 2
+        Z1, y1 = Z.copy(), y.copy()
+        Z1[0] = rng.normal(size=p)
+        Z1[0] /= max(1, np.linalg.norm(Z1[0]))
+        y1[0] = -y[0] if loss == op.LOG_LOSS else rng.normal() * 2
+        lam, sigma = rng.uniform(0.05, 2), rng.uniform(0.1, 3)
+        theta = rng.normal(size=p) * rng.uniform(0.1, 5)
+        log0, b0 = log_density(Z, y, theta, lam, sigma, loss, h)
+        log1, _ = log_density(Z1, y1, theta, lam, sigma, loss, h)
+        basis, _ = np.linalg.qr(np.column_stack([Z[0], Z1[0]]))
+        mu = 2 * derivative_bound / sigma
+        jacobian = math.log1p(op.CURVATURE[loss] / lam)
+        bound = jacobian + mu * np.linalg.norm(basis.T @ b0) / sigma + mu * mu / 2
+        assert log0 - log1 <= bound + 1e-9
+        worst = max(worst, (log0 - log1) / bound)
+    assert worst > 0.3  # the bound is not vacuous on these draws
+
+
+# -- the plan -----------------------------------------------------------------------------
+
+def test_plan_noise_and_regularisation():
+    plan = op.plan(EPSILON, DELTA, n_samples=1000, feature_norm=2.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-2, n_problems=3)
+    assert plan.regularization == pytest.approx(10.0)
+    assert plan.jacobian_epsilon == pytest.approx(3 * math.log1p(1.0 / 10.0))
+    assert plan.noise_std == pytest.approx(math.sqrt(3) * 4.0 / plan.mu)
+    weak = op.plan(EPSILON, DELTA, n_samples=10, feature_norm=2.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-6)
+    assert weak.jacobian_epsilon == pytest.approx(op.JACOBIAN_SHARE * EPSILON)
+    assert weak.regularization > 10 * 1e-6
+    free = op.plan(np.inf, DELTA, n_samples=10, feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=0.1)
+    assert free.noise_std == 0.0 and op.output_noise_std(free) == 0.0
+
+
+# -- the solver ---------------------------------------------------------------------------
+
+def logistic_data(n=400, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, p))
+    Z /= np.maximum(1, np.linalg.norm(Z, axis=1, keepdims=True))
+    y = np.where(Z @ rng.normal(size=p) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return Z, y
+
+
+def test_noiseless_solve_matches_sklearn():
+    Z, y = logistic_data()
+    alpha = 1e-3
+    plan = op.plan(np.inf, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=alpha)
+    theta = op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=np.random.default_rng(0))
+    reference = LogisticRegression(C=1 / (len(y) * alpha), fit_intercept=False, tol=1e-12,
+                                   max_iter=10_000).fit(Z, y).coef_
+    np.testing.assert_allclose(theta, reference, atol=1e-6)
+    targets = 0.3 * Z[:, 0]
+    plan = op.plan(np.inf, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=5.0,
+                   curvature_bound=1.0, alpha=alpha)
+    theta = op.solve(Z, targets, loss=op.HUBER, threshold=5.0, plan=plan,
+                     rng=np.random.default_rng(0))
+    ridge = Ridge(alpha=len(y) * alpha, fit_intercept=False, solver="cholesky").fit(Z, targets)
+    np.testing.assert_allclose(theta[0], ridge.coef_, atol=1e-10)
+
+
+def test_released_point_is_within_the_covered_gap():
+    """The certified minimiser is within tol * n L R / Lambda of the exact one,
+    the gap the output noise is calibrated to."""
+    Z, y = logistic_data(seed=3)
+    plan = op.plan(np.inf, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-3)
+    loose = op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=None, tol=1e-4)
+    exact = op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=None, tol=1e-12)
+    gap = (1e-4 + 1e-12) * len(y) / plan.regularization
+    assert np.linalg.norm(loose - exact) <= gap
+
+
+def test_uncertified_solve_raises(monkeypatch):
+    Z, y = logistic_data()
+    plan = op.plan(EPSILON, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-3)
+    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    with pytest.raises(op.SolverDidNotConverge, match="nothing was released"):
+        op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=np.random.default_rng(0))
+
+
+def test_failed_fit_leaves_the_classifier_unchanged(monkeypatch):
+    Z, y = logistic_data()
+    clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[-1, 1],
+                               random_state=np.random.RandomState(0)).fit(Z, y)
+    before = pickle.dumps(clf)
+    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    with pytest.raises(op.SolverDidNotConverge):
+        clf.fit(Z, y)
+    assert pickle.dumps(clf) == before
+
+
+# -- the classifier -----------------------------------------------------------------------
+
+def test_classifier_noiseless_fit_is_regularised_logistic_regression():
+    Z, y = logistic_data(n=600, p=3, seed=5)
+    alpha = 1e-3
+    clf = PrivateIGDClassifier(epsilon=np.inf, solver="objective_perturbation", alpha=alpha,
+                               data_norm=1.0, intercept_scaling=1.0, classes=[-1, 1]).fit(Z, y)
+    augmented = np.hstack([Z, np.ones((len(y), 1))])
+    reference = LogisticRegression(C=1 / (len(y) * alpha), fit_intercept=False, tol=1e-12,
+                                   max_iter=10_000).fit(augmented, y).coef_[0]
+    np.testing.assert_allclose(np.r_[clf.coef_[0], clf.intercept_], reference, atol=1e-6)
+
+
+def test_classifier_private_fit_reports_its_plan():
+    Z, y = logistic_data(n=2000, p=3, seed=6)
+    clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[-1, 1],
+                               random_state=0).fit(Z, y)
+    guarantee = clf.privacy_
+    assert guarantee.epsilon == EPSILON and guarantee.delta == DELTA
+    assert math.isnan(guarantee.mu) and "objective perturbation" in guarantee.mechanism
+    assert clf.noise_scale_ > 0 and clf.score(Z, y) > 0.8
+    # A stream continues with IGD from the released model.
+    released = clf.coef_.copy()
+    clf.partial_fit(Z[:100], y[:100])
+    assert clf.privacy_.n_records == 100 and not np.array_equal(clf.coef_, released)
+
+
+def test_objective_perturbation_needs_the_log_loss():
+    with pytest.raises(ValueError, match="smooth loss"):
+        PrivateIGDClassifier(solver="objective_perturbation", loss="hinge").fit(
+            *logistic_data())
+
+
+# -- audits: tight side and positive controls ----------------------------------------------
+
+# Audits have power only when epsilon is large enough for the privacy loss to be
+# seen in tens of thousands of draws.
+AUDIT_EPSILON = 4.0
+
+
+def huber_canary_draws(draws, seed):
+    """One row (1, +Y) against (1, -Y): with |theta| << Y the Huber derivative is
+    -h against +h whatever theta is, so the gradient moves by exactly 2 h R (the
+    bound) and the Jacobian ratio is 1. ``draws`` independent releases of the
+    same one-problem mechanism, solved as copies. The curvature is zero on this
+    pair, so almost all of epsilon is left to the Gaussian part."""
+    h, Y = 1.0, 1e3
+    plan = op.plan(AUDIT_EPSILON, DELTA, n_samples=1, feature_norm=1.0, derivative_bound=h,
+                   curvature_bound=1.0, alpha=100.0)  # strong: eps_J = ln(1.01) is small
+    outputs = []
+    for label in (Y, -Y):
+        targets = np.full((draws, 1), label)
+        rng = np.random.default_rng(seed + (label > 0))
+        outputs.append(op.solve(np.ones((1, 1)), targets, loss=op.HUBER, threshold=h,
+                                plan=plan, rng=rng))
+    return outputs[0], outputs[1], plan
+
+
+def audit_huber(draws=20_000):
+    out0, out1, plan = huber_canary_draws(draws, 0)
+    return audit_samples(out0, out1, delta=DELTA, statistic=lambda out: -out[:, 0],
+                         random_state=0), plan
+
+
+def test_huber_canary_stays_within_the_claim():
+    result, plan = audit_huber()
+    assert result.epsilon_lower_bound <= AUDIT_EPSILON
+    # The instance is a Gaussian mechanism at mu = 2 h R / sigma.
+    instance = gaussian_epsilon(2.0 / plan.noise_std, DELTA)
+    assert result.epsilon_lower_bound > 0.3 * instance
+
+
+def huber_law(plan, h=1.0):
+    """The exact law of one release on the canary: theta = (+-h - b) / Lambda plus
+    output noise, i.e. N(+-h / Lambda, (sigma / Lambda)^2 + output_std^2)."""
+    mean = h / plan.regularization
+    std = math.hypot(plan.noise_std / plan.regularization, op.output_noise_std(plan))
+    return mean, std
+
+
+def check_draws_follow_the_law(out0, out1, plan):
+    mean, std = huber_law(plan)
+    assert kstest((out0[:, 0] - mean) / std, "norm").pvalue > 1e-4
+    assert kstest((out1[:, 0] + mean) / std, "norm").pvalue > 1e-4
+
+
+def test_huber_draws_follow_the_exact_law():
+    out0, out1, plan = huber_canary_draws(4000, 7)
+    check_draws_follow_the_law(out0, out1, plan)
+
+
+def test_halved_noise_is_caught(monkeypatch):
+    """The library's draws follow the broken plan's law (checked on real draws);
+    the audit then samples that law 400,000 times (as a replayed audit does) and
+    certifies a violation."""
+    original = op.objective_perturbation_mu
+    monkeypatch.setattr(op, "objective_perturbation_mu",
+                        lambda *a, **k: 2 * original(*a, **k))
+    out0, out1, plan = huber_canary_draws(3000, 11)
+    check_draws_follow_the_law(out0, out1, plan)
+    mean, std = huber_law(plan)
+    rng = np.random.default_rng(0)
+    runs = 400_000
+    sample0 = (mean + std * rng.standard_normal(runs))[:, None]
+    sample1 = (-mean + std * rng.standard_normal(runs))[:, None]
+    result = audit_samples(sample0, sample1, delta=DELTA, statistic=lambda out: -out[:, 0],
+                           random_state=0)
+    assert result.epsilon_lower_bound > AUDIT_EPSILON
+
+
+def test_removed_noise_is_caught(monkeypatch):
+    monkeypatch.setattr(op, "objective_perturbation_mu", lambda *a, **k: np.inf)
+    result, _ = audit_huber(draws=2000)
+    assert result.epsilon_lower_bound > AUDIT_EPSILON
+
+
+def classifier_pair(n=8, p=2):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(n, p))
+    y = rng.choice([0, 1], n)
+    X[0], y[0] = [0.7, 0.7], 1
+    return X, y, (np.array([0.7, 0.7]), 0)
+
+
+def test_classifier_real_fits_within_the_claim():
+    X, y, canary = classifier_pair()
+    model = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1])
+    result = audit_estimator(model, X, y, 0, canary, 300, replay=False, random_state=0)
+    assert result.epsilon_lower_bound <= EPSILON
+
+
+def test_classifier_without_noise_is_caught(monkeypatch):
+    monkeypatch.setattr(op, "objective_perturbation_mu", lambda *a, **k: np.inf)
+    X, y, canary = classifier_pair()
+    model = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1])
+    result = audit_estimator(model, X, y, 0, canary, 300, replay=False, random_state=0)
+    assert result.epsilon_lower_bound > 2 * EPSILON
