@@ -16,7 +16,7 @@ minima perturbation, Iyengar et al. 2019). Rows ``z_i`` are clipped to
   there and extends it with a bounded derivative).
 
 The derivation of the bound these calibrations rest on is in ``doc/privacy.md``,
-section 5; the accounting is :mod:`sklearn_dpol.privacy._objective_perturbation`.
+section 7; the accounting is :mod:`sklearn_dpol.privacy._objective_perturbation`.
 """
 
 import math

@@ -6,7 +6,7 @@ The mechanism releases the minimiser of
     b ~ N(0, sigma^2 I),
 
 for a convex GLM loss with ``|f'| <= L`` and ``0 <= f'' <= beta`` and rows
-``||z_i|| <= R``. ``doc/privacy.md`` (section "Objective perturbation") shows
+``||z_i|| <= R``. ``doc/privacy.md`` (section 7) shows
 that, under replace-one neighbours, the privacy loss of the output is at most
 
     eps_J + mu * chi + mu^2 / 2,
