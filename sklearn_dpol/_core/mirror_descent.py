@@ -541,8 +541,9 @@ def start_point(potential, coef_start, intercept_start, radius, y_bound, interce
         if not gauge <= 1.0 + SET_RTOL:
             raise ValueError(
                 f"the start (coef_) is outside the {potential.name} constraint set of "
-                f"radius {radius:.6g} (gauge {gauge:.6g}); the privacy and utility analysis "
-                "need a start inside it."
+                f"radius {radius:.6g} (gauge {gauge:.6g}), so it was not released "
+                "by this estimator; the analysis needs a start inside the set. Call fit to "
+                "start afresh."
             )
         u = _into_set(potential, u)
     v = np.zeros(1 if intercept else 0)
@@ -551,7 +552,8 @@ def start_point(potential, coef_start, intercept_start, radius, y_bound, interce
         if not abs(b) <= 1.0 + SET_RTOL:
             raise ValueError(
                 f"the start intercept {intercept_start!r} is outside [-y_bound, y_bound] = "
-                f"[-{y_bound:.6g}, {y_bound:.6g}]."
+                f"[-{y_bound:.6g}, {y_bound:.6g}], so it was not released by this estimator. "
+                "Call fit to start afresh."
             )
         v[0] = min(1.0, max(-1.0, b))
     return u, v
@@ -600,3 +602,45 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
             trace[first:first + rows] if record_iterates else trace,
         )
     return u_sum, v_sum, trace
+
+
+# -- Euclidean projections (post-processing of objective perturbation) ---------------------
+
+def project(constraint, w, radius, group_size=None):
+    """The Euclidean projection of ``w`` onto the set of ``radius`` (public post-processing)."""
+    w = np.asarray(w, dtype=np.float64)
+    if constraint == L2:
+        norm = np.linalg.norm(w)
+        return w * (radius / norm) if norm > radius else w.copy()
+    if constraint == L1:
+        if np.sum(np.abs(w)) <= radius:
+            return w.copy()
+        return np.sign(w) * _project_nonnegative_to_simplex(np.abs(w), radius, inside=True)
+    if constraint == SIMPLEX:
+        return _project_nonnegative_to_simplex(w, radius, inside=False)
+    starts = np.arange(0, w.size, int(group_size))
+    norms = np.sqrt(np.add.reduceat(w * w, starts))
+    if np.sum(norms) <= radius:
+        return w.copy()
+    shrunk = _project_nonnegative_to_simplex(norms, radius, inside=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(norms > 0, shrunk / norms, 0.0)
+    return w * np.repeat(factor, np.diff(np.append(starts, w.size)))
+
+
+def _project_nonnegative_to_simplex(a, radius, inside):
+    """``max(a - tau, 0)`` with ``tau`` making the sum ``radius`` (sort-based, exact).
+
+    ``inside=True`` projects nonnegative ``a`` onto ``{x >= 0, sum x <= radius}``
+    (only called when ``sum a > radius``); otherwise onto the simplex
+    ``{x >= 0, sum x = radius}`` for any real ``a``.
+    """
+    ordered = np.sort(a)[::-1]
+    cumulative = np.cumsum(ordered) - radius
+    index = np.arange(1, a.size + 1)
+    active = ordered - cumulative / index > 0
+    k = index[active][-1]
+    tau = cumulative[k - 1] / k
+    if inside:
+        tau = max(tau, 0.0)
+    return np.maximum(a - tau, 0.0)
