@@ -378,17 +378,22 @@ def theorem_step_size(n_steps, geo, sigma):
     return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + sigma * sigma * geo.noise_sq)))
 
 
+@functools.lru_cache(maxsize=1024)
 def noise_scale(sensitivity, n_steps, epsilon, delta):
     """``(sigma, mu)``: ``sigma = sensitivity sqrt(T) / mu*(epsilon, delta)`` (GDP composition).
 
     Each noisy gradient is ``(sensitivity / sigma)``-GDP and ``T`` of them
     compose adaptively to ``sqrt(T) sensitivity / sigma = mu*``. ``sigma`` is
     nudged up until the composed ``mu`` is at most ``mu*`` in floating point.
+    Cached: it depends on public constants only and costs a root search, which
+    would dominate a ``partial_fit`` on a small batch.
     """
-    mu_total = gaussian_mu(epsilon, delta)
+    mu_total = _target_mu(epsilon, delta)
     if math.isinf(mu_total):
         return 0.0, math.inf
     sigma = sensitivity * math.sqrt(n_steps) / mu_total
+    if sensitivity == 0.0:
+        return 0.0, 0.0  # the data cannot move the gradient (callers refuse this)
     for _ in range(1000):
         if not sigma > 0:
             break
@@ -398,6 +403,12 @@ def noise_scale(sensitivity, n_steps, epsilon, delta):
             return sigma, mu
         sigma *= 1.0 + 1e-12
     return sigma, math.inf
+
+
+@functools.lru_cache(maxsize=256)
+def _target_mu(epsilon, delta):
+    """``mu* = gaussian_mu(epsilon, delta)``, cached (a root search)."""
+    return gaussian_mu(epsilon, delta)
 
 
 def paper_noise_scale(lipschitz, n_steps, n_samples, epsilon, delta):
@@ -418,10 +429,10 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
     lipschitz = lipschitz_constant(derivative, data_norm, intercept)
     sensitivity = gradient_sensitivity(lipschitz, n_samples)
     geo = geometry(potential, derivative, radius, data_norm, y_bound, intercept)
-    mu_total = gaussian_mu(epsilon, delta)
+    mu_total = _target_mu(float(epsilon), float(delta))
     if n_steps is None:
         n_steps = theorem_iterations(n_samples, mu_total, geo, lipschitz)
-    sigma, mu = noise_scale(sensitivity, n_steps, epsilon, delta)
+    sigma, mu = noise_scale(sensitivity, int(n_steps), float(epsilon), float(delta))
     if not math.isinf(epsilon) and not (TINY <= sigma < math.inf and mu <= mu_total):
         raise ValueError(
             f"radius={radius:.3g}, data_norm={data_norm:.3g} and y_bound={y_bound:.3g} "
