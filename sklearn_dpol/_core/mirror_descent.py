@@ -465,7 +465,7 @@ class ClippedData:
 
 def clip_data(X, y, *, data_norm, y_bound, use_gram):
     """Clip once per call: row scales from :func:`clip_row_scales`, targets by ``y_bound``."""
-    scales, _ = clip_row_scales(X, data_norm)
+    scales = row_scales(X, data_norm)
     y_c = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
     n, p = X.shape
     if not use_gram:
@@ -479,6 +479,22 @@ def clip_data(X, y, *, data_norm, y_bound, use_gram):
         z_sum += Z.sum(axis=0)
         zy_sum += Z.T @ y_c[start:stop]
     return ClippedData(X, scales, y_c, gram / n, z_sum / n, zy_sum / n, float(y_c.mean()), True)
+
+
+def row_scales(X, data_norm):
+    """Per-row clipping factors, computed in float64 whatever the dtype of ``X``.
+
+    Norms of float32 rows computed in float32 can be low by a relative 1e-7,
+    and the clipped rows would exceed ``data_norm`` (the sensitivity) by as much;
+    chunks are converted instead, so ``X`` is never copied whole.
+    """
+    if X.dtype == np.float64:
+        return clip_row_scales(X, data_norm)[0]
+    return np.concatenate([
+        clip_row_scales(np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64),
+                        data_norm)[0]
+        for start in range(0, X.shape[0], CHUNK_ROWS)
+    ] or [np.zeros(0)])
 
 
 def use_gram(loss, n_samples, n_features, n_steps):

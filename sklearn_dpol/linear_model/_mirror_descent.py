@@ -16,7 +16,6 @@ from .._base import (
     make_generator,
 )
 from .._core import mirror_descent as md
-from .._core._clip import clip_row_scales
 from ..privacy import PrivacyGuarantee
 
 _NEIGHBOURS = "replace-one"
@@ -350,7 +349,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self._delta_claim = float(plan.delta)
 
     def _clipped_design(self, X):
-        scales, _ = clip_row_scales(X, float(self.data_norm))
+        scales = md.row_scales(X, float(self.data_norm))
         Z = np.empty((X.shape[0], X.shape[1] + int(self.fit_intercept)))
         np.multiply(X, scales[:, np.newaxis], out=Z[:, :X.shape[1]])
         if self.fit_intercept:
@@ -399,7 +398,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        scales, _ = clip_row_scales(X, float(self.data_norm))
+        scales = md.row_scales(X, float(self.data_norm))
         return (X @ self.coef_) * scales + self.intercept_
 
 
