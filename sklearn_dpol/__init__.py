@@ -5,7 +5,12 @@ cache) the first time an estimator is fitted.
 """
 
 from . import privacy
-from .linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from .linear_model import (
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
 from .privacy import PrivacyGuarantee
 
 __version__ = "0.1.0"
@@ -14,6 +19,7 @@ __all__ = [
     "PrivacyGuarantee",
     "PrivateFrankWolfeLasso",
     "PrivateIGDClassifier",
+    "PrivateMirrorDescentRegressor",
     "PrivateQFTLRegressor",
     "privacy",
     "__version__",

@@ -2,6 +2,12 @@
 
 from ._frank_wolfe import PrivateFrankWolfeLasso
 from ._igd import PrivateIGDClassifier
+from ._mirror_descent import PrivateMirrorDescentRegressor
 from ._qftl import PrivateQFTLRegressor
 
-__all__ = ["PrivateFrankWolfeLasso", "PrivateIGDClassifier", "PrivateQFTLRegressor"]
+__all__ = [
+    "PrivateFrankWolfeLasso",
+    "PrivateIGDClassifier",
+    "PrivateMirrorDescentRegressor",
+    "PrivateQFTLRegressor",
+]

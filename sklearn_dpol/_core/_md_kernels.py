@@ -1,0 +1,333 @@
+"""Numba kernels of noisy mirror descent: the full-batch gradient and the mirror steps.
+
+Imported lazily by :mod:`sklearn_dpol._core.mirror_descent` so that
+``import sklearn_dpol`` does not load numba. Iterates live in normalised
+coordinates ``u = w / radius`` on a unit set; the intercept, when fitted, is
+``v = b / y_bound`` in ``[-1, 1]`` with the potential ``v^2 / 2``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+SQUARED = 0
+ABSOLUTE = 1
+HUBER = 2
+
+# Constraint kernels. The L1 kind also serves the Euclidean potential on the
+# L1 ball (q = 2, c = 1), where its step is the Euclidean projection.
+BALL_L2 = 0
+BALL_L1 = 1
+SIMPLEX = 2
+GROUP_L1 = 3
+
+# The dual bisections stop when the multiplier is known to this relative width.
+_BISECTION_RTOL = 1e-15
+_BISECTION_MAX = 200
+
+
+# -- losses and the full-batch gradient -----------------------------------------------
+
+@njit(cache=True, nogil=True)
+def loss_derivative(r, loss, threshold):
+    """``f'(r)`` of the loss on the residual: bounded by ``Lf`` on the constraint set."""
+    if loss == SQUARED:
+        return r
+    if loss == ABSOLUTE:
+        if r > 0.0:
+            return 1.0
+        if r < 0.0:
+            return -1.0
+        return 0.0
+    if r > threshold:
+        return threshold
+    if r < -threshold:
+        return -threshold
+    return r
+
+
+@njit(cache=True, nogil=True)
+def data_gradient(X, scales, y, w, b, loss, threshold, out):
+    """``out = (1/n) sum_i f'(r_i) (z_i, 1)``, ``z_i = scales[i] X[i]``: O(n p).
+
+    ``out`` has ``p`` entries, or ``p + 1`` when the last one is the
+    intercept's. ``X`` is read in place (float32 or float64), never copied.
+    """
+    n, p = X.shape
+    for j in range(out.size):
+        out[j] = 0.0
+    total = 0.0
+    for i in range(n):
+        s = scales[i]
+        dot = 0.0
+        for j in range(p):
+            dot += X[i, j] * w[j]
+        d = loss_derivative(s * dot + b - y[i], loss, threshold)
+        if d != 0.0:
+            ds = d * s
+            for j in range(p):
+                out[j] += ds * X[i, j]
+            total += d
+    for j in range(p):
+        out[j] /= n
+    if out.size > p:
+        out[p] = total / n
+
+
+@njit(cache=True, nogil=True)
+def gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, out):
+    """The squared loss's gradient from the Gram statistics: O(p^2).
+
+    ``grad_w = G w + b zbar - mean(z y)``, ``grad_b = <zbar, w> + b - mean(y)``.
+    """
+    p = w.size
+    for j in range(p):
+        acc = b * z_mean[j] - zy_mean[j]
+        for k in range(p):
+            acc += gram[j, k] * w[k]
+        out[j] = acc
+    if out.size > p:
+        acc = b - y_mean
+        for k in range(p):
+            acc += z_mean[k] * w[k]
+        out[p] = acc
+
+
+# -- potentials on the L1 ball: (c/2) ||u||_q^2 and its conjugate -----------------------
+
+@njit(cache=True, nogil=True)
+def half_sq_norm_grad(x, r, a, out):
+    """Gradient of ``(a/2) ||x||_r^2``: ``a ||x||_r^(2-r) |x_i|^(r-1) sign(x_i)``.
+
+    Computed on ``x / max|x|`` so that large exponents neither overflow nor
+    underflow (the powers of ``max|x|`` cancel to one factor).
+    """
+    largest = 0.0
+    for i in range(x.size):
+        largest = max(largest, abs(x[i]))
+    if largest == 0.0:
+        for i in range(x.size):
+            out[i] = 0.0
+        return
+    acc = 0.0
+    for i in range(x.size):
+        acc += (abs(x[i]) / largest) ** r
+    factor = a * largest * acc ** ((2.0 - r) / r)
+    for i in range(x.size):
+        t = abs(x[i]) / largest
+        g = factor * t ** (r - 1.0) if t > 0.0 else 0.0
+        out[i] = g if x[i] >= 0.0 else -g
+
+
+@njit(cache=True, nogil=True)
+def _l1_norm(x):
+    acc = 0.0
+    for i in range(x.size):
+        acc += abs(x[i])
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _soft_threshold(z, lam, out):
+    for i in range(z.size):
+        a = abs(z[i]) - lam
+        out[i] = 0.0 if a <= 0.0 else (a if z[i] > 0.0 else -a)
+
+
+@njit(cache=True, nogil=True)
+def l1_step(z, q_dual, c_inv, out, work):
+    """``argmin_{||u||_1 <= 1} -<z, u> + Psi(u)`` for ``Psi = (c/2) ||u||_q^2``.
+
+    ``u(lam) = grad Psi*(S_lam(z))`` minimises the Lagrangian with multiplier
+    ``lam``; ``||u(lam)||_1`` is nonincreasing in ``lam`` (it is one plus the
+    derivative of the concave dual function), so bisection finds the ``lam``
+    with ``||u(lam)||_1 = 1`` when the unconstrained point is outside the ball.
+    The returned point is the bisection's feasible end.
+    """
+    half_sq_norm_grad(z, q_dual, c_inv, out)
+    if _l1_norm(out) <= 1.0:
+        return
+    lo = 0.0
+    hi = 0.0
+    for i in range(z.size):
+        hi = max(hi, abs(z[i]))
+    for _ in range(_BISECTION_MAX):
+        mid = 0.5 * (lo + hi)
+        _soft_threshold(z, mid, work)
+        half_sq_norm_grad(work, q_dual, c_inv, out)
+        if _l1_norm(out) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= _BISECTION_RTOL * hi:
+            break
+    _soft_threshold(z, hi, work)
+    half_sq_norm_grad(work, q_dual, c_inv, out)
+    total = _l1_norm(out)
+    if total > 1.0:  # rounding only
+        for i in range(out.size):
+            out[i] /= total
+
+
+# -- group L1 ball: (1/(M xi)) sum_j ||u_j||^M ---------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _block_norms(x, starts, norms):
+    for j in range(norms.size):
+        acc = 0.0
+        for i in range(starts[j], starts[j + 1]):
+            acc += x[i] * x[i]
+        norms[j] = math.sqrt(acc)
+
+
+@njit(cache=True, nogil=True)
+def group_mirror(u, starts, power, xi, out, norms):
+    """``grad Psi(u)_j = (1/xi) ||u_j||^(M-1) u_j / ||u_j||``."""
+    _block_norms(u, starts, norms)
+    for j in range(norms.size):
+        factor = norms[j] ** (power - 1.0) / (xi * norms[j]) if norms[j] > 0.0 else 0.0
+        for i in range(starts[j], starts[j + 1]):
+            out[i] = factor * u[i]
+
+
+@njit(cache=True, nogil=True)
+def _group_radii(norms, lam, power, xi, radii):
+    """Block norms of ``grad Psi*(S_lam z)``: ``(xi (||z_j|| - lam)_+)^(1/(M-1))``."""
+    total = 0.0
+    for j in range(norms.size):
+        a = norms[j] - lam
+        radii[j] = (xi * a) ** (1.0 / (power - 1.0)) if a > 0.0 else 0.0
+        total += radii[j]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def group_step(z, starts, power, xi, out, norms, radii):
+    """``argmin_{sum_j ||u_j|| <= 1} -<z, u> + Psi(u)``: dual bisection on block norms.
+
+    As for :func:`l1_step` with block soft-thresholding; the group norm of
+    ``u(lam)`` depends on the block norms of ``z`` only, so each bisection
+    step costs O(number of groups).
+    """
+    _block_norms(z, starts, norms)
+    lam = 0.0
+    total = _group_radii(norms, 0.0, power, xi, radii)
+    if total > 1.0:
+        lo = 0.0
+        hi = 0.0
+        for j in range(norms.size):
+            hi = max(hi, norms[j])
+        for _ in range(_BISECTION_MAX):
+            mid = 0.5 * (lo + hi)
+            if _group_radii(norms, mid, power, xi, radii) > 1.0:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= _BISECTION_RTOL * hi:
+                break
+        lam = hi
+        total = _group_radii(norms, lam, power, xi, radii)
+    shrink = 1.0 / total if total > 1.0 else 1.0  # rounding only
+    for j in range(norms.size):
+        factor = shrink * radii[j] / norms[j] if radii[j] > 0.0 else 0.0
+        for i in range(starts[j], starts[j + 1]):
+            out[i] = factor * z[i]
+
+
+# -- simplex: exponentiated gradient in log space -----------------------------------------
+
+@njit(cache=True, nogil=True)
+def simplex_step(log_u, gradient, eta, u):
+    """``log u <- log u - eta g - logsumexp(...)``; ``u = exp(log u)`` sums to one."""
+    top = -np.inf
+    for i in range(log_u.size):
+        log_u[i] -= eta * gradient[i]
+        top = max(top, log_u[i])
+    acc = 0.0
+    for i in range(log_u.size):
+        acc += math.exp(log_u[i] - top)
+    shift = top + math.log(acc)
+    total = 0.0
+    for i in range(log_u.size):
+        log_u[i] -= shift
+        u[i] = math.exp(log_u[i])
+        total += u[i]
+    for i in range(u.size):
+        u[i] /= total
+
+
+@njit(cache=True, nogil=True)
+def l2_step(u, gradient, eta):
+    """``u <- Proj_{unit ball}(u - eta g)``."""
+    acc = 0.0
+    for i in range(u.size):
+        u[i] -= eta * gradient[i]
+        acc += u[i] * u[i]
+    norm = math.sqrt(acc)
+    if norm > 1.0:
+        for i in range(u.size):
+            u[i] /= norm
+
+
+# -- the per-step loop ---------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, threshold,
+              kind, q, c, power, xi, starts, radius, y_bound, eta, noise,
+              u, v, log_u, u_sum, v_sum, trace):
+    """Take ``noise.shape[0]`` noisy mirror steps in place; add each new iterate to the sums.
+
+    ``noise[t]`` is the Gaussian noise of step ``t`` on the gradient in the
+    original coordinates ``(w, b)``; the step uses ``radius * g_w`` and
+    ``y_bound * g_b``, the gradient in the normalised coordinates. ``v`` holds
+    the intercept (one entry, or none without intercept). ``trace`` receives
+    every iterate when it has a row per step (for tests), else nothing.
+    """
+    p = u.size
+    intercept = v.size > 0
+    d = p + v.size
+    w = np.empty(p)
+    grad = np.empty(d)
+    g_u = np.empty(p)
+    z = np.empty(p)
+    work = np.empty(p)
+    n_groups = starts.size - 1
+    norms = np.empty(max(n_groups, 1))
+    radii = np.empty(max(n_groups, 1))
+    q_dual = q / (q - 1.0) if q > 1.0 else 2.0
+    for t in range(noise.shape[0]):
+        for j in range(p):
+            w[j] = radius * u[j]
+        b = y_bound * v[0] if intercept else 0.0
+        if use_gram:
+            gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, grad)
+        else:
+            data_gradient(X, scales, y, w, b, loss, threshold, grad)
+        for j in range(p):
+            g_u[j] = radius * (grad[j] + noise[t, j])
+        if kind == BALL_L2:
+            l2_step(u, g_u, eta)
+        elif kind == BALL_L1:
+            half_sq_norm_grad(u, q, c, z)
+            for j in range(p):
+                z[j] -= eta * g_u[j]
+            l1_step(z, q_dual, 1.0 / c, u, work)
+        elif kind == SIMPLEX:
+            simplex_step(log_u, g_u, eta, u)
+        else:
+            group_mirror(u, starts, power, xi, z, norms)
+            for j in range(p):
+                z[j] -= eta * g_u[j]
+            group_step(z, starts, power, xi, u, norms, radii)
+        if intercept:
+            step = v[0] - eta * y_bound * (grad[p] + noise[t, p])
+            v[0] = min(1.0, max(-1.0, step))
+            v_sum[0] += v[0]
+        for j in range(p):
+            u_sum[j] += u[j]
+        if trace.shape[0] == noise.shape[0]:
+            for j in range(p):
+                trace[t, j] = u[j]
+            if intercept:
+                trace[t, p] = v[0]

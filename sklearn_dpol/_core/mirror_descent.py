@@ -1,0 +1,673 @@
+"""Noisy mirror descent for convex ERM over a public set (seed 004, Algorithm 1, recalibrated).
+
+Model: ``L(w, b) = (1/n) sum_i f(<z_i, w> + b - y_i)`` with ``z_i`` the row
+``x_i`` clipped to L2 norm ``R = data_norm`` and ``y_i`` clipped to
+``[-Y, Y]``; ``w`` in ``C`` (an L2, L1, group-L1 ball or a simplex of
+``radius``), ``b`` in ``[-Y, Y]`` when fitted. ``f`` is the squared, absolute
+or Huber loss on the residual, with ``|f'| <= Lf`` on ``C`` (:func:`derivative_bound`).
+
+Privacy (derived in ``doc/privacy.md``): each record's gradient
+``f'(r) (z, 1)`` has L2 norm at most ``L = Lf sqrt(R^2 + 1)`` (``Lf R``
+without intercept), so replacing one record moves the mean gradient by at
+most ``2L/n``. Every step adds ``N(0, sigma^2 I)`` to it; ``T`` steps are an
+adaptive composition of ``T`` Gaussian mechanisms, ``sqrt(T) 2L/(n sigma)``-GDP
+exactly, and ``sigma = 2 L sqrt(T) / (n mu*)`` makes them ``mu*``-GDP with
+``mu* = gaussian_mu(epsilon, delta)``. The iterates and their average are
+post-processing of the noisy gradients.
+
+Iterates are kept in normalised coordinates ``u = w / radius`` on the unit
+set and ``v = b / Y`` in ``[-1, 1]``; the gradient with respect to ``u`` is
+``radius g_w`` (and ``Y g_b`` for ``v``). The potential of the product set is
+``Psi(u) + v^2 / 2``.
+"""
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from ..privacy import compose_gdp, gaussian_delta, gaussian_mu
+from ._clip import clip_row_scales
+from .noise import gaussian_release
+
+SQUARED = "squared"
+ABSOLUTE = "absolute"
+HUBER = "huber"
+LOSSES = (SQUARED, ABSOLUTE, HUBER)
+L2 = "l2"
+L1 = "l1"
+SIMPLEX = "simplex"
+GROUP_L1 = "group_l1"
+CONSTRAINTS = (L2, L1, SIMPLEX, GROUP_L1)
+
+_LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
+# Kernel codes (``_md_kernels``), repeated here so that importing this module
+# does not load numba.
+_BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
+
+# max_iter=None: the theorem's step count, at most this many (and exactly this
+# many for epsilon=inf). Beyond the balance point the bound improves by at most
+# sqrt(2); a capped T costs the factor sqrt((T*/cap + 1) / 2) on it.
+AUTO_ITER_CAP = 2000
+# Noise is drawn for at most this many entries (steps x coordinates) at a time.
+NOISE_BLOCK_ENTRIES = 2**18
+# Rows per chunk when forming the Gram matrix, so X is never copied whole.
+CHUNK_ROWS = 8192
+# The Gram matrix is used up to this dimension (128 MB of float64).
+GRAM_MAX_DIM = 4096
+# Sensitivities and noise scales below this lose their precision in double
+# precision; bounds above HUGE overflow once squared or summed over rows.
+TINY = 1e-290
+HUGE = 1e300
+# A warm start (or an average) outside the unit set by more than rounding.
+SET_RTOL = 1e-9
+
+
+# -- bounds ----------------------------------------------------------------------------
+
+def derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept):
+    """``Lf = sup |f'(r)|`` over clipped data and the constraint set.
+
+    Absolute loss: 1. Huber: the threshold ``h``. Squared: ``sup |r|`` with
+    ``|<z, w>| <= R max_{w in C} ||w||_2 = R radius`` (every set here lies in
+    the L2 ball of ``radius``), ``|b| <= Y`` and ``|y| <= Y``.
+    """
+    if loss == ABSOLUTE:
+        return 1.0
+    if loss == HUBER:
+        return float(huber_threshold)
+    return data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+
+
+def lipschitz_constant(derivative, data_norm, intercept):
+    """``L = Lf ||(z, 1)||_2 <= Lf sqrt(R^2 + 1)`` (``Lf R`` without intercept)."""
+    return derivative * (math.hypot(data_norm, 1.0) if intercept else data_norm)
+
+
+def gradient_sensitivity(lipschitz, n_samples):
+    """Replace-one L2 sensitivity of the mean gradient: ``2L/n``."""
+    return 2.0 * lipschitz / n_samples
+
+
+def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples=1):
+    """Raise ``ValueError`` when the bounds overflow or vanish in floating point."""
+    derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
+    lipschitz = lipschitz_constant(derivative, data_norm, intercept)
+    scaled = derivative * max(radius * data_norm, y_bound)  # gradient w.r.t. (u, v)
+    large = (lipschitz, scaled * scaled, radius * radius, y_bound * y_bound,
+             n_samples * data_norm * max(data_norm, y_bound, derivative))
+    small = (gradient_sensitivity(lipschitz, n_samples), scaled * scaled)
+    if not (all(value < HUGE for value in large) and all(value >= TINY for value in small)):
+        raise ValueError(
+            f"radius={radius:.3g}, data_norm={data_norm:.3g}, y_bound={y_bound:.3g} "
+            f"(loss={loss!r}, n={n_samples}) give a sensitivity or a step that overflows "
+            "or rounds to zero in floating point. Rescale X and y by public constants "
+            "so that these bounds are near 1."
+        )
+
+
+# -- Gaussian widths (deterministic) ---------------------------------------------------------
+
+@functools.lru_cache(maxsize=256)
+def width_l2_ball(n_dims):
+    """``G = E ||b||_2 = sqrt(2) Gamma((p+1)/2) / Gamma(p/2)`` for the unit L2 ball."""
+    return float(math.sqrt(2.0) * math.exp(special.gammaln((n_dims + 1) / 2.0)
+                                           - special.gammaln(n_dims / 2.0)))
+
+
+@functools.lru_cache(maxsize=256)
+def width_l1_ball(n_dims):
+    """``G = E max_i |b_i|`` for the unit L1 ball: ``int_0^inf 1 - (2 Phi(t) - 1)^p dt``."""
+    return _expected_max(lambda t: n_dims * np.log(special.erf(t / math.sqrt(2.0))),
+                         math.sqrt(2.0 * math.log(2.0 * n_dims)) + 12.0)
+
+
+@functools.lru_cache(maxsize=256)
+def width_group_ball(n_dims, group_size):
+    """``G = E max_j ||b_j||_2`` for the unit group-L1 ball: a maximum of chi variables."""
+    n_full, last = divmod(n_dims, group_size)
+
+    def log_cdf(t):
+        value = n_full * stats.chi.logcdf(t, group_size)
+        return value + (stats.chi.logcdf(t, last) if last else 0.0)
+
+    upper = math.sqrt(group_size) + math.sqrt(2.0 * math.log(n_full + 2.0)) + 12.0
+    return _expected_max(log_cdf, upper)
+
+
+def _expected_max(log_cdf, upper):
+    """``E M = int_0^inf P(M > t) dt`` for ``M >= 0`` with ``log P(M <= t) = log_cdf(t)``."""
+    def tail(t):
+        return -math.expm1(float(log_cdf(t))) if t > 0 else 1.0
+
+    value, _ = integrate.quad(tail, 0.0, upper, limit=200, epsabs=1e-12, epsrel=1e-10)
+    return float(value)
+
+
+# -- potentials ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Potential:
+    """A potential ``Psi`` on a unit set (``||Q||_2 = 1``) and its mirror steps.
+
+    ``kind`` is the kernel code; ``q, c`` parametrise ``(c/2) ||u||_q^2`` on the
+    L1 ball; ``power, xi`` and ``starts`` (block boundaries) the group potential.
+    """
+
+    name: str
+    kind: int
+    n_dims: int
+    psi_max: float
+    gaussian_width: float
+    q: float = 2.0
+    c: float = 1.0
+    power: float = 2.0
+    xi: float = 1.0
+    starts: tuple = (0,)
+
+    @property
+    def set_l2_diameter(self):
+        """``||Q||_2 = max_{u in Q} ||u||_2``: 1 for every unit set here."""
+        return 1.0
+
+    def block_starts(self):
+        return np.asarray(self.starts, dtype=np.int64)
+
+    def start(self):
+        """The minimiser of ``Psi`` on the set: the origin, or the uniform point."""
+        if self.kind == _SIMPLEX:
+            return np.full(self.n_dims, 1.0 / self.n_dims)
+        return np.zeros(self.n_dims)
+
+    def value(self, u):
+        u = np.asarray(u, dtype=np.float64)
+        if self.kind == _BALL_L2:
+            return 0.5 * float(u @ u)
+        if self.kind == _BALL_L1:
+            return 0.5 * self.c * float(np.linalg.norm(u, self.q)) ** 2
+        if self.kind == _SIMPLEX:
+            return float(np.sum(special.xlogy(u, u)) + math.log(self.n_dims))
+        norms = np.sqrt(np.add.reduceat(u * u, self.block_starts()[:-1]))
+        return float(np.sum(norms ** self.power) / (self.power * self.xi))
+
+    def mirror(self, u):
+        """``grad Psi(u)`` (for the simplex ``log u + 1``, on the positive orthant)."""
+        from . import _md_kernels as kernels
+
+        u = np.ascontiguousarray(u, dtype=np.float64)
+        if self.kind == _BALL_L2:
+            return u.copy()
+        out = np.empty_like(u)
+        if self.kind == _BALL_L1:
+            kernels.half_sq_norm_grad(u, self.q, self.c, out)
+        elif self.kind == _SIMPLEX:
+            out = np.log(u) + 1.0
+        else:
+            kernels.group_mirror(u, self.block_starts(), self.power, self.xi, out,
+                                 np.empty(len(self.starts) - 1))
+        return out
+
+    def inverse(self, z):
+        """``grad Psi*(z)``, the inverse of :meth:`mirror` (unconstrained)."""
+        from . import _md_kernels as kernels
+
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        if self.kind == _BALL_L2:
+            return z.copy()
+        if self.kind == _SIMPLEX:
+            return np.exp(z - 1.0)
+        out = np.empty_like(z)
+        if self.kind == _BALL_L1:
+            kernels.half_sq_norm_grad(z, self.q / (self.q - 1.0), 1.0 / self.c, out)
+            return out
+        norms = np.sqrt(np.add.reduceat(z * z, self.block_starts()[:-1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(norms > 0, (self.xi * norms) ** (1.0 / (self.power - 1.0))
+                              / norms, 0.0)
+        return z * np.repeat(factor, np.diff(self.block_starts()))
+
+    def step(self, z):
+        """``argmin_{u in set} -<z, u> + Psi(u)``: the constrained mirror step."""
+        from . import _md_kernels as kernels
+
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        out = np.empty_like(z)
+        if self.kind == _BALL_L2:
+            norm = np.linalg.norm(z)
+            return z / norm if norm > 1.0 else z.copy()
+        if self.kind == _BALL_L1:
+            kernels.l1_step(z, self.q / (self.q - 1.0), 1.0 / self.c, out, np.empty_like(z))
+        elif self.kind == _SIMPLEX:
+            shifted = np.exp(z - np.max(z))
+            out = shifted / shifted.sum()
+        else:
+            m = len(self.starts) - 1
+            kernels.group_step(z, self.block_starts(), self.power, self.xi, out,
+                               np.empty(m), np.empty(m))
+        return out
+
+    def set_norm(self, u):
+        """The gauge of the unit set (``inf`` off the simplex's affine hull or sign)."""
+        u = np.asarray(u, dtype=np.float64)
+        if self.kind == _BALL_L2:
+            return float(np.linalg.norm(u))
+        if self.kind == _BALL_L1:
+            return float(np.sum(np.abs(u)))
+        if self.kind == _SIMPLEX:
+            ok = np.all(u >= 0) and abs(np.sum(u) - 1.0) <= SET_RTOL
+            return float(np.sum(u)) if ok else math.inf
+        return float(np.sum(np.sqrt(np.add.reduceat(u * u, self.block_starts()[:-1]))))
+
+
+def make_potential(constraint, n_dims, group_size=None):
+    """The potential of seed 004, section 3.2, for ``constraint`` on the unit set."""
+    if constraint == L2:
+        return Potential(L2, _BALL_L2, n_dims, 0.5, width_l2_ball(n_dims))
+    if constraint == L1:
+        return _l1_potential(n_dims)
+    if constraint == SIMPLEX:
+        return Potential(SIMPLEX, _SIMPLEX, n_dims, math.log(n_dims), width_l1_ball(n_dims))
+    if constraint == GROUP_L1:
+        return _group_potential(n_dims, int(group_size))
+    raise ValueError(f"unknown constraint {constraint!r}")
+
+
+def _l1_potential(n_dims):
+    """``Psi = ||u||_q^2 / (4(q-1))``, ``q = ln k / (ln k - 1)``, ``k = 2p`` vertices.
+
+    That ``q`` lies in ``(1, 2]`` only for ``ln k >= 2`` (``p >= 4``); below it
+    ``q > 2`` and ``||u||_q^2`` is not strongly convex, so ``p <= 3`` uses the
+    Euclidean potential ``||u||^2 / 2`` (the step is then the Euclidean
+    projection onto the L1 ball).
+    """
+    log_k = math.log(2 * n_dims)
+    width = width_l1_ball(n_dims)
+    if log_k <= 2.0:
+        return Potential(L1, _BALL_L1, n_dims, 0.5, width, q=2.0, c=1.0)
+    q = log_k / (log_k - 1.0)
+    c = 1.0 / (2.0 * (q - 1.0))
+    return Potential(L1, _BALL_L1, n_dims, 0.5 * c, width, q=q, c=c)
+
+
+def _group_potential(n_dims, group_size):
+    """``Psi = (1/(M xi)) sum_j ||u_j||^M`` (Juditsky-Nemirovski, seed 004 section 3.2)."""
+    starts = tuple(range(0, n_dims, group_size)) + (n_dims,)
+    n_groups = len(starts) - 1
+    if n_groups <= 2:
+        power, xi = 2.0, (1.0 if n_groups == 1 else 0.5)
+    else:
+        power, xi = 1.0 + 1.0 / math.log(n_groups), 1.0 / (math.e * math.log(n_groups))
+    # Psi is convex in the block norms, so its maximum is at a vertex (one block of norm 1).
+    return Potential(GROUP_L1, _GROUP_L1, n_dims, 1.0 / (power * xi),
+                     width_group_ball(n_dims, min(group_size, n_dims)), power=power, xi=xi,
+                     starts=starts)
+
+
+# -- calibration --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Calibration:
+    """The step count, noise and step size of one call, and their guarantee.
+
+    ``noise_scale`` is the Gaussian standard deviation per coordinate of the
+    gradient in the original coordinates (0 for ``epsilon=inf``); ``mu`` is the
+    GDP parameter of all ``n_steps`` noisy gradients together.
+    """
+
+    n_steps: int
+    derivative: float
+    lipschitz: float
+    sensitivity: float
+    noise_scale: float
+    step_size: float
+    mu: float
+    epsilon: float
+    delta: float
+    gaussian_width: float
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The terms of the Theorem 3.2 bound ``Psi_max/(eta T) + eta (A + sigma^2 B)``.
+
+    ``grad_sq`` (``A``): the squared dual norm of one record's gradient in the
+    normalised coordinates, ``Lf^2 (radius^2 R^2 + Y^2)``. ``noise_sq`` (``B``):
+    ``E ||noise||_*^2 / sigma^2 <= radius^2 (G_Q^2 + ||Q||^2) + Y^2`` (the
+    ``Y^2`` terms only with intercept). ``psi_max`` includes ``1/2`` for the
+    intercept's potential.
+    """
+
+    grad_sq: float
+    noise_sq: float
+    psi_max: float
+
+
+def geometry(potential, derivative, radius, data_norm, y_bound, intercept):
+    extra = y_bound * y_bound if intercept else 0.0
+    scale = radius * data_norm
+    q_norm = potential.set_l2_diameter
+    return Geometry(
+        grad_sq=derivative * derivative * (scale * scale * q_norm * q_norm + extra),
+        noise_sq=radius * radius * (potential.gaussian_width ** 2 + q_norm ** 2) + extra,
+        psi_max=potential.psi_max + (0.5 if intercept else 0.0),
+    )
+
+
+def theorem_iterations(n_samples, mu, geo, lipschitz, cap=AUTO_ITER_CAP):
+    """``T`` where the gradient and noise terms of the bound balance, in ``[1, cap]``.
+
+    With ``sigma^2 = 4 L^2 T / (n mu)^2`` the bound is
+    ``2 sqrt(Psi_max (A / T + 4 L^2 B / (n mu)^2))`` at the best ``eta``: it
+    decreases in ``T`` towards a noise floor and is within ``sqrt(2)`` of it at
+    ``T* = A (n mu)^2 / (4 L^2 B)`` (``||Q||^2 n^2 mu^2 / (4 (G^2 + ||Q||^2))``
+    without intercept). ``epsilon=inf`` (``mu=inf``) gives the cap.
+    """
+    if math.isinf(mu):
+        return cap
+    ratio = n_samples * mu / (2.0 * lipschitz)
+    steps = geo.grad_sq / geo.noise_sq * ratio * ratio
+    return int(min(cap, max(1, round(steps))))
+
+
+def theorem_step_size(n_steps, geo, sigma):
+    """``eta = sqrt(Psi_max / (T (A + sigma^2 B)))``, which minimises the bound."""
+    if geo.psi_max == 0.0:
+        return 0.0  # a one-point set: nothing to move
+    return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + sigma * sigma * geo.noise_sq)))
+
+
+@functools.lru_cache(maxsize=1024)
+def noise_scale(sensitivity, n_steps, epsilon, delta):
+    """``(sigma, mu)``: ``sigma = sensitivity sqrt(T) / mu*(epsilon, delta)`` (GDP composition).
+
+    Each noisy gradient is ``(sensitivity / sigma)``-GDP and ``T`` of them
+    compose adaptively to ``sqrt(T) sensitivity / sigma = mu*``. ``sigma`` is
+    nudged up until the composed ``mu`` is at most ``mu*`` in floating point.
+    Cached: it depends on public constants only and costs a root search, which
+    would dominate a ``partial_fit`` on a small batch.
+    """
+    mu_total = _target_mu(epsilon, delta)
+    if math.isinf(mu_total):
+        return 0.0, math.inf
+    sigma = sensitivity * math.sqrt(n_steps) / mu_total
+    if sensitivity == 0.0:
+        return 0.0, 0.0  # the data cannot move the gradient (callers refuse this)
+    for _ in range(1000):
+        if not sigma > 0:
+            break
+        mu = compose_gdp([sensitivity / sigma] * n_steps)
+        # mu_total is itself certified: delta(epsilon; mu_total) <= delta.
+        if mu <= mu_total and gaussian_delta(epsilon, mu) <= delta:
+            return sigma, mu
+        sigma *= 1.0 + 1e-12
+    return sigma, math.inf
+
+
+@functools.lru_cache(maxsize=256)
+def _target_mu(epsilon, delta):
+    """``mu* = gaussian_mu(epsilon, delta)``, cached (a root search)."""
+    return gaussian_mu(epsilon, delta)
+
+
+def paper_noise_scale(lipschitz, n_steps, n_samples, epsilon, delta):
+    """Seed 004, Algorithm 1: ``sigma^2 = 32 L^2 T log^2(T/delta) / (epsilon n)^2``.
+
+    Benchmark only, not used by the estimator: for the same ``(epsilon, delta)``
+    it is 11-22x the exact calibration of :func:`noise_scale`.
+    """
+    return (math.sqrt(32.0) * lipschitz * math.sqrt(n_steps) * math.log(n_steps / delta)
+            / (epsilon * n_samples))
+
+
+def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm, y_bound,
+              intercept, epsilon, delta, n_steps=None, step_size=None):
+    """Step count, noise and step size for one call on ``n_samples`` records."""
+    check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples)
+    derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
+    lipschitz = lipschitz_constant(derivative, data_norm, intercept)
+    sensitivity = gradient_sensitivity(lipschitz, n_samples)
+    geo = geometry(potential, derivative, radius, data_norm, y_bound, intercept)
+    mu_total = _target_mu(float(epsilon), float(delta))
+    if n_steps is None:
+        n_steps = theorem_iterations(n_samples, mu_total, geo, lipschitz)
+    sigma, mu = noise_scale(sensitivity, int(n_steps), float(epsilon), float(delta))
+    if not math.isinf(epsilon) and not (TINY <= sigma < math.inf and mu <= mu_total):
+        raise ValueError(
+            f"radius={radius:.3g}, data_norm={data_norm:.3g} and y_bound={y_bound:.3g} "
+            f"with n={n_samples} give a noise scale too small for floating point (it "
+            "would round to zero and the noise with it). Rescale X and y by public "
+            "constants so that the bounds are near 1."
+        )
+    eta = float(step_size) if step_size is not None else theorem_step_size(n_steps, geo, sigma)
+    if not 0.0 <= eta < math.inf:
+        raise ValueError(f"the step size {eta!r} is not a finite nonnegative number.")
+    return Calibration(int(n_steps), derivative, lipschitz, sensitivity, sigma, eta,
+                       mu, float(epsilon), float(delta), potential.gaussian_width)
+
+
+# -- the data --------------------------------------------------------------------------------
+
+@dataclass
+class ClippedData:
+    """Rows clipped by scale factors (``X`` itself untouched), clipped targets, Gram stats."""
+
+    X: np.ndarray
+    scales: np.ndarray
+    y: np.ndarray
+    gram: np.ndarray
+    z_mean: np.ndarray
+    zy_mean: np.ndarray
+    y_mean: float
+    use_gram: bool
+
+
+def clip_data(X, y, *, data_norm, y_bound, use_gram):
+    """Clip once per call: row scales from :func:`clip_row_scales`, targets by ``y_bound``."""
+    scales = row_scales(X, data_norm)
+    y_c = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+    n, p = X.shape
+    if not use_gram:
+        empty = np.zeros(0)
+        return ClippedData(X, scales, y_c, np.zeros((0, 0)), empty, empty, 0.0, False)
+    gram, z_sum, zy_sum = np.zeros((p, p)), np.zeros(p), np.zeros(p)
+    for start in range(0, n, CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, n)
+        Z = scales[start:stop, np.newaxis] * X[start:stop].astype(np.float64, copy=False)
+        gram += Z.T @ Z
+        z_sum += Z.sum(axis=0)
+        zy_sum += Z.T @ y_c[start:stop]
+    return ClippedData(X, scales, y_c, gram / n, z_sum / n, zy_sum / n, float(y_c.mean()), True)
+
+
+def row_scales(X, data_norm):
+    """Per-row clipping factors, computed in float64 whatever the dtype of ``X``.
+
+    Norms of float32 rows computed in float32 can be low by a relative 1e-7,
+    and the clipped rows would exceed ``data_norm`` (the sensitivity) by as much;
+    chunks are converted instead, so ``X`` is never copied whole.
+    """
+    if X.dtype == np.float64:
+        return clip_row_scales(X, data_norm)[0]
+    return np.concatenate([
+        clip_row_scales(np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64),
+                        data_norm)[0]
+        for start in range(0, X.shape[0], CHUNK_ROWS)
+    ] or [np.zeros(0)])
+
+
+def use_gram(loss, n_samples, n_features, n_steps):
+    """Squared loss: the Gram matrix when ``T n p > n p^2 + T p^2`` (fewer flops)."""
+    if loss != SQUARED or n_features > GRAM_MAX_DIM:
+        return False
+    p = float(n_features)
+    return n_steps * n_samples * p > n_samples * p * p + n_steps * p * p
+
+
+def averaged_gradient(data, w, b, loss, huber_threshold):
+    """The mean gradient ``(1/n) sum_i f'(r_i) (z_i, 1)`` at ``(w, b)`` (no noise)."""
+    from . import _md_kernels as kernels
+
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    out = np.empty(w.size + 1)
+    if data.use_gram:
+        kernels.gram_gradient(data.gram, data.z_mean, data.zy_mean, data.y_mean, w,
+                              float(b), out)
+    else:
+        kernels.data_gradient(data.X, data.scales, data.y, w, float(b), _LOSS_CODES[loss],
+                              float(huber_threshold), out)
+    return out
+
+
+# -- the algorithm -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Result:
+    """``coef`` and ``intercept`` (the average iterate), the calibration, the trace."""
+
+    coef: np.ndarray
+    intercept: float
+    calibration: Calibration
+    iterates: np.ndarray
+
+
+def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, constraint,
+                   radius, group_size, data_norm, y_bound, intercept, epsilon, delta, rng,
+                   n_steps=None, step_size=None, record_iterates=False):
+    """Noisy mirror descent on ``(X, y)`` from a public start in the set.
+
+    Returns the average of the ``T`` iterates the ``T`` noisy steps produce
+    (post-processing of the noisy gradients). ``n_steps=None`` takes the
+    theorem's count; ``step_size=None`` the theorem's step.
+    """
+    n_samples, n_features = X.shape
+    potential = make_potential(constraint, n_features, group_size)
+    calibration = calibrate(potential, n_samples=n_samples, loss=loss,
+                            huber_threshold=huber_threshold, radius=radius,
+                            data_norm=data_norm, y_bound=y_bound, intercept=intercept,
+                            epsilon=epsilon, delta=delta, n_steps=n_steps,
+                            step_size=step_size)
+    u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
+    data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
+                     use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps))
+    u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
+                                  radius, y_bound, rng, record_iterates)
+    coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
+    return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
+                  iterates)
+
+
+def start_point(potential, coef_start, intercept_start, radius, y_bound, intercept):
+    """Normalised start ``(u, v)``; refuses a point outside the set beyond rounding."""
+    if coef_start is None:
+        u = potential.start()
+    else:
+        u = np.array(coef_start, dtype=np.float64) / radius
+        gauge = potential.set_norm(u)
+        if not gauge <= 1.0 + SET_RTOL:
+            raise ValueError(
+                f"the start (coef_) is outside the {potential.name} constraint set of "
+                f"radius {radius:.6g} (gauge {gauge:.6g}), so it was not released "
+                "by this estimator; the analysis needs a start inside the set. Call fit to "
+                "start afresh."
+            )
+        u = _into_set(potential, u)
+    v = np.zeros(1 if intercept else 0)
+    if intercept and intercept_start is not None:
+        b = float(intercept_start) / y_bound
+        if not abs(b) <= 1.0 + SET_RTOL:
+            raise ValueError(
+                f"the start intercept {intercept_start!r} is outside [-y_bound, y_bound] = "
+                f"[-{y_bound:.6g}, {y_bound:.6g}], so it was not released by this estimator. "
+                "Call fit to start afresh."
+            )
+        v[0] = min(1.0, max(-1.0, b))
+    return u, v
+
+
+def _into_set(potential, u):
+    """Undo rounding that left ``u`` a few ulps outside the unit set."""
+    if potential.kind == _SIMPLEX:
+        u = np.maximum(u, 0.0)
+        # Entropic steps never leave a zero coordinate: mix in a trace of the
+        # uniform point so the warm start keeps every direction open.
+        u = (1.0 - 1e-9) * u / u.sum() + 1e-9 / u.size
+        return u / u.sum()
+    gauge = potential.set_norm(u)
+    return u / gauge if gauge > 1.0 else u
+
+
+def average_in_set(potential, u_sum, v_sum, n_steps):
+    """The average iterate, a convex combination of points of the set (rounding undone)."""
+    u = _into_set(potential, u_sum / n_steps) if n_steps else u_sum
+    v = np.clip(v_sum / n_steps, -1.0, 1.0)
+    return u, v
+
+
+def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bound, rng,
+         record_iterates):
+    from . import _md_kernels as kernels
+
+    n_steps = calibration.n_steps
+    n_dims = u.size + v.size
+    u_sum, v_sum = np.zeros(u.size), np.zeros(v.size)
+    log_u = np.log(u) if potential.kind == _SIMPLEX else np.zeros(0)
+    trace = np.zeros((n_steps if record_iterates else 0, n_dims))
+    block = max(1, NOISE_BLOCK_ENTRIES // n_dims)
+    for first in range(0, n_steps, block):
+        rows = min(block, n_steps - first)
+        # The only randomness: Gaussian noise on each step's gradient, drawn
+        # through the one release function (zero mean; the kernel adds it).
+        noise = gaussian_release(np.zeros((rows, n_dims)), calibration.noise_scale, rng)
+        kernels.run_steps(
+            data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean, data.y_mean,
+            data.use_gram, _LOSS_CODES[loss], float(huber_threshold), potential.kind,
+            potential.q, potential.c, potential.power, potential.xi,
+            potential.block_starts(), float(radius), float(y_bound),
+            calibration.step_size, noise, u, v, log_u, u_sum, v_sum,
+            trace[first:first + rows] if record_iterates else trace,
+        )
+    return u_sum, v_sum, trace
+
+
+# -- Euclidean projections (post-processing of objective perturbation) ---------------------
+
+def project(constraint, w, radius, group_size=None):
+    """The Euclidean projection of ``w`` onto the set of ``radius`` (public post-processing)."""
+    w = np.asarray(w, dtype=np.float64)
+    if constraint == L2:
+        norm = np.linalg.norm(w)
+        return w * (radius / norm) if norm > radius else w.copy()
+    if constraint == L1:
+        if np.sum(np.abs(w)) <= radius:
+            return w.copy()
+        return np.sign(w) * _project_nonnegative_to_simplex(np.abs(w), radius, inside=True)
+    if constraint == SIMPLEX:
+        return _project_nonnegative_to_simplex(w, radius, inside=False)
+    starts = np.arange(0, w.size, int(group_size))
+    norms = np.sqrt(np.add.reduceat(w * w, starts))
+    if np.sum(norms) <= radius:
+        return w.copy()
+    shrunk = _project_nonnegative_to_simplex(norms, radius, inside=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(norms > 0, shrunk / norms, 0.0)
+    return w * np.repeat(factor, np.diff(np.append(starts, w.size)))
+
+
+def _project_nonnegative_to_simplex(a, radius, inside):
+    """``max(a - tau, 0)`` with ``tau`` making the sum ``radius`` (sort-based, exact).
+
+    ``inside=True`` projects nonnegative ``a`` onto ``{x >= 0, sum x <= radius}``
+    (only called when ``sum a > radius``); otherwise onto the simplex
+    ``{x >= 0, sum x = radius}`` for any real ``a``.
+    """
+    ordered = np.sort(a)[::-1]
+    cumulative = np.cumsum(ordered) - radius
+    index = np.arange(1, a.size + 1)
+    active = ordered - cumulative / index > 0
+    k = index[active][-1]
+    tau = cumulative[k - 1] / k
+    if inside:
+        tau = max(tau, 0.0)
+    return np.maximum(a - tau, 0.0)

@@ -1,0 +1,413 @@
+"""PrivateMirrorDescentRegressor: noisy mirror descent over a public set (seed 004, Alg. 1)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import (
+    DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
+    POSITIVE,
+    PrivateEstimatorMixin,
+    make_generator,
+)
+from .._core import mirror_descent as md
+from ..privacy import PrivacyGuarantee
+
+_NEIGHBOURS = "replace-one"
+MIRROR_DESCENT = "mirror_descent"
+OBJECTIVE_PERTURBATION = "objective_perturbation"
+
+
+class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Convex regression over a public set, trained by differentially private mirror descent.
+
+    Minimises ``(1/n) sum_i f(<x_i, w> + b - y_i)`` for the squared, absolute
+    or Huber loss ``f``, subject to ``w`` in an L2, L1 or group-L1 ball or a
+    simplex of ``radius`` and ``b`` in ``[-y_bound, y_bound]``, after clipping
+    every row of ``X`` to L2 norm ``data_norm`` and every target to
+    ``[-y_bound, y_bound]``. Each step adds Gaussian noise to the full-batch
+    gradient and takes a mirror step with a potential matched to the set
+    (Talwar, Thakurta and Zhang 2015, Algorithm 1, with exact Gaussian DP
+    accounting instead of strong composition); the model is the average
+    iterate. ``solver="objective_perturbation"`` instead solves a randomly
+    perturbed, regularised problem once and projects the solution on the set.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget, ``> 0``; ``np.inf`` adds no noise (plain mirror descent).
+    delta : float, default=1e-6
+        Privacy parameter delta in ``(0, 1)``; take it well below ``1/n``.
+    loss : {"squared", "absolute", "huber"}, default="squared"
+        Loss of the residual ``r = <x, w> + b - y``: ``r^2 / 2``, ``|r|``, or
+        Huber with threshold ``epsilon_huber``.
+    epsilon_huber : float, default=1.0
+        Threshold of the Huber loss, ``> 0`` (its derivative bound).
+    constraint : {"l2", "l1", "simplex", "group_l1"}, default="l2"
+        The set of ``w``: ``||w||_2 <= radius``, ``||w||_1 <= radius``,
+        ``{w >= 0, sum w = radius}``, or ``sum_g ||w_g||_2 <= radius`` over
+        consecutive groups of ``group_size`` features.
+    radius : float, default=1.0
+        Size of the set, ``> 0``.
+    group_size : int or None, default=None
+        Features per group for ``constraint="group_l1"`` (the last group may be
+        shorter); required there, ignored otherwise.
+    data_norm : float, default=1.0
+        Rows of ``X`` are clipped to this L2 norm. Set it from public
+        knowledge, never from the data.
+    y_bound : float, default=1.0
+        Targets are clipped to ``[-y_bound, y_bound]``, which is also the
+        public interval of the intercept.
+    fit_intercept : bool, default=True
+        Fit an intercept in ``[-y_bound, y_bound]`` with its own Euclidean
+        potential (the set is the product of the two). No centring is done.
+    max_iter : int or None, default=None
+        Noisy steps per call. ``None`` takes the step count of Theorem 3.2
+        re-derived for the exact noise (see ``max_iter_``), at most 2,000
+        (exactly 2,000 for ``epsilon=inf``). The noise grows with
+        ``sqrt(max_iter)``.
+    step_size : float or None, default=None
+        The mirror step ``eta``; ``None`` takes the one that minimises the
+        theorem's bound for the chosen ``max_iter``.
+    solver : {"mirror_descent", "objective_perturbation"}, default="mirror_descent"
+        ``"objective_perturbation"`` supports the squared and Huber losses only.
+    alpha : float, default=1e-4
+        Ridge strength (mean form) of objective perturbation; unused by mirror
+        descent.
+    tol : float or None, default=None
+        Tolerance of the objective perturbation solver; unused by mirror descent.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
+        drawing from one generator.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The released coefficients (the average iterate).
+    intercept_ : float
+        The released intercept; ``0.0`` when ``fit_intercept=False``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+    max_iter_ : int
+        Steps chosen for the last call (``max_iter`` or the theorem's count).
+    n_iter_ : int
+        Steps taken in the last call (always ``max_iter_``: stopping on the
+        data would leak); 1 for objective perturbation.
+    step_size_ : float
+        The mirror step of the last call (``nan`` for objective perturbation).
+    noise_scale_ : float
+        Gaussian standard deviation per gradient coordinate in the last call.
+    sensitivity_ : float
+        Replace-one L2 sensitivity ``2 L / n`` of the mean gradient in the last call.
+    lipschitz_ : float
+        ``L``, the L2-Lipschitz constant of one record's loss on the set.
+    gaussian_width_ : float
+        Gaussian width of the symmetrised unit set (``nan`` for objective perturbation).
+    privacy_ : PrivacyGuarantee
+        The guarantee covering what has been released.
+
+    Notes
+    -----
+    Privacy is per record under replace-one neighbours; ``n`` is public. The
+    ``max_iter_`` noisy gradients are ``mu*``-GDP together (adaptive GDP
+    composition) with ``mu* = gaussian_mu(epsilon, delta)``, and the model is
+    a function of them, so ``fit`` is ``(epsilon, delta)``-DP for its records.
+    Each ``partial_fit`` call runs the same private algorithm on its batch only,
+    warm-started from the released model (public), and is ``(epsilon, delta)``-DP
+    for the records of that batch. Batches are disjoint, so every record is
+    covered by ``(epsilon, delta)`` through the one call that contained it, and
+    the whole sequence of releases is ``(epsilon, delta)``-DP per record
+    (parallel composition, which also holds when later batches are chosen after
+    seeing earlier releases). A record passed to ``k`` calls is exposed ``k``
+    times and its guarantee composes. The derivation is in ``doc/privacy.md``.
+
+    References
+    ----------
+    K. Talwar, A. Thakurta and L. Zhang. Nearly optimal private LASSO.
+    NeurIPS 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateMirrorDescentRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 10)) / np.sqrt(10)
+    >>> y = np.clip(2 * X[:, 0] - 2 * X[:, 1] + 0.05 * rng.normal(size=20000), -1, 1)
+    >>> model = PrivateMirrorDescentRegressor(loss="huber", constraint="l1", radius=4.0,
+    ...                                       random_state=0).fit(X, y)
+    >>> model.max_iter_
+    2000
+    >>> float(np.abs(model.coef_).sum()) <= 4.0
+    True
+    >>> model.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        "epsilon": [EPSILON_CONSTRAINT],
+        "delta": [DELTA_CONSTRAINT],
+        "loss": [StrOptions(set(md.LOSSES))],
+        "epsilon_huber": [POSITIVE],
+        "constraint": [StrOptions(set(md.CONSTRAINTS))],
+        "radius": [POSITIVE],
+        "group_size": [Interval(Integral, 1, None, closed="left"), None],
+        "data_norm": [POSITIVE],
+        "y_bound": [POSITIVE],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "step_size": [POSITIVE, None],
+        "solver": [StrOptions({MIRROR_DESCENT, OBJECTIVE_PERTURBATION})],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "tol": [POSITIVE, None],
+        "random_state": ["random_state"],
+    }
+    _stream_params = (
+        "epsilon", "delta", "loss", "epsilon_huber", "constraint", "radius", "group_size",
+        "data_norm", "y_bound", "fit_intercept", "solver", "alpha",
+    )
+    _private_state = ("_rng",)
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        loss="squared",
+        epsilon_huber=1.0,
+        constraint="l2",
+        radius=1.0,
+        group_size=None,
+        data_norm=1.0,
+        y_bound=1.0,
+        fit_intercept=True,
+        max_iter=None,
+        step_size=None,
+        solver="mirror_descent",
+        alpha=1e-4,
+        tol=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.loss = loss
+        self.epsilon_huber = epsilon_huber
+        self.constraint = constraint
+        self.radius = radius
+        self.group_size = group_size
+        self.data_norm = data_norm
+        self.y_bound = y_bound
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.step_size = step_size
+        self.solver = solver
+        self.alpha = alpha
+        self.tol = tol
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Clipping to public bounds and the noise cost accuracy on the checks' data.
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``(X, y)`` from the potential's centre and release one model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; rows are clipped to ``data_norm``.
+        y : array-like of shape (n_samples,)
+            Targets; clipped to ``y_bound``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._release_fit(X, y, reset=("coef_", "intercept_"))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """Run the private algorithm on one batch, warm-started from the released model.
+
+        The call is ``(epsilon, delta)``-DP for the records of this batch; as
+        every record belongs to one call, the stream is ``(epsilon, delta)``-DP
+        per record (parallel composition, see Notes of the class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A batch; rows are clipped to ``data_norm``.
+        y : array-like of shape (n_samples,)
+            Targets of the batch; clipped to ``y_bound``.
+
+        Returns
+        -------
+        self : object
+            The estimator, with the new release in ``coef_`` and ``intercept_``.
+        """
+        return self._release_stream_batch(X, y)
+
+    def _more_validate_params(self):
+        if self.constraint == md.GROUP_L1 and self.group_size is None:
+            raise ValueError("constraint='group_l1' needs group_size, the number of "
+                             "consecutive features per group (an integer >= 1).")
+        if self.solver == OBJECTIVE_PERTURBATION and self.loss == md.ABSOLUTE:
+            raise ValueError("solver='objective_perturbation' needs a smooth loss "
+                             "('squared' or 'huber'); the absolute loss has no bounded "
+                             "curvature. Use solver='mirror_descent'.")
+        md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+                        float(self.data_norm), float(self.y_bound), self.fit_intercept)
+
+    def _partial_fit(self, X, y, *, fitting):
+        first_call = fitting or not hasattr(self, "coef_")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
+                             y_numeric=True, reset=first_call)
+        y = np.asarray(y, dtype=np.float64)
+        if self.solver == OBJECTIVE_PERTURBATION:
+            self._perturbed_objective_release(X, y)
+        else:
+            self._mirror_descent_release(X, y, first_call)
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just
+            # drawn; an unseeded estimator starts over from fresh OS entropy.
+            self._rng = make_generator(None)
+        if first_call:
+            self._stream_records, self._stream_calls = 0, 0
+        self._stream_records += X.shape[0]
+        self._stream_calls += 1
+        self.privacy_ = self._guarantee(fitting)
+
+    def _mirror_descent_release(self, X, y, first_call):
+        result = md.mirror_descent(
+            X, y, None if first_call else self.coef_,
+            None if first_call else self.intercept_, loss=self.loss,
+            huber_threshold=float(self.epsilon_huber), constraint=self.constraint,
+            radius=float(self.radius), group_size=self.group_size,
+            data_norm=float(self.data_norm), y_bound=float(self.y_bound),
+            intercept=self.fit_intercept, epsilon=float(self.epsilon),
+            delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
+            step_size=None if self.step_size is None else float(self.step_size),
+        )
+        calibration = result.calibration
+        self.coef_ = np.asarray(result.coef, dtype=np.float64)
+        self.intercept_ = float(result.intercept)
+        self.max_iter_ = self.n_iter_ = calibration.n_steps
+        self.step_size_ = float(calibration.step_size)
+        self.noise_scale_ = float(calibration.noise_scale)
+        self.sensitivity_ = float(calibration.sensitivity)
+        self.lipschitz_ = float(calibration.lipschitz)
+        self.gaussian_width_ = float(calibration.gaussian_width)
+        self._mechanism = _mirror_descent_description(calibration)
+        self._mu = float(calibration.mu)
+        self._epsilon_claim = float(calibration.epsilon)
+        self._delta_claim = float(calibration.delta)
+
+    def _perturbed_objective_release(self, X, y):
+        from .._core import objective_perturbation as op
+
+        n_samples, n_features = X.shape
+        radius, data_norm, y_bound = float(self.radius), float(self.data_norm), \
+            float(self.y_bound)
+        md.check_bounds(self.loss, float(self.epsilon_huber), radius, data_norm, y_bound,
+                        self.fit_intercept, n_samples)
+        # The Huber continuation of the squared loss at its derivative bound on the
+        # set equals it there and has a bounded derivative everywhere.
+        derivative = md.derivative_bound(self.loss, float(self.epsilon_huber), radius,
+                                         data_norm, y_bound, self.fit_intercept)
+        feature_norm = math.hypot(data_norm, 1.0) if self.fit_intercept else data_norm
+        plan = op.plan(float(self.epsilon), float(self.delta), n_samples=n_samples,
+                       feature_norm=feature_norm, derivative_bound=derivative,
+                       curvature_bound=1.0, alpha=float(self.alpha), n_problems=1)
+        Z = self._clipped_design(X)
+        targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
+        theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
+                         rng=self._rng, tol=self.tol)
+        theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+        # Projection on the public set: post-processing of the private solution.
+        self.coef_ = md.project(self.constraint, theta[:n_features], radius, self.group_size)
+        self.intercept_ = float(np.clip(theta[n_features], -y_bound, y_bound)) \
+            if self.fit_intercept else 0.0
+        self.max_iter_ = self.n_iter_ = 1
+        self.step_size_ = math.nan
+        self.noise_scale_ = float(plan.noise_std)
+        self.sensitivity_ = math.nan
+        self.lipschitz_ = float(derivative * feature_norm)
+        self.gaussian_width_ = math.nan
+        self._mechanism = str(plan.description)
+        self._mu = math.nan
+        self._epsilon_claim = float(plan.epsilon)
+        self._delta_claim = float(plan.delta)
+
+    def _clipped_design(self, X):
+        scales = md.row_scales(X, float(self.data_norm))
+        Z = np.empty((X.shape[0], X.shape[1] + int(self.fit_intercept)))
+        np.multiply(X, scales[:, np.newaxis], out=Z[:, :X.shape[1]])
+        if self.fit_intercept:
+            Z[:, -1] = 1.0
+        return Z
+
+    def _guarantee(self, fitting):
+        if fitting:
+            records = "the records passed to fit"
+            budget = "this release"
+        else:
+            records = (
+                "the records of fit (if it came first) and of every partial_fit call "
+                "since, each covered by (epsilon, delta) through the one call (batch) that "
+                "contained it; batches are disjoint, so the stream is (epsilon, delta)-DP "
+                "per record by parallel composition (a record passed to k calls composes "
+                "k times)"
+            )
+            budget = "each batch, for a stream however long (parallel composition)"
+        released = (
+            "coef_ and intercept_ after every call (the average mirror-descent iterate, "
+            "a function of the noisy gradients), and the step count max_iter_"
+            if self.solver == MIRROR_DESCENT else
+            "coef_ and intercept_ after every call (the perturbed objective's minimiser "
+            "projected on the public set)"
+        )
+        return PrivacyGuarantee(
+            epsilon=self._epsilon_claim, delta=self._delta_claim, mu=self._mu,
+            neighbouring=_NEIGHBOURS, mechanism=self._mechanism, released=released,
+            n_releases=self._stream_calls, n_records=self._stream_records,
+            records=records, spent_mu=self._mu, budget=budget,
+        )
+
+    def predict(self, X):
+        """Predict from rows clipped to ``data_norm``, as in training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        scales = md.row_scales(X, float(self.data_norm))
+        return (X @ self.coef_) * scales + self.intercept_
+
+
+def _mirror_descent_description(calibration):
+    steps = calibration.n_steps
+    if math.isinf(calibration.epsilon):
+        return f"none: epsilon=inf runs {steps} noiseless mirror-descent steps"
+    return (
+        f"Gaussian noise (sigma={calibration.noise_scale:.4g}) on the mean gradient "
+        f"(L2 sensitivity {calibration.sensitivity:.4g}) at each of T={steps} "
+        f"mirror-descent steps, GDP-composed to mu={calibration.mu:.4g}"
+    )
