@@ -13,10 +13,15 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_digits, make_classification, make_friedman1
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+from sklearn.linear_model import HuberRegressor, Lasso, LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
-from . import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from . import (
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, np.inf)
 DELTA = 1e-6
@@ -84,12 +89,28 @@ def sparse_task(n_samples):
     return "sparse regression (50 features)", X, y, PrivateFrankWolfeLasso, params, "fit"
 
 
+def mirror_descent_task(n_samples):
+    """The sparse task for noisy mirror descent over the L1 ball (Huber loss).
+
+    Rows have L2 norm at most ``sqrt(50)`` by construction (50 features in
+    [-1, 1]). Each step is a full pass over the data, so the task uses a tenth
+    of the rows to keep the demonstration short.
+    """
+    name, X, y, _, _, mode = sparse_task(n_samples // 10)
+    params = dict(constraint="l1", radius=2.0, loss="huber", epsilon_huber=0.5,
+                  data_norm=float(np.sqrt(50.0)), y_bound=1.0)
+    return name, X, y, PrivateMirrorDescentRegressor, params, mode
+
+
 def reference_score(estimator_class, X_train, y_train, X_test, y_test):
     """The non-private scikit-learn counterpart on the same scaled data."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if estimator_class is PrivateQFTLRegressor:
             return "Ridge", Ridge(alpha=1e-6).fit(X_train, y_train).score(X_test, y_test)
+        if estimator_class is PrivateMirrorDescentRegressor:
+            model = HuberRegressor(epsilon=1.35, alpha=0.0).fit(X_train, y_train)
+            return "HuberRegressor", model.score(X_test, y_test)
         if estimator_class is PrivateFrankWolfeLasso:
             model = Lasso(alpha=1e-4).fit(X_train, y_train)
             return "Lasso", model.score(X_test, y_test)
@@ -159,7 +180,7 @@ def main(argv=None):
     tasks = (generated_task(args.n_samples),
              generated_task_objective_perturbation(args.n_samples), digits_task(),
              friedman_task(args.n_samples, "fit"), friedman_task(args.n_samples, "stream"),
-             sparse_task(args.n_samples))
+             sparse_task(args.n_samples), mirror_descent_task(args.n_samples))
     rows = []
     for task in tasks:
         rows += evaluate(task, args.seeds)
