@@ -50,6 +50,9 @@ OUTPUT_RATIO = 0.1
 # below grows with it.
 CERTIFY_CHUNK = 4096
 UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+# Margins are certified in extended precision where the platform has it (x86:
+# 64-bit mantissa); elsewhere long double is double and this equals UNIT_ROUNDOFF.
+LONG_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
 
 
 class SolverDidNotConverge(ValueError):
@@ -69,6 +72,7 @@ class Plan:
     gradient_sensitivity: float
     derivative_bound: float
     feature_norm: float
+    curvature_bound: float
     n_samples: int
     n_problems: int
 
@@ -86,7 +90,7 @@ class Plan:
             f"{self.jacobian_epsilon:.4g}, gradient sensitivity "
             f"{self.gradient_sensitivity:.4g} over {self.n_problems} problem(s), plus "
             f"Gaussian output noise at mu={self.output_mu:.4g} for the certified solver "
-            "gap; exact profile of the privacy-loss bound (doc/privacy.md, section 5)"
+            "gap; exact profile of the privacy-loss bound (doc/privacy.md, section 7)"
         )
 
 
@@ -121,7 +125,8 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
     sensitivity = 2.0 * float(derivative_bound) * float(feature_norm)
     if math.isinf(epsilon):
         return Plan(math.inf, float(delta), math.inf, 0.0, regularization, 0.0,
-                    sensitivity, float(derivative_bound), float(feature_norm), n, K)
+                    sensitivity, float(derivative_bound), float(feature_norm),
+                    float(curvature_bound), n, K)
     curvature = float(curvature_bound) * radius_sq
     jacobian = K * math.log1p(curvature / regularization) if regularization > 0 else math.inf
     if jacobian > JACOBIAN_SHARE * epsilon:
@@ -132,7 +137,8 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
                                    output_ratio=OUTPUT_RATIO)
     noise_std = math.sqrt(K) * sensitivity / mu
     return Plan(float(epsilon), float(delta), mu, noise_std, regularization, jacobian,
-                sensitivity, float(derivative_bound), float(feature_norm), n, K)
+                sensitivity, float(derivative_bound), float(feature_norm),
+                float(curvature_bound), n, K)
 
 
 def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
@@ -178,15 +184,43 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     linear_terms = (plan.noise_std * rng.standard_normal((n_problems, n_columns))
                     if plan.noise_std > 0 else np.zeros((n_problems, n_columns)))
     loss_fns = _LossFunctions(loss, float(threshold))
+    regularization = certifiable_regularization(plan, linear_terms, Z.shape, problem_tol)
     solutions = np.empty((n_problems, n_columns))
     for k in range(n_problems):
-        solutions[k] = _newton(Z, targets[k], linear_terms[k], plan.regularization, loss_fns,
+        solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
                                problem_tol)
     # ||theta_hat - theta*|| <= ||grad J|| / Lambda per problem, so the stacked
     # gap is at most relative_tol * scale / Lambda: replace-one moves it by twice that.
-    gap_sensitivity = 2.0 * relative_tol * scale / plan.regularization
+    gap_sensitivity = 2.0 * relative_tol * scale / regularization
     output_std = 0.0 if math.isinf(plan.mu) else gap_sensitivity / plan.output_mu
     return gaussian_release(solutions, output_std, rng)
+
+
+def certifiable_regularization(plan, linear_terms, shape, problem_tol):
+    """The smallest ``Lambda >= plan.regularization`` whose solve can always be certified.
+
+    Decided from public values and the noise only, before the data is read, so
+    that whether the solve succeeds does not depend on the data. At the
+    minimiser ``||theta*|| <= s / Lambda`` with ``s = n L R + ||b||`` (the data
+    term of the gradient has norm at most ``n L R``); allowing twice that, the
+    rounding allowance of :func:`_certified_gradient_norm` is at most
+    ``factor (s + 2 s) + 2 beta n R^2 (u + (p + 2) u_ld) 2 s / Lambda``, which
+    must stay below half the tolerance. A larger ``Lambda`` only lowers the
+    Jacobian term of the plan, so the guarantee is unchanged.
+    """
+    n, p = shape
+    s = plan.n_samples * plan.derivative_bound * plan.feature_norm \
+        + float(np.max(np.linalg.norm(linear_terms, axis=1)))
+    factor = _summation_factor(n, p)
+    if 3.0 * factor * s > problem_tol / 4.0:
+        raise ValueError(
+            f"The tolerance {problem_tol:.3g} is below what float64 rounding lets the "
+            "solver certify for this size of problem; increase tol."
+        )
+    margin_unit = UNIT_ROUNDOFF + (p + 2) * LONG_ROUNDOFF
+    curvature = plan.curvature_bound * plan.feature_norm**2
+    drift = 4.0 * curvature * plan.n_samples * margin_unit * s
+    return max(plan.regularization, drift / (problem_tol / 4.0))
 
 
 def output_noise_std(plan, tol=None):
@@ -236,13 +270,21 @@ def _newton(Z, y, b, lam, loss_fns, tol):
     theta = np.zeros(Z.shape[1])
     value = _objective(Z, y, b, lam, loss_fns, theta)
     for _ in range(MAX_NEWTON_STEPS):
-        first, second = loss_fns.derivatives(Z @ theta, y)
-        if _certified_gradient_norm(Z, first, theta, b, lam, CURVATURE[loss_fns.loss]) <= tol:
+        margins = _margins(Z, theta)
+        first, second = loss_fns.derivatives(margins, y)
+        if _certified_gradient_norm(Z, margins, first, theta, b, lam,
+                                    CURVATURE[loss_fns.loss]) <= tol:
             return theta
         gradient = Z.T @ first + lam * theta + b
         hessian = Z.T @ (second[:, np.newaxis] * Z)
         hessian[np.diag_indices_from(hessian)] += lam
-        step = -cho_solve(cho_factor(hessian, check_finite=False), gradient)
+        try:
+            step = -cho_solve(cho_factor(hessian, check_finite=False), gradient)
+        except np.linalg.LinAlgError as error:  # scipy raises numpy's LinAlgError
+            raise SolverDidNotConverge(
+                "The Newton system could not be factorised; nothing was released. "
+                "Increase alpha."
+            ) from error
         theta, value = _line_search(Z, y, b, lam, loss_fns, theta, value, gradient, step)
     raise SolverDidNotConverge(
         f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {MAX_NEWTON_STEPS} "
@@ -269,7 +311,22 @@ def _line_search(Z, y, b, lam, loss_fns, theta, value, gradient, step):
     return theta + step, _objective(Z, y, b, lam, loss_fns, theta + step)
 
 
-def _certified_gradient_norm(Z, first, theta, b, lam, curvature):
+def _summation_factor(n, p):
+    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 4) u``."""
+    chunks = max(math.ceil(n / CERTIFY_CHUNK), 1)
+    return 2.0 * (min(n, CERTIFY_CHUNK) + p + chunks + 4) * UNIT_ROUNDOFF
+
+
+def _margins(Z, theta):
+    """``Z @ theta`` accumulated in long double, rounded once to float64."""
+    theta_long = theta.astype(np.longdouble)
+    return np.concatenate([
+        (Z[start:start + CERTIFY_CHUNK].astype(np.longdouble) @ theta_long).astype(np.float64)
+        for start in range(0, Z.shape[0], CERTIFY_CHUNK)
+    ])
+
+
+def _certified_gradient_norm(Z, margins, first, theta, b, lam, curvature):
     """An upper bound on the exact ``||grad J(theta)||``: computed norm plus rounding.
 
     The data term is summed in chunks of ``CERTIFY_CHUNK`` rows, then the
@@ -277,9 +334,10 @@ def _certified_gradient_norm(Z, first, theta, b, lam, curvature):
     ``(chunk + p + chunks + 4) u`` times the sum of the absolute values of its
     terms (the standard bound for any summation order; the ``+4`` covers the
     derivative's own few-ulp error). The derivatives are evaluated at margins
-    whose rounding error is at most ``(p + 1) u |z_i| . |theta|`` (a ``p``-term
-    dot product), which moves them by at most the curvature bound times that.
-    A factor of 2 is kept as margin.
+    accumulated in long double and rounded once (:func:`_margins`), so a
+    margin's error is at most ``u |t_i| + (p + 2) u_ld |z_i|.|theta|``, which moves the
+    derivative by at most the curvature bound times that. A factor of 2 is kept
+    as margin.
     """
     n, p = Z.shape
     abs_theta = np.abs(theta)
@@ -287,12 +345,12 @@ def _certified_gradient_norm(Z, first, theta, b, lam, curvature):
     for start in range(0, n, CERTIFY_CHUNK):
         chunk, derivative = Z[start:start + CERTIFY_CHUNK], first[start:start + CERTIFY_CHUNK]
         abs_chunk = np.abs(chunk)
-        margin_error = (p + 1) * UNIT_ROUNDOFF * (abs_chunk @ abs_theta)
+        margin_error = (UNIT_ROUNDOFF * 2.0 * np.abs(margins[start:start + CERTIFY_CHUNK])
+                        + (p + 2) * LONG_ROUNDOFF * 2.0 * (abs_chunk @ abs_theta))
         gradient_parts.append(chunk.T @ derivative)
         size_parts.append(abs_chunk.T @ np.abs(derivative))
         drift_parts.append(abs_chunk.T @ (curvature * margin_error))
     gradient = np.sum(gradient_parts, axis=0) + lam * theta + b
     sizes = np.sum(size_parts, axis=0) + lam * abs_theta + np.abs(b)
-    factor = 2.0 * (min(n, CERTIFY_CHUNK) + p + len(gradient_parts) + 4) * UNIT_ROUNDOFF
-    rounding = factor * sizes + 2.0 * np.sum(drift_parts, axis=0)
+    rounding = _summation_factor(n, p) * sizes + 2.0 * np.sum(drift_parts, axis=0)
     return float(np.linalg.norm(gradient) + np.linalg.norm(rounding))

@@ -80,7 +80,11 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         Ridge strength (mean form) of objective perturbation; unused by mirror
         descent.
     tol : float or None, default=None
-        Tolerance of the objective perturbation solver; unused by mirror descent.
+        Relative tolerance of the objective perturbation solver: it certifies a
+        gradient norm of at most ``tol n L R`` (``None``: ``1e-10``). Only
+        utility depends on it (the output noise scales with it); values below
+        what float64 rounding can certify (about ``1e-11``) are refused.
+        Unused by mirror descent.
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
         drawing from one generator.
@@ -105,7 +109,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
     sensitivity_ : float
-        Replace-one L2 sensitivity ``2 L / n`` of the mean gradient in the last call.
+        Replace-one L2 sensitivity ``2 L / n`` of the mean gradient in the last
+        call; for objective perturbation, ``2 L R`` of the summed gradient.
     lipschitz_ : float
         ``L``, the L2-Lipschitz constant of one record's loss on the set.
     gaussian_width_ : float
@@ -126,7 +131,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     the whole sequence of releases is ``(epsilon, delta)``-DP per record
     (parallel composition, which also holds when later batches are chosen after
     seeing earlier releases). A record passed to ``k`` calls is exposed ``k``
-    times and its guarantee composes. The derivation is in ``doc/privacy.md``.
+    times and its guarantee composes. With ``solver="objective_perturbation"``
+    each call solves its batch afresh (no warm start), so the model reflects
+    the last batch only; the guarantee is the same. The derivation is in
+    ``doc/privacy.md``, sections 7 and 8.
 
     References
     ----------
@@ -239,6 +247,9 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     def partial_fit(self, X, y):
         """Run the private algorithm on one batch, warm-started from the released model.
 
+        With ``solver="objective_perturbation"`` the batch is solved afresh
+        (the previous model is replaced).
+
         The call is ``(epsilon, delta)``-DP for the records of this batch; as
         every record belongs to one call, the stream is ``(epsilon, delta)``-DP
         per record (parallel composition, see Notes of the class).
@@ -340,7 +351,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self.max_iter_ = self.n_iter_ = 1
         self.step_size_ = math.nan
         self.noise_scale_ = float(plan.noise_std)
-        self.sensitivity_ = math.nan
+        self.sensitivity_ = float(plan.gradient_sensitivity)
         self.lipschitz_ = float(derivative * feature_norm)
         self.gaussian_width_ = math.nan
         self._mechanism = str(plan.description)

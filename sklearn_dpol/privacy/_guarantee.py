@@ -61,8 +61,9 @@ class PrivacyGuarantee:
         return math.isfinite(self.epsilon)
 
     def __str__(self):
+        gdp = "" if math.isnan(self.mu) else f" [{self.mu:.4g}-GDP]"
         return (
-            f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.mu:.4g}-GDP] under "
+            f"({self.epsilon:.4g}, {self.delta:.3g})-DP{gdp} under "
             f"{self.neighbouring} neighbours for {self.records} "
             f"({self.n_records} records, {self.n_releases} release(s)); "
             f"covers {self.budget}; released: {self.released}; "
