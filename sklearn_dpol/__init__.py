@@ -5,12 +5,18 @@ cache) the first time an estimator is fitted.
 """
 
 from . import privacy
-from .linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from .linear_model import (
+    ParameterFreeLocalDPRegressor,
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateQFTLRegressor,
+)
 from .privacy import PrivacyGuarantee
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ParameterFreeLocalDPRegressor",
     "PrivacyGuarantee",
     "PrivateFrankWolfeLasso",
     "PrivateIGDClassifier",

@@ -2,6 +2,12 @@
 
 from ._frank_wolfe import PrivateFrankWolfeLasso
 from ._igd import PrivateIGDClassifier
+from ._parameter_free import ParameterFreeLocalDPRegressor
 from ._qftl import PrivateQFTLRegressor
 
-__all__ = ["PrivateFrankWolfeLasso", "PrivateIGDClassifier", "PrivateQFTLRegressor"]
+__all__ = [
+    "ParameterFreeLocalDPRegressor",
+    "PrivateFrankWolfeLasso",
+    "PrivateIGDClassifier",
+    "PrivateQFTLRegressor",
+]
