@@ -2,7 +2,12 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from sklearn_dpol import (
+    ParameterFreeLocalDPRegressor,
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateQFTLRegressor,
+)
 
 ESTIMATORS = [
     PrivateIGDClassifier(),
@@ -16,6 +21,9 @@ ESTIMATORS = [
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),
     PrivateFrankWolfeLasso(epsilon=float("inf"), max_iter=200, radius=5.0),
+    ParameterFreeLocalDPRegressor(),
+    ParameterFreeLocalDPRegressor(method="reduction", prior="improper", loss="huber",
+                                  fit_intercept=False, average=False, epsilon=float("inf")),
 ]
 
 
