@@ -112,17 +112,17 @@ def log_k(p, L, B, C):
         # Smooth on [0, C]: Gauss-Legendre in x = v / C.
         return _log_gauss_legendre(p, CL, c * c, 1.0) + (p + 1) * math.log(C)
     a = L / (2.0 * sqrt_b)
-    log_scale = -(p + 1) * 0.5 * math.log(B)  # v = s / sqrt(B)
+    log_jacobian = -(p + 1) * 0.5 * math.log(B)  # v = s / sqrt(B)
     if a <= c:
         if c < 6.0 and a <= 2.0:
-            return _log_gauss_legendre(p, 2.0 * a, 1.0, c) + log_scale
+            return _log_gauss_legendre(p, 2.0 * a, 1.0, c) + log_jacobian
         # Mode L / (2B) inside [0, C]: factor exp(a^2).
         if p == 1:
             bracket = (SQRT_PI * a * (math.erf(c - a) + math.erf(c + a))
                        + math.exp(-(c - a) * (c - a)) * math.expm1(-4.0 * a * c))
-            return a * a + math.log(bracket) - math.log(4.0) + log_scale
+            return a * a + math.log(bracket) - math.log(4.0) + log_jacobian
         bracket = 2.0 * math.erf(a) - (math.erfc(c - a) - math.erfc(c + a))
-        return a * a + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_scale
+        return a * a + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
     # Mode beyond C: factor exp(C L - B C^2), the integrand's value at v = C.
     x = a - c
     y = a + c
@@ -131,9 +131,9 @@ def log_k(p, L, B, C):
     if p == 1:
         bracket = (SQRT_PI * c * erfcx(x) - one_minus_x_erfcx(x)
                    + e4 * (one_minus_x_erfcx(y) + SQRT_PI * c * erfcx(y)))
-        return log_e + math.log(bracket) - math.log(4.0) + log_scale
+        return log_e + math.log(bracket) - math.log(4.0) + log_jacobian
     bracket = erfcx(x) + e4 * erfcx(y) - 2.0 * math.exp(-log_e) * erfcx(a)
-    return log_e + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_scale
+    return log_e + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
 
 
 @njit(cache=True, nogil=True)
@@ -246,9 +246,9 @@ def learner_reduction_update(scalars, z, g_tilde):
             z[j] -= eta * g_tilde[j]
             norm_sq += z[j] * z[j]
         if norm_sq > 1.0:
-            scale = 1.0 / math.sqrt(norm_sq)
+            shrink = 1.0 / math.sqrt(norm_sq)
             for j in range(z.shape[0]):
-                z[j] *= scale
+                z[j] *= shrink
 
 
 # --------------------------------------------------------------------------

@@ -81,25 +81,25 @@ def _log_k_scipy(p, L, B, C):
     if c <= 1.0 and CL <= 20.0:
         return _log_gl(p, CL, c * c, 1.0) + (p + 1) * math.log(C)
     a = L / (2.0 * math.sqrt(B))
-    log_scale = -(p + 1) * 0.5 * math.log(B)
+    log_jacobian = -(p + 1) * 0.5 * math.log(B)
     if a <= c:
         if c < 6.0 and a <= 2.0:
-            return _log_gl(p, 2 * a, 1.0, c) + log_scale
+            return _log_gl(p, 2 * a, 1.0, c) + log_jacobian
         if p == 1:
             bracket = (sqrt_pi * a * (erf(c - a) + erf(c + a))
                        + math.exp(-(c - a) ** 2) * math.expm1(-4 * a * c))
-            return a * a + math.log(bracket) - math.log(4) + log_scale
+            return a * a + math.log(bracket) - math.log(4) + log_jacobian
         bracket = 2 * erf(a) - (erfc(c - a) - erfc(c + a))
-        return a * a + math.log(bracket) + math.log(sqrt_pi / 4) + log_scale
+        return a * a + math.log(bracket) + math.log(sqrt_pi / 4) + log_jacobian
     x, y = a - c, a + c
     e4 = math.exp(-4 * a * c)
     log_e = CL - c * c
     if p == 1:
         bracket = (sqrt_pi * c * erfcx(x) - _one_minus_x_erfcx(x)
                    + e4 * (_one_minus_x_erfcx(y) + sqrt_pi * c * erfcx(y)))
-        return log_e + math.log(bracket) - math.log(4) + log_scale
+        return log_e + math.log(bracket) - math.log(4) + log_jacobian
     bracket = erfcx(x) + e4 * erfcx(y) - 2 * math.exp(-log_e) * erfcx(a)
-    return log_e + math.log(bracket) + math.log(sqrt_pi / 4) + log_scale
+    return log_e + math.log(bracket) + math.log(sqrt_pi / 4) + log_jacobian
 
 
 def log_prediction_scipy(L, B, *, G=1.0, prior=CONJUGATE, b=1.0):
@@ -208,8 +208,9 @@ class _PotentialLearner:
         return new
 
     def state(self):
-        """The whole learner state, as arrays (for comparisons in tests)."""
-        return {k: np.copy(v) for k, v in sorted(self.__dict__.items())}
+        """The learner's numeric state, as arrays (for comparisons in tests)."""
+        return {k: np.copy(v) for k, v in sorted(self.__dict__.items())
+                if not isinstance(v, str)}
 
 
 class CoordinateLearner(_PotentialLearner):
