@@ -6,6 +6,7 @@ cache) the first time an estimator is fitted.
 
 from . import privacy
 from .linear_model import (
+    ParameterFreeLocalDPRegressor,
     PrivateFrankWolfeLasso,
     PrivateIGDClassifier,
     PrivateMirrorDescentRegressor,
@@ -16,6 +17,7 @@ from .privacy import PrivacyGuarantee
 __version__ = "0.1.0"
 
 __all__ = [
+    "ParameterFreeLocalDPRegressor",
     "PrivacyGuarantee",
     "PrivateFrankWolfeLasso",
     "PrivateIGDClassifier",

@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpol import (
+    ParameterFreeLocalDPRegressor,
     PrivateFrankWolfeLasso,
     PrivateIGDClassifier,
     PrivateMirrorDescentRegressor,
@@ -26,6 +27,9 @@ ESTIMATORS = [
     PrivateMirrorDescentRegressor(constraint="simplex", fit_intercept=False),
     PrivateMirrorDescentRegressor(solver="objective_perturbation", constraint="group_l1",
                                   group_size=2, alpha=1e-2),
+    ParameterFreeLocalDPRegressor(),
+    ParameterFreeLocalDPRegressor(method="reduction", prior="improper", loss="huber",
+                                  fit_intercept=False, average=False, epsilon=float("inf")),
 ]
 
 

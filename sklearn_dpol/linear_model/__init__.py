@@ -3,9 +3,11 @@
 from ._frank_wolfe import PrivateFrankWolfeLasso
 from ._igd import PrivateIGDClassifier
 from ._mirror_descent import PrivateMirrorDescentRegressor
+from ._parameter_free import ParameterFreeLocalDPRegressor
 from ._qftl import PrivateQFTLRegressor
 
 __all__ = [
+    "ParameterFreeLocalDPRegressor",
     "PrivateFrankWolfeLasso",
     "PrivateIGDClassifier",
     "PrivateMirrorDescentRegressor",

@@ -1,0 +1,312 @@
+"""Numba kernels of the parameter-free local-DP protocol (seed 001, Algorithms 1-3).
+
+Imported lazily by :mod:`sklearn_dpol._core.parameter_free` so that
+``import sklearn_dpol`` does not load numba.
+
+The 1-D potential learner (Algorithm 1) plays, with ``L = -sum g~`` and
+``B = b + sum g~^2`` (conjugate prior) or ``B = sum g~^2`` (improper prior),
+
+    w = E_P[v exp(L v - B v^2)]           (equation (5), P on [-C, C], C = 1/(5G))
+      = 2 K_1(L, B) / Z                   conjugate prior exp(-b v^2) / Z
+      = 2 K_0(L, B)                       improper prior 1 / |v|
+
+where ``K_p = int_0^C v^p sinh(L v) exp(-B v^2) dv`` (w is odd in L). Every
+evaluation returns ``log|w|`` and the sign; the closed forms are split into
+regimes (``a = L / (2 sqrt B)``, ``c = C sqrt B``) so that no branch cancels
+or overflows; ``doc/_draft_parameter_free.md`` derives them. scipy.special is
+not available here: ``erfcx`` is ``exp(x^2) erfc(x)`` below 3 and its
+continued fraction above, the same continued fraction that gives
+``1 - sqrt(pi) x erfcx(x)`` without cancellation.
+
+The protocol is split as in the seed: :func:`user_report` is the user's side
+(subgradient, clipping to [-1, 1], the local Laplace randomiser with the
+user's budgets); the ``learner_*`` functions only ever receive the noisy
+report ``g~``. :func:`run_coordinate_protocol` and
+:func:`run_reduction_protocol` interleave the two, round by round.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+CONJUGATE = 0
+IMPROPER = 1
+ABSOLUTE = 0
+HUBER = 1
+
+SQRT_PI = math.sqrt(math.pi)
+LOG_SQRT_PI_OVER_4 = math.log(SQRT_PI / 4.0)
+LOG2 = math.log(2.0)
+# |w_t| is capped here so that the running averages stay finite; the cap binds
+# only after an exponential run of same-signed gradients (log|w| ~ C |L|).
+LOG_W_CAP = math.log(1e100)
+_CF_THRESHOLD = 3.0
+_CF_TERMS = 80
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(32)
+_GL_NODES = (_GL_NODES + 1.0) / 2.0  # on [0, 1]
+_GL_WEIGHTS = _GL_WEIGHTS / 2.0
+
+
+@njit(cache=True, nogil=True)
+def _cf_tail(x):
+    """``r = K - x`` where ``K = x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))``.
+
+    ``sqrt(pi) erfcx(x) = 1 / K`` and ``1 - sqrt(pi) x erfcx(x) = r / K``.
+    Backward evaluation with ``_CF_TERMS`` terms; accurate to rounding for
+    ``x >= 3``.
+    """
+    t = x
+    for k in range(_CF_TERMS, 1, -1):
+        t = x + 0.5 * k / t
+    return 0.5 / t
+
+
+@njit(cache=True, nogil=True)
+def erfcx(x):
+    """``exp(x^2) erfc(x)`` for ``x >= 0``."""
+    if x < _CF_THRESHOLD:
+        return math.exp(x * x) * math.erfc(x)
+    return 1.0 / (SQRT_PI * (x + _cf_tail(x)))
+
+
+@njit(cache=True, nogil=True)
+def one_minus_x_erfcx(x):
+    """``1 - sqrt(pi) x erfcx(x)`` for ``x >= 0``, without cancellation for large x."""
+    if x < _CF_THRESHOLD:
+        return 1.0 - SQRT_PI * x * math.exp(x * x) * math.erfc(x)
+    r = _cf_tail(x)
+    return r / (x + r)
+
+
+@njit(cache=True, nogil=True)
+def _log_gauss_legendre(p, rate, gauss, upper):
+    """``log int_0^upper s^p sinh(rate s) exp(-gauss s^2) ds`` (positive integrand)."""
+    total = 0.0
+    for i in range(_GL_NODES.shape[0]):
+        s = upper * _GL_NODES[i]
+        value = math.sinh(rate * s) * math.exp(-gauss * s * s)
+        if p == 1:
+            value *= s
+        total += _GL_WEIGHTS[i] * value
+    return math.log(total) + math.log(upper)
+
+
+@njit(cache=True, nogil=True)
+def log_k(p, L, B, C):
+    """``log K_p(L, B)`` for ``L > 0``, ``B >= 0``: see the module docstring."""
+    CL = C * L
+    sqrt_b = math.sqrt(B)
+    c = C * sqrt_b
+    if c < 1e-100:
+        # B ~ 0: exp(-B v^2) = 1 to double precision on [0, C].
+        if CL <= 20.0:
+            return _log_gauss_legendre(p, CL, 0.0, 1.0) + (p + 1) * math.log(C)
+        if p == 0:  # (cosh(CL) - 1) / L
+            return CL - LOG2 + 2.0 * math.log1p(-math.exp(-CL)) - math.log(L)
+        # (C cosh(CL) - sinh(CL) / L) / L
+        em = math.exp(-2.0 * CL)
+        return (CL - LOG2 - math.log(L)
+                + math.log(C - 1.0 / L + em * (C + 1.0 / L)))
+    if c <= 1.0 and CL <= 20.0:
+        # Smooth on [0, C]: Gauss-Legendre in x = v / C.
+        return _log_gauss_legendre(p, CL, c * c, 1.0) + (p + 1) * math.log(C)
+    a = L / (2.0 * sqrt_b)
+    log_jacobian = -(p + 1) * 0.5 * math.log(B)  # v = s / sqrt(B)
+    if a <= c:
+        if c < 6.0 and a <= 2.0:
+            return _log_gauss_legendre(p, 2.0 * a, 1.0, c) + log_jacobian
+        # Mode L / (2B) inside [0, C]: factor exp(a^2).
+        if p == 1:
+            bracket = (SQRT_PI * a * (math.erf(c - a) + math.erf(c + a))
+                       + math.exp(-(c - a) * (c - a)) * math.expm1(-4.0 * a * c))
+            return a * a + math.log(bracket) - math.log(4.0) + log_jacobian
+        bracket = 2.0 * math.erf(a) - (math.erfc(c - a) - math.erfc(c + a))
+        return a * a + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
+    # Mode beyond C: factor exp(C L - B C^2), the integrand's value at v = C.
+    x = a - c
+    y = a + c
+    e4 = math.exp(-4.0 * a * c)
+    log_e = CL - c * c
+    if p == 1:
+        bracket = (SQRT_PI * c * erfcx(x) - one_minus_x_erfcx(x)
+                   + e4 * (one_minus_x_erfcx(y) + SQRT_PI * c * erfcx(y)))
+        return log_e + math.log(bracket) - math.log(4.0) + log_jacobian
+    bracket = erfcx(x) + e4 * erfcx(y) - 2.0 * math.exp(-log_e) * erfcx(a)
+    return log_e + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
+
+
+@njit(cache=True, nogil=True)
+def log_prediction(L, B, C, prior, log_z):
+    """``(sign, log|w|)`` of prediction (5); ``log_z`` is ``log Z`` of the conjugate prior."""
+    if L == 0.0:
+        return 0.0, -np.inf
+    sign = 1.0 if L > 0.0 else -1.0
+    if prior == CONJUGATE:
+        return sign, LOG2 + log_k(1, abs(L), B, C) - log_z
+    return sign, LOG2 + log_k(0, abs(L), B, C)
+
+
+@njit(cache=True, nogil=True)
+def prediction(L, B, C, prior, log_z):
+    """Prediction (5) as a float, ``|w|`` capped at ``exp(LOG_W_CAP)``."""
+    sign, log_w = log_prediction(L, B, C, prior, log_z)
+    if sign == 0.0:
+        return 0.0
+    return sign * math.exp(min(log_w, LOG_W_CAP))
+
+
+@njit(cache=True)
+def predictions(L, B, C, prior, log_z):
+    """Vectorised :func:`prediction` over arrays ``L`` and ``B``."""
+    out = np.empty(L.shape[0])
+    for i in range(L.shape[0]):
+        out[i] = prediction(L[i], B[i], C, prior, log_z)
+    return out
+
+
+# --------------------------------------------------------------------------
+# User side: sees its data, the played w, its own budgets and its own noise.
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weights, out):
+    """One user's report: clipped subgradient at ``w`` plus local Laplace noise.
+
+    Coordinate ``j`` gets Laplace noise of scale ``2 / tau_j`` with
+    ``tau_j = epsilon * weights[j]``; ``weights[j] == 0`` (public coordinate)
+    or ``epsilon == inf`` adds none. ``unit_noise`` holds standard Laplace
+    draws (scale 1).
+    """
+    d = w.shape[0]
+    n_features = x.shape[0]
+    residual = -y
+    for j in range(n_features):
+        residual += w[j] * x[j]
+    if intercept:
+        residual += w[d - 1]
+    if loss == ABSOLUTE:
+        psi = 1.0 if residual > 0.0 else (-1.0 if residual < 0.0 else 0.0)
+    else:
+        psi = min(max(residual, -huber_delta), huber_delta)
+    for j in range(d):
+        g = psi * (x[j] if j < n_features else 1.0)
+        g = min(max(g, -1.0), 1.0)  # Lemma 1 needs |g_j| <= 1
+        if weights[j] > 0.0 and epsilon < np.inf:
+            g += (2.0 / (epsilon * weights[j])) * unit_noise[j]
+        out[j] = g
+
+
+# --------------------------------------------------------------------------
+# Learner side: sees only the noisy reports g~.
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def learner_coordinate_predict(L, S, C, b, prior, log_z, out):
+    """Algorithm 3: one potential per coordinate, ``B_j = b + S_j`` (or ``S_j``)."""
+    offset = b if prior == CONJUGATE else 0.0
+    for j in range(L.shape[0]):
+        out[j] = prediction(L[j], offset + S[j], C, prior, log_z)
+
+
+@njit(cache=True, nogil=True)
+def learner_coordinate_update(L, S, g_tilde):
+    for j in range(L.shape[0]):
+        L[j] -= g_tilde[j]
+        S[j] += g_tilde[j] * g_tilde[j]
+
+
+@njit(cache=True, nogil=True)
+def learner_reduction_predict(scalars, z, C, b, prior, log_z, out):
+    """Algorithm 2: ``w = v z``, ``v`` from the 1-D potential on ``<z_t, g~_t>``.
+
+    ``scalars = [L_v, S_v, sum ||g~||^2]``.
+    """
+    offset = b if prior == CONJUGATE else 0.0
+    v = prediction(scalars[0], offset + scalars[1], C, prior, log_z)
+    for j in range(z.shape[0]):
+        out[j] = v * z[j]
+
+
+@njit(cache=True, nogil=True)
+def learner_reduction_update(scalars, z, g_tilde):
+    """Feed ``<z_t, g~_t>`` to the 1-D learner, then a scale-free projected step on z."""
+    inner = 0.0
+    sq = 0.0
+    for j in range(z.shape[0]):
+        inner += z[j] * g_tilde[j]
+        sq += g_tilde[j] * g_tilde[j]
+    scalars[0] -= inner
+    scalars[1] += inner * inner
+    scalars[2] += sq
+    if scalars[2] > 0.0:
+        eta = 1.0 / math.sqrt(scalars[2])
+        norm_sq = 0.0
+        for j in range(z.shape[0]):
+            z[j] -= eta * g_tilde[j]
+            norm_sq += z[j] * z[j]
+        if norm_sq > 1.0:
+            shrink = 1.0 / math.sqrt(norm_sq)
+            for j in range(z.shape[0]):
+                z[j] *= shrink
+
+
+# --------------------------------------------------------------------------
+# The protocol, round by round.
+# --------------------------------------------------------------------------
+
+@njit(cache=True)
+def run_coordinate_protocol(X, y, intercept, loss, huber_delta, unit_noise, epsilons,
+                            weights, L, S, w_sum, C, b, prior, log_z):
+    """Rows in order: the learner plays, the user reports, the learner updates.
+
+    Updates ``L``, ``S`` and adds the played iterates to ``w_sum`` in place.
+    """
+    d = L.shape[0]
+    w = np.empty(d)
+    report = np.empty(d)
+    for i in range(X.shape[0]):
+        learner_coordinate_predict(L, S, C, b, prior, log_z, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        user_report(w, X[i], y[i], intercept, loss, huber_delta, unit_noise[i],
+                    epsilons[i], weights, report)
+        learner_coordinate_update(L, S, report)
+
+
+@njit(cache=True)
+def run_reduction_protocol(X, y, intercept, loss, huber_delta, unit_noise, epsilons,
+                           weights, scalars, z, w_sum, C, b, prior, log_z):
+    d = z.shape[0]
+    w = np.empty(d)
+    report = np.empty(d)
+    for i in range(X.shape[0]):
+        learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        user_report(w, X[i], y[i], intercept, loss, huber_delta, unit_noise[i],
+                    epsilons[i], weights, report)
+        learner_reduction_update(scalars, z, report)
+
+
+@njit(cache=True)
+def learner_coordinate_replay(reports, L, S, w_sum, C, b, prior, log_z):
+    """The learner alone, fed a sequence of reports (no user, no epsilon, no noise)."""
+    d = L.shape[0]
+    w = np.empty(d)
+    for i in range(reports.shape[0]):
+        learner_coordinate_predict(L, S, C, b, prior, log_z, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        learner_coordinate_update(L, S, reports[i])
+
+
+@njit(cache=True)
+def learner_reduction_replay(reports, scalars, z, w_sum, C, b, prior, log_z):
+    d = z.shape[0]
+    w = np.empty(d)
+    for i in range(reports.shape[0]):
+        learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        learner_reduction_update(scalars, z, reports[i])

@@ -1,0 +1,348 @@
+"""ParameterFreeLocalDPRegressor: parameter-free regression under user-specified
+local differential privacy (seed 001, van der Hoeven 2019, Algorithms 1-3)."""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import EPSILON_CONSTRAINT, POSITIVE, PrivateEstimatorMixin, make_generator
+from .._core import parameter_free as pf
+from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
+from ..privacy import PrivacyGuarantee
+
+_NEIGHBOURS = "replace-one (local: each user's report)"
+_MECHANISM = "local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
+
+
+class ParameterFreeLocalDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Parameter-free online regression where every user privatises its own gradient.
+
+    Each row of ``X`` is a user. The protocol of van der Hoeven (2019) is
+    simulated round by round: the learner plays ``w_t``; user ``t`` computes
+    the subgradient of its loss at ``w_t``, clips every coordinate to
+    ``[-1, 1]``, adds Laplace noise of scale ``2 / tau_tj`` to coordinate ``j``
+    (the local Laplace randomiser, ``tau_tj = epsilon_t * weight_j``) and sends
+    only that noisy vector. The learner never sees ``epsilon_t``, the budget
+    split or the noise; it adapts to them through the noisy gradients alone
+    (the noise only has to be symmetric). No learning rate is tuned: the
+    potential-based learner of Algorithm 1 adapts to the unknown norm of the
+    comparator and to ``sum_t ||g~_t||^2``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Local privacy budget of every user whose ``sample_epsilon`` is not
+        given, ``> 0``; ``np.inf`` adds no noise.
+    feature_weights : array-like of shape (n_features + fit_intercept,) or None, default=None
+        Nonnegative split of each user's budget over the gradient coordinates
+        (the intercept's is last), normalised to sum 1 over the nonzero
+        weights: ``tau_tj = epsilon_t * weight_j``. ``None`` splits uniformly.
+        A zero weight makes coordinate ``j`` public: it is reported without
+        noise and carries no guarantee, and since a gradient coordinate
+        depends on the residual (hence on ``y``), ``privacy_.epsilon`` is then
+        ``inf`` (see Notes).
+    method : {"coordinate", "reduction"}, default="coordinate"
+        ``"coordinate"``: one 1-D potential learner per coordinate (Algorithm
+        3). ``"reduction"``: the 1-D learner learns the norm and scale-free
+        projected gradient descent on the unit L2 ball the direction
+        (Algorithm 2).
+    prior : {"conjugate", "improper"}, default="conjugate"
+        Prior of the 1-D potential on ``[-C, C]``, ``C = 1 / (5 G)``: the
+        conjugate prior ``exp(-b v^2) / Z`` (prediction (7)) or the improper
+        prior ``1 / |v|`` (Appendix C of the seed; ``b`` is not used).
+    G : float or None, default=None
+        Bound on the (dual) norm of the expected report. ``None`` takes the
+        bound implied by the clipping: 1 per coordinate for ``"coordinate"``,
+        ``sqrt(n_features + fit_intercept)`` in L2 for ``"reduction"``.
+    b : float, default=1.0
+        Parameter of the conjugate prior (``B_t = b + sum g~^2``).
+    loss : {"absolute", "huber"}, default="absolute"
+        Each user's loss: ``|<w, x> - y|`` or the Huber loss with threshold
+        ``epsilon_huber``.
+    epsilon_huber : float, default=1.0
+        Threshold of the Huber loss, ``> 0``.
+    fit_intercept : bool, default=True
+        Learn an intercept as the weight of a constant feature equal to 1.
+    average : bool, default=True
+        Publish the average of the iterates played (online-to-batch
+        conversion); ``False`` publishes the next iterate ``w_{T+1}``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the users' noise. ``fit`` re-seeds from it; later
+        ``partial_fit`` calls keep drawing from one generator.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Published weights.
+    intercept_ : float
+        Published intercept; 0.0 when ``fit_intercept=False``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+    t_ : int
+        Rounds (users) since ``fit``.
+    feature_weights_ : ndarray of shape (n_features + fit_intercept,)
+        The normalised budget split.
+    sample_epsilon_summary_ : dict
+        ``n_users``, ``n_without_noise`` (users at ``inf``) and the smallest
+        and largest finite budgets of the users since ``fit`` (``nan`` when
+        none). Note that these describe the users' choices (see Notes).
+    privacy_ : PrivacyGuarantee
+        The guarantee covering what has been released.
+
+    Notes
+    -----
+    Privacy is local: user ``t``'s report is ``epsilon_t``-LDP (Lemma 1 of
+    the seed, which needs ``|g_tj| <= 1``: hence the clipping). Everything the
+    learner computes, and so every published model, is post-processing of
+    the reports, and every user reports once, so the published models are
+    ``epsilon_t``-DP for user ``t``'s row under replace-one neighbours.
+    ``privacy_.epsilon`` is the largest finite ``epsilon_t`` (users at
+    ``inf`` chose no privacy and are counted apart). A row passed to several
+    calls reports several times and its guarantee composes. With a zero
+    feature weight the public coordinate ``sign(residual) x_j`` (absolute
+    loss) is released exactly and leaks the residual's sign: the private
+    coordinates remain ``epsilon_t``-LDP, but there is no replace-one
+    guarantee for the row, and ``privacy_.epsilon`` is ``inf``.
+
+    Clipping changes the gradient only when ``|psi x_j| > 1``; scale ``X``
+    (and for the Huber loss ``epsilon_huber``) by public constants so that it
+    does not, to keep the regret guarantees of the seed. ``|w_t|`` is capped
+    at ``1e100`` (the potential grows exponentially on long runs of
+    same-signed gradients).
+
+    References
+    ----------
+    D. van der Hoeven. User-specified local differential privacy in
+    unconstrained adaptive online learning. NeurIPS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol import ParameterFreeLocalDPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(50_000, 2))
+    >>> y = X @ [0.5, -0.3] + 0.1 + 0.05 * rng.standard_normal(50_000)
+    >>> eps = np.where(rng.random(50_000) < 0.9, np.inf, 1.0)  # 10% of users want privacy
+    >>> reg = ParameterFreeLocalDPRegressor(random_state=0).fit(X, y, sample_epsilon=eps)
+    >>> reg.privacy_.epsilon, reg.sample_epsilon_summary_["n_without_noise"]
+    (1.0, 45108)
+    >>> reg.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        "epsilon": [EPSILON_CONSTRAINT],
+        "feature_weights": ["array-like", None],
+        "method": [StrOptions({pf.COORDINATE, pf.REDUCTION})],
+        "prior": [StrOptions({pf.CONJUGATE, pf.IMPROPER})],
+        "G": [Interval(Real, 0, None, closed="neither"), None],
+        "b": [POSITIVE],
+        "loss": [StrOptions({pf.ABSOLUTE, pf.HUBER})],
+        "epsilon_huber": [POSITIVE],
+        "fit_intercept": ["boolean"],
+        "average": ["boolean"],
+        "random_state": ["random_state"],
+    }
+    _stream_params = (
+        "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
+        "fit_intercept",
+    )
+    _private_state = ("_rng",)
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        feature_weights=None,
+        method="coordinate",
+        prior="conjugate",
+        G=None,
+        b=1.0,
+        loss="absolute",
+        epsilon_huber=1.0,
+        fit_intercept=True,
+        average=True,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.feature_weights = feature_weights
+        self.method = method
+        self.prior = prior
+        self.G = G
+        self.b = b
+        self.loss = loss
+        self.epsilon_huber = epsilon_huber
+        self.fit_intercept = fit_intercept
+        self.average = average
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Local noise and the absolute loss cost accuracy on the checks' tiny data.
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_epsilon=None):
+        """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One row per user.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_epsilon : array-like of shape (n_samples,) or None, default=None
+            Each user's own budget, ``> 0`` (``np.inf``: no noise). ``None``
+            gives every user ``epsilon``. The learner never sees it.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._release_fit(
+            X, y, reset=("coef_", "_learner", "_summary", "_n_calls"),
+            sample_epsilon=sample_epsilon,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_epsilon=None):
+        """Continue the protocol with the users of this batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One row per user.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_epsilon : array-like of shape (n_samples,) or None, default=None
+            Each user's own budget (see :meth:`fit`).
+
+        Returns
+        -------
+        self : object
+            The estimator, with the updated model.
+        """
+        return self._release_stream_batch(X, y, sample_epsilon=sample_epsilon)
+
+    def _more_validate_params(self):
+        for name in ("G", "b"):
+            value = getattr(self, name)
+            if value is not None and not 1e-100 <= float(value) <= 1e100:
+                raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
+
+    def _n_dims(self):
+        return self.n_features_in_ + int(self.fit_intercept)
+
+    def _gradient_bound(self, n_dims):
+        if self.G is not None:
+            return float(self.G)
+        return 1.0 if self.method == pf.COORDINATE else math.sqrt(n_dims)
+
+    def _partial_fit(self, X, y, *, fitting, sample_epsilon=None):
+        first_call = fitting or not hasattr(self, "_learner")
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y holds values too large for float64 (they became inf).")
+        n_dims = self._n_dims()
+        weights = normalise_feature_weights(self.feature_weights, n_dims)
+        epsilons = check_sample_epsilon(sample_epsilon, X.shape[0], self.epsilon)
+        if first_call:
+            learner = pf.make_learner(self.method, n_dims, G=self._gradient_bound(n_dims),
+                                      prior=self.prior, b=float(self.b))
+            self._summary = {"n_users": 0, "n_without_noise": 0,
+                             "min_finite_epsilon": math.inf, "max_finite_epsilon": -math.inf}
+            self._n_calls = 0
+        else:
+            learner = self._learner.copy()  # a failed call must leave the state as it was
+        unit_noise = self._rng.laplace(size=(X.shape[0], n_dims))
+        pf.run_protocol(learner, X, y, epsilons, weights, unit_noise, loss=self.loss,
+                        huber_delta=float(self.epsilon_huber), intercept=self.fit_intercept)
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just drawn.
+            self._rng = make_generator(None)
+        self._learner = learner
+        self.feature_weights_ = weights
+        self._update_summary(epsilons)
+        self._n_calls += 1
+        self._publish(learner)
+        self.privacy_ = self._guarantee(weights, fitting)
+
+    def _update_summary(self, epsilons):
+        finite = epsilons[np.isfinite(epsilons)]
+        s = dict(self._summary)
+        s["n_users"] += int(epsilons.shape[0])
+        s["n_without_noise"] += int(epsilons.shape[0] - finite.shape[0])
+        if finite.size:
+            s["min_finite_epsilon"] = min(s["min_finite_epsilon"], float(finite.min()))
+            s["max_finite_epsilon"] = max(s["max_finite_epsilon"], float(finite.max()))
+        self._summary = s
+        self.sample_epsilon_summary_ = {
+            k: (v if math.isfinite(v) else math.nan) if isinstance(v, float) else v
+            for k, v in s.items()
+        }
+
+    def _publish(self, learner):
+        weights = learner.average() if self.average else learner.predict()
+        n_features = self.n_features_in_
+        self.coef_ = weights[:n_features].copy()
+        self.intercept_ = float(weights[n_features]) if self.fit_intercept else 0.0
+        self.t_ = int(learner.t)
+
+    def _guarantee(self, weights, fitting):
+        s = self._summary
+        n_private = s["n_users"] - s["n_without_noise"]
+        public = np.flatnonzero(weights == 0)
+        epsilon = s["max_finite_epsilon"] if n_private else math.inf
+        mechanism = _MECHANISM
+        if not n_private:
+            mechanism = "none: every user chose epsilon=inf (no noise)"
+        elif public.size:
+            epsilon = math.inf
+            mechanism += (
+                f"; coordinates {public.tolist()} are public (weight 0, no noise) and carry "
+                "sign(residual) x_j, which depends on y: each user's private coordinates are "
+                "epsilon_t-LDP given them, but there is no replace-one guarantee for the row"
+            )
+        records = (
+            f"every row passed to fit and to the partial_fit calls since, each a user who "
+            f"reported once ({n_private} with a finite epsilon_t, covered by their own "
+            f"epsilon_t <= epsilon; {s['n_without_noise']} chose epsilon_t=inf, no guarantee)"
+        )
+        return PrivacyGuarantee(
+            epsilon=float(epsilon), delta=0.0, mu=math.nan, neighbouring=_NEIGHBOURS,
+            mechanism=mechanism,
+            released=(
+                "coef_ and intercept_ after every call, post-processing of the users' noisy "
+                "reports (the learner sees nothing else)"
+            ),
+            n_releases=self._n_calls, n_records=s["n_users"], records=records,
+            spent_mu=math.nan,
+            budget=("each user's own report, for a stream however long (a row passed to k "
+                    "calls reports k times and composes)"),
+        )
+
+    def predict(self, X):
+        """Predict with the published linear model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
