@@ -47,10 +47,15 @@ _LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
 # does not load numba.
 _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
 
-# max_iter=None: the theorem's step count, at most this many (and exactly this
-# many for epsilon=inf). Beyond the balance point the bound improves by at most
-# sqrt(2); a capped T costs the factor sqrt((T*/cap + 1) / 2) on it.
+# max_iter=None: the theorem's step count, capped by a compute budget (the cap
+# is exactly the step count for epsilon=inf). Beyond the balance point the bound
+# improves by at most sqrt(2); a capped T costs the factor sqrt((T*/cap + 1) / 2).
+# The cap is the number of steps that fit in COMPUTE_BUDGET multiply-adds at the
+# cost of one step (n p on the data, p^2 with the Gram matrix of the squared
+# loss), never below AUTO_ITER_CAP nor above MAX_AUTO_ITER.
 AUTO_ITER_CAP = 2000
+COMPUTE_BUDGET = 2e9
+MAX_AUTO_ITER = 1_000_000
 # Noise is drawn for at most this many entries (steps x coordinates) at a time.
 NOISE_BLOCK_ENTRIES = 2**18
 # Rows per chunk when forming the Gram matrix, so X is never copied whole.
@@ -355,6 +360,22 @@ def geometry(potential, derivative, radius, data_norm, y_bound, intercept):
     )
 
 
+def iteration_cap(loss, n_samples, n_features):
+    """The most steps ``max_iter=None`` takes: those that fit in the compute budget.
+
+    Depends on public sizes only. The squared loss can step on the Gram matrix
+    (``p^2`` per step, plus ``n p^2`` once), the others pay ``n p`` per step.
+    """
+    p = max(int(n_features), 1)
+    per_step = float(n_samples) * p
+    if loss == SQUARED and p <= GRAM_MAX_DIM:
+        budget = max(COMPUTE_BUDGET - float(n_samples) * p * p, 0.0)
+        per_step = float(p) * p
+    else:
+        budget = COMPUTE_BUDGET
+    return int(min(MAX_AUTO_ITER, max(AUTO_ITER_CAP, budget // per_step)))
+
+
 def theorem_iterations(n_samples, mu, geo, lipschitz, cap=AUTO_ITER_CAP):
     """``T`` where the gradient and noise terms of the bound balance, in ``[1, cap]``.
 
@@ -422,8 +443,12 @@ def paper_noise_scale(lipschitz, n_steps, n_samples, epsilon, delta):
 
 
 def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm, y_bound,
-              intercept, epsilon, delta, n_steps=None, step_size=None):
-    """Step count, noise and step size for one call on ``n_samples`` records."""
+              intercept, epsilon, delta, n_steps=None, step_size=None, n_features=None):
+    """Step count, noise and step size for one call on ``n_samples`` records.
+
+    ``n_features`` (public) sets the compute cap of the theorem's step count;
+    ``None`` keeps the fixed ``AUTO_ITER_CAP``.
+    """
     check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples)
     derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
     lipschitz = lipschitz_constant(derivative, data_norm, intercept)
@@ -431,7 +456,9 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
     geo = geometry(potential, derivative, radius, data_norm, y_bound, intercept)
     mu_total = _target_mu(float(epsilon), float(delta))
     if n_steps is None:
-        n_steps = theorem_iterations(n_samples, mu_total, geo, lipschitz)
+        cap = AUTO_ITER_CAP if n_features is None else iteration_cap(loss, n_samples,
+                                                                      n_features)
+        n_steps = theorem_iterations(n_samples, mu_total, geo, lipschitz, cap=cap)
     sigma, mu = noise_scale(sensitivity, int(n_steps), float(epsilon), float(delta))
     if not math.isinf(epsilon) and not (TINY <= sigma < math.inf and mu <= mu_total):
         raise ValueError(
@@ -547,7 +574,7 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
                             huber_threshold=huber_threshold, radius=radius,
                             data_norm=data_norm, y_bound=y_bound, intercept=intercept,
                             epsilon=epsilon, delta=delta, n_steps=n_steps,
-                            step_size=step_size)
+                            step_size=step_size, n_features=n_features)
     u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
                      use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps))

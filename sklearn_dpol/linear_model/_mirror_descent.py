@@ -68,9 +68,12 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         potential (the set is the product of the two). No centring is done.
     max_iter : int or None, default=None
         Noisy steps per call. ``None`` takes the step count of Theorem 3.2
-        re-derived for the exact noise (see ``max_iter_``), at most 2,000
-        (exactly 2,000 for ``epsilon=inf``). The noise grows with
-        ``sqrt(max_iter)``.
+        re-derived for the exact noise (see ``max_iter_``), capped by a
+        compute budget of ``2e9`` multiply-adds: ``2e9 / (n p)`` steps, or
+        ``(2e9 - n p^2) / p^2`` for the squared loss (which steps on the Gram
+        matrix), never fewer than 2,000 nor more than 1,000,000; the cap is the
+        step count for ``epsilon=inf``. It depends on public sizes only. The
+        noise grows with ``sqrt(max_iter)``.
     step_size : float or None, default=None
         The mirror step ``eta``; ``None`` takes the one that minimises the
         theorem's bound for the chosen ``max_iter``.
@@ -151,7 +154,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     >>> model = PrivateMirrorDescentRegressor(loss="huber", constraint="l1", radius=4.0,
     ...                                       random_state=0).fit(X, y)
     >>> model.max_iter_
-    2000
+    10000
     >>> float(np.abs(model.coef_).sum()) <= 4.0
     True
     >>> model.score(X, y) > 0.9
