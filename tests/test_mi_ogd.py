@@ -383,3 +383,28 @@ def test_exported_from_the_package():
     assert sklearn_dpol.MutualInformationPrivateOGDRegressor is lm.MutualInformationPrivateOGDRegressor
     assert "MutualInformationPrivateOGDRegressor" in sklearn_dpol.__all__
     assert "MutualInformationPrivateOGDRegressor" in lm.__all__
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_user_kernels_equal_the_randomiser_objects(loss):
+    """The numba user side equals the Python randomisers, including where the
+    clipping binds (iterates far outside the ball, huge rows)."""
+    from sklearn_dpol._core import _mi_kernels as kernels
+
+    rng = np.random.default_rng(6)
+    code = mi_ogd._LOSS_CODES[loss]
+    kw = dict(loss=loss, huber=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
+    full = LocalGaussianRandomizer(0.4, 0.7)
+    for _ in range(50):
+        x, y, w = rng.normal(scale=3, size=3), rng.normal(scale=3), rng.normal(scale=5, size=4)
+        noise, out = rng.standard_normal(4), np.empty(4)
+        kernels.user_full_report(w, x, y, True, code, 0.5, 2.0, 1.0, 0.7, 0.4, noise, out)
+        np.testing.assert_allclose(out, full.report(mi_ogd.user_gradient(w, x, y, **kw), noise),
+                                   rtol=1e-12, atol=1e-12)
+        e = sphere_directions(rng, 1, 4)[0]
+        bandit = LocalBanditGaussianRandomizer(0.4, 1.3, 0.2, 4)  # F = 1.3 binds often
+        kernels.user_bandit_report(w, x, y, True, code, 0.5, 2.0, 1.0, 0.2, 1.3, 0.4, e, noise,
+                                   np.empty(4), out)
+        phi = mi_ogd.user_loss(w + 0.2 * e, x, y, **kw)
+        np.testing.assert_allclose(out, bandit.report(phi, e, noise), rtol=1e-12, atol=1e-12)
+        assert np.linalg.norm(out - 0.4 * noise) <= bandit.sensitivity * (1 + 1e-12)
