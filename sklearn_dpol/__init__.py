@@ -6,6 +6,7 @@ cache) the first time an estimator is fitted.
 
 from . import privacy
 from .linear_model import (
+    MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
     PrivateFrankWolfeLasso,
     PrivateIGDClassifier,
@@ -17,6 +18,7 @@ from .privacy import PrivacyGuarantee
 __version__ = "0.1.0"
 
 __all__ = [
+    "MutualInformationPrivateOGDRegressor",
     "ParameterFreeLocalDPRegressor",
     "PrivacyGuarantee",
     "PrivateFrankWolfeLasso",

@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpol import (
+    MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
     PrivateFrankWolfeLasso,
     PrivateIGDClassifier,
@@ -30,6 +31,9 @@ ESTIMATORS = [
     ParameterFreeLocalDPRegressor(),
     ParameterFreeLocalDPRegressor(method="reduction", prior="improper", loss="huber",
                                   fit_intercept=False, average=False, epsilon=float("inf")),
+    MutualInformationPrivateOGDRegressor(),
+    MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared", fit_intercept=False,
+                                         average=False, exploration_radius=0.25),
 ]
 
 

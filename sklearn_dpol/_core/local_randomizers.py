@@ -1,4 +1,5 @@
-"""The user's side of the local-DP protocol of seed 001: the local Laplace randomiser.
+"""The users' side of the local-DP protocols: the local Laplace randomiser of
+seed 001 and the local Gaussian randomisers of seed 003 (at the end).
 
 A user ``t`` holds its data, receives the public iterate ``w_t``, computes a
 subgradient, clips each coordinate to ``[-1, 1]`` and reports
@@ -13,13 +14,18 @@ with ``weight_j = 0`` is public: reported without noise, it carries no
 guarantee (``tau_j = inf`` in the seed's section 4). ``epsilon_t = inf`` means
 the user adds no noise at all.
 
-Nothing in the learner (:mod:`sklearn_dpol._core.parameter_free`) imports this
-module or sees ``epsilon_t``, ``tau`` or the noise: it receives ``g~_t`` only.
+Nothing in the learners (:mod:`sklearn_dpol._core.parameter_free`,
+:mod:`sklearn_dpol._core.mi_ogd`) imports this module or sees ``epsilon_t``,
+``tau``, ``sigma`` or the noise: they receive the reports only.
 """
+
+import math
 
 import numpy as np
 
 __all__ = [
+    "LocalBanditGaussianRandomizer",
+    "LocalGaussianRandomizer",
     "LocalLaplaceRandomizer",
     "normalise_feature_weights",
     "check_sample_epsilon",
@@ -116,3 +122,123 @@ class LocalLaplaceRandomizer:
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.log(tau / 4.0) - tau * np.abs(np.asarray(z) - clipped) / 2.0
         return np.where(np.isfinite(tau), out, np.nan)
+
+
+class LocalGaussianRandomizer:
+    """The local Gaussian randomiser of seed 003 (Algorithm 1, line 4), with clipping.
+
+    A user reports ``z~ = clip_L(g) + sigma * xi``, ``xi ~ N(0, I)``, where
+    ``clip_L(g) = g min(1, L / ||g||_2)``. Two users' clipped gradients differ
+    by at most ``2 L`` in L2 (antipodal gradients attain it), so the report is
+    ``mu``-GDP with ``mu = 2 L / sigma`` under replace-one (local) neighbours.
+    The seed's own measure, ``I(g; z~) <= (d/2) ln(1 + L^2 / (d sigma^2))``,
+    is the capacity of the Gaussian channel (:attr:`mutual_information`).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation per coordinate, ``> 0``.
+    clip_norm : float
+        ``L``, the L2 clipping norm.
+    """
+
+    def __init__(self, sigma, clip_norm):
+        self.sigma = float(sigma)
+        self.clip_norm = float(clip_norm)
+
+    @property
+    def sensitivity(self):
+        """Replace-one L2 sensitivity of the clipped gradient: ``2 L``."""
+        return 2.0 * self.clip_norm
+
+    @property
+    def mu(self):
+        return self.sensitivity / self.sigma
+
+    def mutual_information(self, n_dims):
+        """``(d/2) ln(1 + L^2 / (d sigma^2))`` nats (seed 003, Theorem 1)."""
+        return 0.5 * n_dims * math.log1p(self.clip_norm ** 2 / (n_dims * self.sigma ** 2))
+
+    def clip(self, gradient):
+        """``g min(1, L / ||g||_2)``."""
+        g = np.asarray(gradient, dtype=np.float64)
+        norm = float(np.linalg.norm(g))
+        return g * (self.clip_norm / norm) if norm > self.clip_norm else g
+
+    def report(self, gradient, unit_noise):
+        """``clip_L(g) + sigma * unit_noise``; ``unit_noise`` is standard normal."""
+        return self.clip(gradient) + self.sigma * np.asarray(unit_noise, dtype=np.float64)
+
+    def logpdf(self, z, gradient):
+        """Log density of the report ``z`` given the (unclipped) gradient."""
+        diff = np.asarray(z, dtype=np.float64) - self.clip(gradient)
+        d = diff.shape[-1]
+        return (-0.5 * np.sum(diff * diff, axis=-1) / self.sigma ** 2
+                - d * (math.log(self.sigma) + 0.5 * math.log(2 * math.pi)))
+
+
+class LocalBanditGaussianRandomizer:
+    """The user side of seed 003's Algorithm 2 (lines 3-7), made private.
+
+    The user evaluates its loss once, ``phi = f(w + delta e)`` with ``e``
+    uniform on the unit sphere (drawn by the user, independent of the data),
+    clips it to ``[0, F]`` and reports
+    ``z~ = (d / delta) phi e + sigma * xi``, ``xi ~ N(0, I)``. Given ``e``, two
+    users' means differ by ``(d / delta) |phi - phi'| <= d F / delta`` in L2,
+    and a mixture over the same data-independent ``e`` of ``mu``-GDP
+    mechanisms is ``mu``-GDP: ``mu = d F / (delta sigma)``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation per coordinate, ``> 0``.
+    loss_bound : float
+        ``F``; loss values are clipped to ``[0, F]``.
+    exploration : float
+        ``delta``, the exploration radius.
+    n_dims : int
+        ``d``.
+    """
+
+    def __init__(self, sigma, loss_bound, exploration, n_dims):
+        self.sigma = float(sigma)
+        self.loss_bound = float(loss_bound)
+        self.exploration = float(exploration)
+        self.n_dims = int(n_dims)
+
+    @property
+    def sensitivity(self):
+        """Replace-one L2 sensitivity given ``e``: ``d F / delta``."""
+        return self.n_dims * self.loss_bound / self.exploration
+
+    @property
+    def mu(self):
+        return self.sensitivity / self.sigma
+
+    def mutual_information(self):
+        """``(d/2) ln(1 + P / (d sigma^2))``, ``P = (d F / delta)^2`` (seed 003, Theorem 3)."""
+        return 0.5 * self.n_dims * math.log1p(
+            self.sensitivity ** 2 / (self.n_dims * self.sigma ** 2))
+
+    def mean(self, phi, direction):
+        """``(d / delta) clip(phi, 0, F) e``: the one-point gradient estimate."""
+        phi = min(max(float(phi), 0.0), self.loss_bound)
+        return (self.n_dims * phi / self.exploration) * np.asarray(direction, dtype=np.float64)
+
+    def report(self, phi, direction, unit_noise):
+        return self.mean(phi, direction) + self.sigma * np.asarray(unit_noise, dtype=np.float64)
+
+    def logpdf(self, z, phi, direction):
+        """Log density of ``z`` given the loss value and the direction."""
+        diff = np.asarray(z, dtype=np.float64) - self.mean(phi, direction)
+        return (-0.5 * np.sum(diff * diff, axis=-1) / self.sigma ** 2
+                - self.n_dims * (math.log(self.sigma) + 0.5 * math.log(2 * math.pi)))
+
+
+def sphere_directions(rng, n, n_dims):
+    """``n`` directions uniform on the unit sphere of ``R^n_dims`` (normalised normals)."""
+    g = rng.standard_normal(size=(n, n_dims))
+    norms = np.linalg.norm(g, axis=1, keepdims=True)
+    bad = norms[:, 0] == 0.0  # probability 0; keep the output on the sphere anyway
+    g[bad, 0], norms[bad] = 1.0, 1.0
+    return g / norms

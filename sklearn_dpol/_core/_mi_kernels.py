@@ -1,0 +1,189 @@
+"""Numba kernels of mutual-information-private OGD (seed 003, Algorithms 1 and 2).
+
+Imported lazily by :mod:`sklearn_dpol._core.mi_ogd` so that
+``import sklearn_dpol`` does not load numba.
+
+The protocol is split as in the seed's Figures 1 and 2:
+
+* user side (the "encryption layer"): :func:`user_full_report` computes the
+  subgradient of the user's loss at the public ``w_t`` (row clipped to
+  ``data_norm``, target to ``[-y_bound, y_bound]``), clips it to L2 norm
+  ``L`` and adds ``N(0, sigma^2 I)`` (Algorithm 1, lines 3-4);
+  :func:`user_bandit_report` evaluates the loss once at ``w_t + delta e_t``
+  (``e_t`` uniform on the unit sphere, drawn on the user's side), clips the
+  value to ``[0, F]`` and reports ``(d / delta) phi_t e_t + N(0, sigma^2 I)``
+  (Algorithm 2, lines 3-7);
+* learner side: :func:`learner_update` / :func:`learner_predict` only ever
+  receive the noisy report ``z~_t``: ``theta <- theta - z~_t`` and
+  ``w = Pi_B(eta_t theta)`` (lazy projection, lines 7-8 / 10-11).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+SQUARED = 0
+ABSOLUTE = 1
+HUBER = 2
+FULL = 0
+BANDIT = 1
+
+
+@njit(cache=True, nogil=True)
+def _residual(w, x, y, intercept, data_norm, y_bound):
+    """``<w, (c x, 1)> - clip(y)`` with ``c`` clipping ``x`` to L2 norm ``data_norm``."""
+    n_features = x.shape[0]
+    sq = 0.0
+    for j in range(n_features):
+        sq += x[j] * x[j]
+    norm = math.sqrt(sq)
+    scale = 1.0
+    if norm > data_norm:
+        scale = data_norm / norm
+    r = -min(max(y, -y_bound), y_bound)
+    for j in range(n_features):
+        r += w[j] * (scale * x[j])
+    if intercept:
+        r += w[w.shape[0] - 1]
+    return r, scale
+
+
+@njit(cache=True, nogil=True)
+def loss_value(r, loss, huber):
+    if loss == SQUARED:
+        return 0.5 * r * r
+    a = abs(r)
+    if loss == ABSOLUTE:
+        return a
+    if a <= huber:
+        return 0.5 * r * r
+    return huber * (a - 0.5 * huber)
+
+
+@njit(cache=True, nogil=True)
+def loss_derivative(r, loss, huber):
+    if loss == SQUARED:
+        return r
+    if loss == ABSOLUTE:
+        return 1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0)
+    return min(max(r, -huber), huber)
+
+
+@njit(cache=True, nogil=True)
+def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_norm,
+                     sigma, unit_noise, out):
+    """Algorithm 1, lines 3-4: clipped subgradient plus ``sigma * unit_noise``."""
+    d = w.shape[0]
+    n_features = x.shape[0]
+    r, scale = _residual(w, x, y, intercept, data_norm, y_bound)
+    psi = loss_derivative(r, loss, huber)
+    sq = 0.0
+    for j in range(d):
+        g = psi * (scale * x[j] if j < n_features else 1.0)
+        out[j] = g
+        sq += g * g
+    norm = math.sqrt(sq)
+    shrink = 1.0
+    if norm > clip_norm:
+        shrink = clip_norm / norm
+    for j in range(d):
+        out[j] = shrink * out[j] + sigma * unit_noise[j]
+
+
+@njit(cache=True, nogil=True)
+def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, exploration,
+                       loss_bound, sigma, direction, unit_noise, query, out):
+    """Algorithm 2, lines 3-7: one loss value at ``w + delta e``, then noise.
+
+    ``direction`` is ``e_t`` (unit norm); ``query`` is scratch space.
+    """
+    d = w.shape[0]
+    for j in range(d):
+        query[j] = w[j] + exploration * direction[j]
+    r, _ = _residual(query, x, y, intercept, data_norm, y_bound)
+    phi = min(max(loss_value(r, loss, huber), 0.0), loss_bound)
+    factor = d * phi / exploration
+    for j in range(d):
+        out[j] = factor * direction[j] + sigma * unit_noise[j]
+
+
+# --------------------------------------------------------------------------
+# Learner side: sees only the noisy reports z~.
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def step(t, eta, anytime):
+    """``eta`` (constant) or ``eta / sqrt(t)`` after ``t >= 1`` reports."""
+    if anytime:
+        return eta / math.sqrt(t)
+    return eta
+
+
+@njit(cache=True, nogil=True)
+def learner_predict(theta, t, eta, anytime, radius, out):
+    """``w_{t+1} = Pi_B(eta_t theta_{t+1})`` (line 8 / 11); ``w_1 = 0``."""
+    d = theta.shape[0]
+    if t == 0:
+        for j in range(d):
+            out[j] = 0.0
+        return
+    e = step(t, eta, anytime)
+    sq = 0.0
+    for j in range(d):
+        out[j] = e * theta[j]
+        sq += out[j] * out[j]
+    norm = math.sqrt(sq)
+    if norm > radius:
+        shrink = radius / norm
+        for j in range(d):
+            out[j] *= shrink
+
+
+@njit(cache=True, nogil=True)
+def learner_update(theta, report):
+    """``theta_{t+1} = theta_t - z~_t`` (line 7 / 10)."""
+    for j in range(theta.shape[0]):
+        theta[j] -= report[j]
+
+
+@njit(cache=True)
+def learner_replay(reports, theta, t0, w_sum, eta, anytime, radius):
+    """Reports (rows) in order: play, add the played iterate to ``w_sum``, update."""
+    d = theta.shape[0]
+    w = np.empty(d)
+    for i in range(reports.shape[0]):
+        learner_predict(theta, t0 + i, eta, anytime, radius, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        learner_update(theta, reports[i])
+
+
+# --------------------------------------------------------------------------
+# The protocol, round by round.
+# --------------------------------------------------------------------------
+
+@njit(cache=True)
+def run_protocol(X, y, intercept, loss, huber, data_norm, y_bound, feedback, clip_norm,
+                 exploration, loss_bound, sigma, unit_noise, directions, theta, t0, w_sum,
+                 eta, anytime, radius):
+    """Rows in order: the learner plays ``w_t``, user ``t`` reports, the learner updates.
+
+    Updates ``theta`` and adds the played iterates to ``w_sum`` in place.
+    """
+    d = theta.shape[0]
+    w = np.empty(d)
+    report = np.empty(d)
+    query = np.empty(d)
+    for i in range(X.shape[0]):
+        learner_predict(theta, t0 + i, eta, anytime, radius, w)
+        for j in range(d):
+            w_sum[j] += w[j]
+        if feedback == FULL:
+            user_full_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
+                             clip_norm, sigma, unit_noise[i], report)
+        else:
+            user_bandit_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
+                               exploration, loss_bound, sigma, directions[i], unit_noise[i],
+                               query, report)
+        learner_update(theta, report)
