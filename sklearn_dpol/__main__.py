@@ -13,15 +13,24 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_digits, make_classification, make_friedman1
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import HuberRegressor, Lasso, LogisticRegression, Ridge
+from sklearn.linear_model import (
+    HuberRegressor,
+    Lasso,
+    LogisticRegression,
+    QuantileRegressor,
+    Ridge,
+)
 from sklearn.model_selection import train_test_split
 
 from . import (
+    MutualInformationPrivateOGDRegressor,
+    ParameterFreeLocalDPRegressor,
     PrivateFrankWolfeLasso,
     PrivateIGDClassifier,
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
 )
+from .privacy import gaussian_mu
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, np.inf)
 DELTA = 1e-6
@@ -102,12 +111,51 @@ def mirror_descent_task(n_samples):
     return name, X, y, PrivateMirrorDescentRegressor, params, mode
 
 
+def local_task(n_samples, estimator_class):
+    """Local privacy: every row is a user who privatises its own gradient.
+
+    Five features uniform on [-1, 1] (by construction) and a target clipped to
+    [-1, 1]; absolute loss. ``ParameterFreeLocalDPRegressor`` gets each user's
+    budget as ``epsilon`` (Laplace noise, no learning rate);
+    ``MutualInformationPrivateOGDRegressor`` gets the Gaussian noise that makes
+    each report ``(epsilon, delta)``-LDP, on rows scaled by ``1/sqrt(5)``.
+    """
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1.0, 1.0, size=(n_samples, 5))
+    y = np.clip(X @ np.array([0.5, -0.4, 0.3, 0.0, 0.2]) + 0.1
+                + 0.1 * rng.standard_normal(n_samples), -1.0, 1.0)
+    if estimator_class is MutualInformationPrivateOGDRegressor:
+        params = dict(gradient_bound=float(np.sqrt(2.0)), radius=2.0, data_norm=1.0,
+                      y_bound=1.0)
+        return "linear regression, local DP", X / np.sqrt(5.0), y, estimator_class, params, \
+            "fit"
+    return "linear regression, local DP", X, y, estimator_class, {}, "fit"
+
+
+def make_estimator(estimator_class, epsilon, seed, params):
+    if estimator_class is MutualInformationPrivateOGDRegressor:
+        # The noise scale that makes each user's report (epsilon, delta)-LDP:
+        # mu = 2 L / sigma (nudged up so rounding never overspends).
+        mu = gaussian_mu(epsilon, DELTA)
+        sigma = 1e-12 if np.isinf(mu) else 2.0 * params["gradient_bound"] / mu * (1 + 1e-12)
+        return estimator_class(sigma=sigma, delta=DELTA, random_state=seed, **params)
+    if estimator_class is ParameterFreeLocalDPRegressor:
+        return estimator_class(epsilon=epsilon, random_state=seed, **params)
+    return estimator_class(epsilon=epsilon, delta=DELTA, random_state=seed, **params)
+
+
 def reference_score(estimator_class, X_train, y_train, X_test, y_test):
     """The non-private scikit-learn counterpart on the same scaled data."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if estimator_class is PrivateQFTLRegressor:
             return "Ridge", Ridge(alpha=1e-6).fit(X_train, y_train).score(X_test, y_test)
+        if estimator_class in (ParameterFreeLocalDPRegressor,
+                               MutualInformationPrivateOGDRegressor):
+            model = QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs")
+            n = min(len(y_train), 20_000)   # the LP is slow; a subsample suffices
+            model.fit(X_train[:n], y_train[:n])
+            return "median regression", model.score(X_test, y_test)
         if estimator_class is PrivateMirrorDescentRegressor:
             model = HuberRegressor(epsilon=1.35, alpha=0.0).fit(X_train, y_train)
             return "HuberRegressor", model.score(X_test, y_test)
@@ -140,11 +188,11 @@ def evaluate(task, seeds):
     for epsilon in EPSILONS:
         scores, start = [], time.perf_counter()
         for seed in range(seeds):
-            estimator = estimator_class(epsilon=epsilon, delta=DELTA, random_state=seed,
-                                        **params)
+            estimator = make_estimator(estimator_class, epsilon, seed, params)
             scores.append(train(estimator, X_train, y_train, mode).score(X_test, y_test))
+            delta = estimator.privacy_.delta   # 0 for the pure-DP local Laplace users
         elapsed = (time.perf_counter() - start) / seeds
-        rows.append((name, estimator_label(estimator_class, params), epsilon, DELTA, np.mean(scores),
+        rows.append((name, estimator_label(estimator_class, params), epsilon, delta, np.mean(scores),
                      np.std(scores), f"{reference_name} {reference:.3f}", elapsed,
                      len(X_train)))
         print(f"  {name}: epsilon={epsilon:g} done", flush=True)
@@ -180,7 +228,9 @@ def main(argv=None):
     tasks = (generated_task(args.n_samples),
              generated_task_objective_perturbation(args.n_samples), digits_task(),
              friedman_task(args.n_samples, "fit"), friedman_task(args.n_samples, "stream"),
-             sparse_task(args.n_samples), mirror_descent_task(args.n_samples))
+             sparse_task(args.n_samples), mirror_descent_task(args.n_samples),
+             local_task(args.n_samples, ParameterFreeLocalDPRegressor),
+             local_task(args.n_samples, MutualInformationPrivateOGDRegressor))
     rows = []
     for task in tasks:
         rows += evaluate(task, args.seeds)

@@ -24,7 +24,9 @@ def test_main_job_prints_the_privacy_utility_table():
     )
     table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| data | estimator | epsilon")
-    assert len(table) == 1 + 7 * 6  # header + seven tasks x six epsilons
+    assert len(table) == 1 + 9 * 6  # header + nine tasks x six epsilons
+    assert sum("ParameterFreeLocalDPRegressor" in line for line in table) == 6
+    assert sum("MutualInformationPrivateOGDRegressor" in line for line in table) == 6
     assert sum("PrivateMirrorDescentRegressor" in line for line in table) == 6
     assert sum("(objective perturbation)" in line for line in table) == 6
     assert sum("PrivateQFTLRegressor" in line for line in table) == 2 * 6
