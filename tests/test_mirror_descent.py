@@ -326,3 +326,49 @@ def test_objective_perturbation_projects_on_the_set():
     assert math.isnan(model.privacy_.mu)
     model.partial_fit(X[:100], y[:100])
     assert model.privacy_.n_releases == 2
+
+
+# -- the step for smooth losses -----------------------------------------------------------
+
+@pytest.mark.parametrize("constraint", ["l2", "l1", "simplex"])
+def test_smooth_step_respects_its_cap_and_takes_the_better_bound(constraint):
+    potential = md.make_potential(constraint, 20, None)
+    for loss, epsilon in [("squared", 1.0), ("huber", 0.3), ("squared", 10.0)]:
+        cal = md.calibrate(potential, n_samples=5000, loss=loss, huber_threshold=1.0,
+                           radius=2.0, data_norm=1.0, y_bound=1.0, intercept=True,
+                           epsilon=epsilon, delta=1e-6, n_features=20)
+        derivative = md.derivative_bound(loss, 1.0, 2.0, 1.0, 1.0, True)
+        geo = md.geometry(potential, derivative, 2.0, 1.0, 1.0, True)
+        theorem = md.theorem_step_size(cal.n_steps, geo, cal.noise_scale)
+        smooth = md.smooth_step_size(cal.n_steps, geo, cal.noise_scale, potential, loss=loss,
+                                     radius=2.0, data_norm=1.0, y_bound=1.0, intercept=True)
+        modulus = md.strong_convexity(potential)
+        assert smooth <= modulus / (2 * (4.0 + 1.0)) * (1 + 1e-12)
+        noise = cal.noise_scale ** 2 * geo.noise_sq
+        bounds = {theorem: geo.psi_max / (theorem * cal.n_steps)
+                  + theorem * (geo.grad_sq + noise),
+                  smooth: geo.psi_max / (smooth * cal.n_steps) + smooth * noise / modulus}
+        assert cal.step_size == min(bounds, key=bounds.get)
+
+
+def test_absolute_loss_and_group_l1_keep_the_theorem_step():
+    for constraint, loss, group in [("l2", "absolute", None), ("group_l1", "squared", 5)]:
+        potential = md.make_potential(constraint, 20, group)
+        cal = md.calibrate(potential, n_samples=5000, loss=loss, huber_threshold=1.0,
+                           radius=2.0, data_norm=1.0, y_bound=1.0, intercept=True,
+                           epsilon=1.0, delta=1e-6, n_features=20)
+        derivative = md.derivative_bound(loss, 1.0, 2.0, 1.0, 1.0, True)
+        geo = md.geometry(potential, derivative, 2.0, 1.0, 1.0, True)
+        assert cal.step_size == md.theorem_step_size(cal.n_steps, geo, cal.noise_scale)
+
+
+def test_noiseless_squared_loss_reaches_the_constrained_optimum_with_default_steps():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(3000, 8)) / np.sqrt(8)
+    y = np.clip(X @ rng.normal(size=8) * 2, -1, 1)
+    model = PrivateMirrorDescentRegressor(epsilon=np.inf, loss="squared", constraint="l2",
+                                          radius=10.0).fit(X, y)
+    reference = np.linalg.lstsq(np.c_[X, np.ones(len(y))], y, rcond=None)[0]
+    assert np.linalg.norm(reference[:-1]) < 10.0   # the ball is not active
+    # The average of the iterates converges like 1/T: close, not exact.
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], reference, atol=1e-3)

@@ -399,6 +399,74 @@ def theorem_step_size(n_steps, geo, sigma):
     return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + sigma * sigma * geo.noise_sq)))
 
 
+def strong_convexity(potential):
+    """Modulus ``c`` of ``Psi`` w.r.t. the norm of ``Q`` (the L2 or the L1 norm).
+
+    L2 ball: ``||u||^2/2`` is 1-strongly convex in L2. Simplex: the entropy is
+    1-strongly convex in L1 (Pinsker). L1 ball: ``||u||_q^2/(4(q-1))`` is
+    ``1/2``-strongly convex in ``||.||_q`` and ``||h||_q >= ||h||_1 / e`` for
+    ``q = ln 2p/(ln 2p - 1)`` (seed 004, Claim 3.5), so ``1/(2e^2)`` in L1; the
+    Euclidean fallback (``p <= 3``) is ``1/p`` in L1. Group L1: ``None`` (the
+    seed quotes an O(1) modulus without its constant).
+    """
+    if potential.kind in (_BALL_L2, _SIMPLEX):
+        return 1.0
+    if potential.kind == _BALL_L1:
+        if potential.q == 2.0:
+            return 1.0 / potential.n_dims
+        return 1.0 / (2.0 * math.e ** 2)
+    return None
+
+
+def smooth_step_size(n_steps, geo, sigma, potential, *, loss, radius, data_norm, y_bound,
+                     intercept):
+    """The step for a smooth loss, or ``None`` when the analysis does not apply.
+
+    For the squared and Huber losses (``f'' <= 1``) the mean loss is
+    ``beta``-smooth in the normalised coordinates, ``beta = radius^2 R^2 + Y^2``
+    (``Y^2`` with intercept), w.r.t. the norm of ``Q``: every set here lies in
+    the unit L2 ball, so the dual norm of a row is at most its L2 norm. With
+    ``Psi`` ``c``-strongly convex and ``eta <= c / (2 beta)``, noisy mirror
+    descent's average of ``theta_2..theta_{T+1}`` has
+    ``E excess <= Psi_max/(eta T) + eta sigma^2 B / c`` (``doc/privacy.md``
+    section 8.6), with no worst-case gradient term: the step is the minimiser
+    ``min(c/(2 beta), sqrt(c Psi_max/(T sigma^2 B)))``. Public constants only.
+    """
+    modulus = strong_convexity(potential)
+    if loss not in (SQUARED, HUBER) or modulus is None:
+        return None
+    beta = (radius * data_norm) ** 2 + (y_bound ** 2 if intercept else 0.0)
+    cap = modulus / (2.0 * beta)
+    if sigma == 0.0:
+        return cap
+    return min(cap, math.sqrt(modulus * geo.psi_max / (n_steps * sigma * sigma * geo.noise_sq)))
+
+
+def best_step_size(n_steps, geo, sigma, potential, *, loss, radius, data_norm, y_bound,
+                   intercept):
+    """The step whose proven bound is smaller: Theorem 3.2's, or the smooth one.
+
+    Both bounds hold for the chosen step (the smooth one only up to
+    ``c / (2 beta)``); each candidate is the minimiser of its own bound, and
+    the one with the smaller guarantee is taken. Public constants only.
+    """
+    theorem = theorem_step_size(n_steps, geo, sigma)
+    smooth = smooth_step_size(n_steps, geo, sigma, potential, loss=loss, radius=radius,
+                              data_norm=data_norm, y_bound=y_bound, intercept=intercept)
+    if smooth is None or theorem == 0.0:
+        return theorem
+    modulus = strong_convexity(potential)
+    noise = sigma * sigma * geo.noise_sq
+
+    def theorem_bound(eta):
+        return geo.psi_max / (eta * n_steps) + eta * (geo.grad_sq + noise)
+
+    def smooth_bound(eta):
+        return geo.psi_max / (eta * n_steps) + eta * noise / modulus
+
+    return smooth if smooth_bound(smooth) < theorem_bound(theorem) else theorem
+
+
 @functools.lru_cache(maxsize=1024)
 def noise_scale(sensitivity, n_steps, epsilon, delta):
     """``(sigma, mu)``: ``sigma = sensitivity sqrt(T) / mu*(epsilon, delta)`` (GDP composition).
@@ -467,7 +535,11 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
             "would round to zero and the noise with it). Rescale X and y by public "
             "constants so that the bounds are near 1."
         )
-    eta = float(step_size) if step_size is not None else theorem_step_size(n_steps, geo, sigma)
+    if step_size is not None:
+        eta = float(step_size)
+    else:
+        eta = best_step_size(n_steps, geo, sigma, potential, loss=loss, radius=radius,
+                             data_norm=data_norm, y_bound=y_bound, intercept=intercept)
     if not 0.0 <= eta < math.inf:
         raise ValueError(f"the step size {eta!r} is not a finite nonnegative number.")
     return Calibration(int(n_steps), derivative, lipschitz, sensitivity, sigma, eta,

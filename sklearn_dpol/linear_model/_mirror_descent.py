@@ -76,7 +76,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         noise grows with ``sqrt(max_iter)``.
     step_size : float or None, default=None
         The mirror step ``eta``; ``None`` takes the one that minimises the
-        theorem's bound for the chosen ``max_iter``.
+        theorem's bound for the chosen ``max_iter`` or, for the smooth losses
+        (squared, Huber) on the L2 ball, L1 ball and simplex, the step of the
+        smooth-loss bound (``eta <= c / (2 beta)``, no worst-case gradient
+        term) when that bound is smaller (``doc/privacy.md`` section 8.6).
     solver : {"mirror_descent", "objective_perturbation"}, default="mirror_descent"
         ``"objective_perturbation"`` supports the squared and Huber losses only.
     alpha : float, default=1e-4
