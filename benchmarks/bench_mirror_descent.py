@@ -590,14 +590,20 @@ def time_fits(factories, X, y, repeats):
     return times
 
 
+SPEED_STEPS = 2000
+
+
 def speed_table(X_tr, y_tr, repeats, epsilon=1.0):
     blocks = []
     for loss, sgd_loss in (("huber", "huber"), ("squared", "squared_error")):
-        T = protein_model("mirror_descent", loss, epsilon, 0).fit(X_tr, y_tr).max_iter_
+        # A fixed number of passes for both: the default T is capped by a compute
+        # budget (up to 780,000 Gram steps), far more epochs than SGD can run here.
+        T = SPEED_STEPS
         sgd_extra = {"epsilon": HUBER_THRESHOLD} if loss == "huber" else {}
         factories = {
             f"PrivateMirrorDescentRegressor(loss='{loss}', epsilon={epsilon:g}), T={T}":
-                lambda loss=loss: protein_model("mirror_descent", loss, epsilon, 0),
+                lambda loss=loss: protein_model("mirror_descent", loss, epsilon, 0,
+                                                max_iter=SPEED_STEPS),
             f"SGDRegressor(loss='{sgd_loss}', max_iter={T}, tol=None)":
                 lambda sgd_loss=sgd_loss, sgd_extra=sgd_extra, T=T: SGDRegressor(
                     loss=sgd_loss, max_iter=T, tol=None, random_state=0, **sgd_extra),
