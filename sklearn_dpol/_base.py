@@ -15,7 +15,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy import AnytimeSchedule, KnownHorizonSchedule
 
@@ -175,3 +175,24 @@ def _same_value(a, b):
         return bool(a == b)
     except (TypeError, ValueError):  # array-likes: compare their contents
         return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+class ReleasedLinearRegressorMixin:
+    """``predict`` from the released ``coef_`` and ``intercept_`` (post-processing)."""
+
+    def predict(self, X):
+        """Predict with the released linear model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_

@@ -8,9 +8,15 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from .._base import DELTA_CONSTRAINT, POSITIVE, PrivateEstimatorMixin, make_generator
+from .._base import (
+    DELTA_CONSTRAINT,
+    POSITIVE,
+    PrivateEstimatorMixin,
+    ReleasedLinearRegressorMixin,
+    make_generator,
+)
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
 from ..privacy import PrivacyGuarantee, gaussian_epsilon
@@ -18,7 +24,9 @@ from ..privacy import PrivacyGuarantee, gaussian_epsilon
 _NEIGHBOURS = "replace-one (local: each user's report)"
 
 
-class MutualInformationPrivateOGDRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class MutualInformationPrivateOGDRegressor(
+    ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
+):
     """Online linear regression where every user adds Gaussian noise to its report.
 
     Each row of ``X`` is a user. The protocol of Zhang and Venkitasubramaniam
@@ -366,19 +374,3 @@ class MutualInformationPrivateOGDRegressor(PrivateEstimatorMixin, RegressorMixin
                     "calls reports k times and composes)"),
         )
 
-    def predict(self, X):
-        """Predict with the published linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_

@@ -7,9 +7,15 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from .._base import EPSILON_CONSTRAINT, POSITIVE, PrivateEstimatorMixin, make_generator
+from .._base import (
+    EPSILON_CONSTRAINT,
+    POSITIVE,
+    PrivateEstimatorMixin,
+    ReleasedLinearRegressorMixin,
+    make_generator,
+)
 from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
 from ..privacy import PrivacyGuarantee
@@ -18,7 +24,9 @@ _NEIGHBOURS = "replace-one (local: each user's report)"
 _MECHANISM = "local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
 
 
-class ParameterFreeLocalDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class ParameterFreeLocalDPRegressor(
+    ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
+):
     """Parameter-free online regression where every user privatises its own gradient.
 
     Each row of ``X`` is a user. The protocol of van der Hoeven (2019) is
@@ -330,19 +338,3 @@ class ParameterFreeLocalDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
                     "calls reports k times and composes)"),
         )
 
-    def predict(self, X):
-        """Predict with the published linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_

@@ -5,7 +5,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -13,6 +13,7 @@ from .._base import (
     HORIZON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
+    ReleasedLinearRegressorMixin,
     make_generator,
 )
 from .._core import qftl
@@ -27,7 +28,9 @@ _NEIGHBOURS = "replace-one"
 _HONAKER_MAX_DIM = 300
 
 
-class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class PrivateQFTLRegressor(
+    ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
+):
     """Ridge regression on privately released sufficient statistics, batch or streaming.
 
     The model after ``t`` samples is follow-the-leader for the quadratic losses
@@ -380,22 +383,6 @@ class PrivateQFTLRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             records=records, spent_mu=float(mu * math.sqrt(spent_fraction)), budget=budget,
         )
 
-    def predict(self, X):
-        """Predict with the released linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
 
 
 def _as_float64_targets(y):
