@@ -7,8 +7,10 @@ training time.
 """
 
 import argparse
+import math
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_digits, make_classification, make_friedman1
@@ -216,12 +218,65 @@ def print_table(rows):
               f"{ref} | {secs:.3f} | {n} |")
 
 
+def load_pyplot():
+    """matplotlib's pyplot on a file backend, or a clear error."""
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise SystemExit(
+            "--plot needs matplotlib, which is not installed: "
+            "pip install 'sklearn-dpol[plot]' (or pip install matplotlib)."
+        ) from error
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_plot(rows, path, seeds):
+    """Test score against epsilon, one panel per task; epsilon=inf as a dashed line."""
+    plt = load_pyplot()
+    tasks = list(dict.fromkeys((name, estimator) for name, estimator, *_ in rows))
+    columns = 3
+    lines = math.ceil(len(tasks) / columns)
+    figure, axes = plt.subplots(lines, columns, figsize=(4.2 * columns, 3.2 * lines),
+                                squeeze=False)
+    for ax, (name, estimator) in zip(axes.flat, tasks):
+        cells = [row for row in rows if row[0] == name and row[1] == estimator]
+        finite = [row for row in cells if math.isfinite(row[2])]
+        eps = [row[2] for row in finite]
+        mean = np.array([row[4] for row in finite])
+        std = np.array([row[5] for row in finite])
+        ax.errorbar(eps, mean, yerr=std, marker="o", capsize=3, label="private")
+        for row in cells:
+            if not math.isfinite(row[2]):
+                ax.axhline(row[4], linestyle="--", color="grey", label="epsilon = inf")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("test score")
+        ax.set_title(f"{estimator}\n{name}", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(tasks):]:
+        ax.set_visible(False)
+    figure.suptitle(f"Privacy/utility of sklearn_dpol (delta={DELTA:g} where Gaussian; "
+                    f"mean ± std over {seeds} draws)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=200_000,
                         help="rows of each generated task (default 200000)")
     parser.add_argument("--seeds", type=int, default=3, help="noise draws per cell")
+    parser.add_argument("--plot", type=Path, default=None, metavar="PATH",
+                        help="also save the privacy/utility plot to PATH (.png, .svg or "
+                             ".pdf; needs matplotlib: pip install 'sklearn-dpol[plot]')")
     args = parser.parse_args(argv)
+    if args.plot is not None:
+        load_pyplot()   # fail before the long run, not after it
 
     print("Compiling kernels (cached after the first run)...", flush=True)
     PrivateIGDClassifier(classes=[0, 1]).fit(np.eye(2), [0, 1])
@@ -241,6 +296,9 @@ def main(argv=None):
           f"partial_fit batch of {STREAM_BATCH:,} rows, the whole stream covered, the last "
           "model scored.")
     print_table(rows)
+    if args.plot is not None:
+        save_plot(rows, args.plot, args.seeds)
+        print(f"\nSaved the privacy/utility plot to {args.plot}")
     sizes = sorted({row[-1] for row in rows})
     print(f"\nSmall data pays for privacy: the noise scales as 1/n, so "
           f"{sizes[0]:,} training rows need a large epsilon where {sizes[-1]:,} do not; "

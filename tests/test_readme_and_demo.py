@@ -17,11 +17,15 @@ def test_readme_example_runs():
     assert namespace["model"].score(namespace["X"], namespace["y"]) > 0.8
 
 
-def test_main_job_prints_the_privacy_utility_table():
+def test_main_job_prints_the_privacy_utility_table(tmp_path):
+    plot = tmp_path / "privacy_utility.png"
     result = subprocess.run(
-        [sys.executable, "-m", "sklearn_dpol", "--n-samples", "20000", "--seeds", "1"],
+        [sys.executable, "-m", "sklearn_dpol", "--n-samples", "20000", "--seeds", "1",
+         "--plot", str(plot)],
         capture_output=True, text=True, cwd=ROOT, timeout=600, check=True,
     )
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"Saved the privacy/utility plot to {plot}" in result.stdout
     table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| data | estimator | epsilon")
     assert len(table) == 1 + 9 * 6  # header + nine tasks x six epsilons
@@ -31,6 +35,19 @@ def test_main_job_prints_the_privacy_utility_table():
     assert sum("(objective perturbation)" in line for line in table) == 6
     assert sum("PrivateQFTLRegressor" in line for line in table) == 2 * 6
     assert sum("PrivateFrankWolfeLasso" in line for line in table) == 6
+
+
+def test_plot_without_matplotlib_fails_before_the_run(tmp_path):
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from sklearn_dpol.__main__ import main\n"
+        f"main(['--plot', {str(tmp_path / 'p.png')!r}])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120)
+    assert result.returncode != 0
+    assert "pip install 'sklearn-dpol[plot]'" in result.stderr
+    assert "Compiling" not in result.stdout   # refused before any work
 
 
 def test_import_does_not_load_numba():
