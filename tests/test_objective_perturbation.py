@@ -133,6 +133,18 @@ def test_plan_noise_and_regularisation():
     assert plan.regularization == pytest.approx(10.0)
     assert plan.jacobian_epsilon == pytest.approx(3 * math.log1p(1.0 / 10.0))
     assert plan.noise_std == pytest.approx(math.sqrt(3) * 4.0 / plan.mu)
+    # mu is calibrated for 2K degrees of freedom, the whole Jacobian term and
+    # the output noise, and spends the whole delta.
+    assert plan.mu == objective_perturbation_mu(
+        EPSILON, DELTA, dof=6, jacobian_epsilon=plan.jacobian_epsilon,
+        output_ratio=op.OUTPUT_RATIO)
+    assert objective_perturbation_delta(
+        EPSILON, plan.mu, dof=6, jacobian_epsilon=plan.jacobian_epsilon,
+        output_mu=op.OUTPUT_RATIO * plan.mu) <= DELTA
+    # The output noise covers twice the certified gap tol n L R / Lambda.
+    assert op.output_noise_std(plan) == pytest.approx(
+        2 * op.DEFAULT_RELATIVE_TOL * 1000 * 1.0 * 2.0 / plan.regularization
+        / (op.OUTPUT_RATIO * plan.mu))
     weak = op.plan(EPSILON, DELTA, n_samples=10, feature_norm=2.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-6)
     assert weak.jacobian_epsilon == pytest.approx(op.JACOBIAN_SHARE * EPSILON)

@@ -189,11 +189,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     for k in range(n_problems):
         solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
                                problem_tol)
-    # ||theta_hat - theta*|| <= ||grad J|| / Lambda per problem, so the stacked
-    # gap is at most relative_tol * scale / Lambda: replace-one moves it by twice that.
-    gap_sensitivity = 2.0 * relative_tol * scale / regularization
-    output_std = 0.0 if math.isinf(plan.mu) else gap_sensitivity / plan.output_mu
-    return gaussian_release(solutions, output_std, rng)
+    return gaussian_release(solutions, output_noise_std(plan, tol, regularization), rng)
 
 
 def certifiable_regularization(plan, linear_terms, shape, problem_tol):
@@ -223,13 +219,20 @@ def certifiable_regularization(plan, linear_terms, shape, problem_tol):
     return max(plan.regularization, drift / (problem_tol / 4.0))
 
 
-def output_noise_std(plan, tol=None):
-    """Standard deviation of the output noise :func:`solve` adds (for reports)."""
+def output_noise_std(plan, tol=None, regularization=None):
+    """Standard deviation of the output noise that covers the certified gap.
+
+    ``||theta_hat - theta*|| <= ||grad J|| / Lambda`` per problem, so the
+    stacked gap is at most ``tol n L R / Lambda``; replace-one moves it by at
+    most twice that, a Gaussian mechanism calibrated to ``plan.output_mu``.
+    ``regularization`` is the ``Lambda`` the solve used (``plan``'s by default).
+    """
     if math.isinf(plan.mu):
         return 0.0
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
-    return 2.0 * relative_tol * scale / plan.regularization / plan.output_mu
+    lam = plan.regularization if regularization is None else regularization
+    return 2.0 * relative_tol * scale / lam / plan.output_mu
 
 
 def gaussian_equivalent_mu(epsilon, delta):
