@@ -1,6 +1,6 @@
 """Warnings and errors of sklearn_dpol."""
 
-__all__ = ["PrivacyLeakWarning"]
+__all__ = ["BudgetExceededError", "PrivacyAccountingError", "PrivacyLeakWarning"]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -8,4 +8,28 @@ class PrivacyLeakWarning(RuntimeWarning):
 
     Raised, for example, when the label set of a classifier is taken from the
     training labels: pass it from public knowledge to keep it covered.
+    """
+
+
+class BudgetExceededError(ValueError):
+    """A call would spend more than its :class:`~sklearn_dpol.privacy.PrivacyAccountant` allows.
+
+    Raised before the call reads any data: nothing is released and nothing is
+    charged. ``budget``, ``spent`` and ``requested`` hold the accountant's
+    ``(epsilon, delta)`` budget, its :class:`~sklearn_dpol.privacy.PrivacySpend`
+    and the :class:`~sklearn_dpol.privacy.PrivacyCost` the call asked for.
+    """
+
+    def __init__(self, message, *, budget=None, spent=None, requested=None):
+        super().__init__(message)
+        self.budget = budget
+        self.spent = spent
+        self.requested = requested
+
+
+class PrivacyAccountingError(RuntimeError):
+    """A release spent more than it had reserved with its accountant: a bug.
+
+    The ledger records what was actually spent and the call is undone; please
+    report it.
     """
