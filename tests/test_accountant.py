@@ -22,6 +22,7 @@ from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from joblib import parallel_backend
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_validate
+from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_dpol import (
     MutualInformationPrivateOGDRegressor,
@@ -427,6 +428,16 @@ def test_pickled_stream_keeps_charging_its_ledger(accountant):
     resumed.partial_fit(X[50:], Y[50:])
     (charge,) = accountant.charges
     assert key(charge.cost) == key(resumed.privacy_)
+
+
+@pytest.mark.parametrize("estimator", [PrivateQFTLRegressor(), PrivateIGDClassifier()],
+                         ids=lambda e: type(e).__name__)
+def test_estimators_with_an_accountant_pass_the_estimator_checks(estimator, accountant):
+    # The checks clone, pickle, refit and set_params: all must work with a ledger.
+    results = check_estimator(clone(estimator).set_params(accountant=accountant),
+                              on_fail=None)
+    assert [r["check_name"] for r in results if r["status"] == "failed"] == []
+    assert len(accountant.charges) > 20  # every fit of the checks was recorded
 
 
 # -- the public reservation API (for meta-estimators) ---------------------------------------

@@ -93,7 +93,18 @@ class PrivacyCost:
         )
 
     def covers(self, other):
-        """True when a release costing ``other`` is within this cost (same group)."""
+        """True when a release costing ``other`` is within this cost (same group).
+
+        Parameters
+        ----------
+        other : PrivacyCost
+            The cost to compare.
+
+        Returns
+        -------
+        covered : bool
+            Same group, and no larger ``mu`` (GDP) or ``(epsilon, delta)``.
+        """
         if self.is_gdp != other.is_gdp:
             return False
         if self.is_gdp:
@@ -102,7 +113,18 @@ class PrivacyCost:
                 and other.delta <= self.delta * (1.0 + ROUNDING_SLACK))
 
     def join(self, other):
-        """The smallest cost of the same group that covers both."""
+        """The smallest cost of the same group that covers both.
+
+        Parameters
+        ----------
+        other : PrivacyCost
+            A cost of the same group (both GDP, or both not).
+
+        Returns
+        -------
+        joined : PrivacyCost
+            The componentwise maximum.
+        """
         if self.is_gdp != other.is_gdp:
             raise PrivacyAccountingError(
                 f"cannot merge a GDP cost with a non-GDP one ({self} and {other})."
@@ -194,6 +216,7 @@ def compose(costs, delta):
     Returns
     -------
     spend : PrivacySpend
+        Their joint ``(epsilon, delta)``, the GDP group's ``mu`` and the basic sums.
     """
     costs = list(costs)
     mu = compose_gdp([c.mu for c in costs if c.is_gdp])
@@ -212,6 +235,18 @@ def within_budget(costs, epsilon, delta):
 
     The GDP group, ``mu``-GDP, is ``(e, delta(e; mu))``-DP for every ``e``; it
     fits when ``delta(epsilon - eps_basic; mu) <= delta - delta_basic``.
+
+    Parameters
+    ----------
+    costs : iterable of PrivacyCost
+        The charges.
+    epsilon, delta : float
+        The budget.
+
+    Returns
+    -------
+    within : bool
+        Whether the charges compose within the budget.
     """
     if math.isinf(epsilon):
         return True
@@ -420,6 +455,7 @@ class PrivacyAccountant:
         Returns
         -------
         spend : PrivacySpend
+            The joint guarantee of every charge, stated at the budget's delta.
         """
         return compose(self._ledger().costs(), self.delta)
 
@@ -458,6 +494,7 @@ class PrivacyAccountant:
         Returns
         -------
         mu : float
+            0 when nothing is left (``inf`` for an infinite budget).
         """
         if math.isinf(self.epsilon):
             return math.inf
@@ -480,6 +517,7 @@ class PrivacyAccountant:
         Returns
         -------
         affordable : bool
+            Whether the ledger with this charge added stays within the budget.
         """
         costs = self._ledger().costs()
         return within_budget([*costs, PrivacyCost.of(cost)], self.epsilon, self.delta)
@@ -508,6 +546,7 @@ class PrivacyAccountant:
         Returns
         -------
         reservation : Reservation
+            The open charge: settle it, refund it, or let its ``with`` block do so.
 
         Raises
         ------
