@@ -26,6 +26,15 @@ class BudgetExceededError(ValueError):
         self.spent = spent
         self.requested = requested
 
+    def __reduce__(self):
+        # Raised in a joblib worker process, it reaches the caller pickled.
+        return (_rebuild_budget_error,
+                (self.args[0], self.budget, self.spent, self.requested))
+
+
+def _rebuild_budget_error(message, budget, spent, requested):
+    return BudgetExceededError(message, budget=budget, spent=spent, requested=requested)
+
 
 class PrivacyAccountingError(RuntimeError):
     """A release spent more than it had reserved with its accountant: a bug.

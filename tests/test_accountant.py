@@ -271,14 +271,20 @@ def test_randomized_search_charges_every_fit(accountant):
     assert epsilons == expected
 
 
-def test_search_stops_when_the_budget_runs_out():
-    # (1, 1e-6): four fits at mu*(0.5) compose beyond it; the search raises.
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_search_stops_when_the_budget_runs_out(n_jobs):
+    # (1, 1e-6): four fits at mu*(0.5) compose beyond it (three fit); the search
+    # raises, from a worker process too (the error pickles with its fields).
     with PrivacyAccountant(1.0, 1e-6) as acc:
         est = PrivateQFTLRegressor(epsilon=0.5, accountant=acc)
-        with pytest.raises(BudgetExceededError, match="budget exceeded"):
-            GridSearchCV(est, {"alpha": [1e-2, 1e-1]}, cv=2, error_score="raise").fit(X, Y)
+        search = GridSearchCV(est, {"alpha": [1e-2, 1e-1]}, cv=2, error_score="raise",
+                              n_jobs=n_jobs)
+        with pytest.raises(BudgetExceededError, match="budget exceeded") as error:
+            search.fit(X, Y)
+        assert error.value.budget == (1.0, 1e-6)
+        assert error.value.requested.mu == pytest.approx(gaussian_mu(0.5, 1e-6))
         assert acc.spent().epsilon <= 1.0 + 1e-12
-        assert all(c.status == "spent" for c in acc.charges)
+        assert len(acc.charges) == 3
 
 
 # -- before any data is read; failures are refunded ---------------------------------------

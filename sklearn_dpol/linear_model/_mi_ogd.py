@@ -278,7 +278,7 @@ class MutualInformationPrivateOGDRegressor(
             sensitivity = 2.0 * float(self.gradient_bound)
         else:
             continuing = not fitting and hasattr(self, "_learner")
-            n_features = self.n_features_in_ if continuing else _num_features(X)
+            n_features = self.n_features_in_ if continuing else _public_width(X)
             n_dims = n_features + int(self.fit_intercept)
             sensitivity = self._calibration(n_dims)["sensitivity"]
         mu = sensitivity / float(self.sigma)
@@ -401,3 +401,11 @@ class MutualInformationPrivateOGDRegressor(
                     "calls reports k times and composes)"),
         )
 
+
+def _public_width(X):
+    """The number of columns of ``X`` (public: equal for replace-one neighbours)."""
+    try:
+        return _num_features(X)
+    except TypeError as error:  # 1-D or scalar input: the caller's validation message
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features): {error}") \
+            from None
