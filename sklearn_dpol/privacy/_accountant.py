@@ -267,10 +267,12 @@ class _Ledger:
     def __init__(self, events):
         self.budget = None
         self.charges = {}
+        self.n_events = 0
         for event in events:
             self.apply(event)
 
     def apply(self, event):
+        self.n_events += 1
         op = event["op"]
         if op == "budget":
             self.budget = (event["epsilon"], event["delta"])
@@ -386,6 +388,7 @@ class PrivacyAccountant:
         if not 0.0 <= self.delta < 1.0:
             raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
         self._closed_ledger = None
+        self._cache = None
         self._owner = path is None
         if path is None:
             fd, path = tempfile.mkstemp(prefix="sklearn_dpol_budget_", suffix=".jsonl")
@@ -414,6 +417,7 @@ class PrivacyAccountant:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._cache = None
 
     def __repr__(self):
         return (f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, "
@@ -433,7 +437,7 @@ class PrivacyAccountant:
         if self._closed_ledger is not None:
             return
         with self._locked() as fd:
-            self._closed_ledger = _read_events(fd)
+            self._closed_ledger = self._refresh(fd)
         if self._owner:
             _remove_ledger(self.path, os.getpid())
 
@@ -553,13 +557,15 @@ class PrivacyAccountant:
         BudgetExceededError
             If the budget cannot cover ``cost``; nothing is recorded.
         """
-        cost = PrivacyCost.of(cost)
+        cost, label = PrivacyCost.of(cost), str(label)
         charge_id = uuid.uuid4().hex
-        self._append_checked(
-            {"op": "open", "id": charge_id, "label": str(label), "kind": str(kind),
-             "pid": os.getpid(), "cost": cost.as_dict()},
-            charge_id, cost, str(label),
-        )
+
+        def open_charge(ledger):
+            self._check_budget(ledger, charge_id, cost, label)
+            return {"op": "open", "id": charge_id, "label": label, "kind": str(kind),
+                    "pid": os.getpid(), "cost": cost.as_dict()}
+
+        self._transact(open_charge)
         return Reservation(self, charge_id)
 
     # -- ledger file ----------------------------------------------------------
@@ -604,9 +610,28 @@ class PrivacyAccountant:
 
     def _ledger(self):
         if self._closed_ledger is not None:
-            return _Ledger(self._closed_ledger)
+            return self._closed_ledger
         with self._locked() as fd:
-            return _Ledger(_read_events(fd))
+            return self._refresh(fd)
+
+    def _refresh(self, fd):
+        """The ledger up to the end of the file, parsing only what was appended since.
+
+        The file is append-only, so a copy keeps its replay and its offset in
+        the file; call with the lock held.
+        """
+        identity = os.fstat(fd).st_ino
+        offset, ledger, known = self._cache or (0, _Ledger([]), identity)
+        if known != identity or os.fstat(fd).st_size < offset:
+            raise ValueError(
+                f"The ledger file {self.path} was replaced while this accountant used it; "
+                "refusing to charge a ledger that may have lost charges."
+            )
+        data = _read_from(fd, offset)
+        for event in _parse(data, first_line=ledger.n_events + 1):
+            ledger.apply(event)
+        self._cache = (offset + len(data), ledger, identity)
+        return ledger
 
     def _check_open(self):
         if self._closed_ledger is not None:
@@ -616,21 +641,29 @@ class PrivacyAccountant:
                 "new data set; a data set's budget cannot be restarted."
             )
 
-    def _append_checked(self, event, charge_id, cost, label):
-        """Append ``event`` if the budget covers ``cost`` for ``charge_id``, atomically."""
-        self._check_open()
-        with self._locked() as fd:
-            ledger = _Ledger(_read_events(fd))
-            costs = ledger.costs(replace=(charge_id, cost))
-            if not within_budget(costs, self.epsilon, self.delta):
-                raise self._exceeded(ledger, charge_id, cost, label)
-            _append(fd, event)
+    def _transact(self, decide):
+        """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
 
-    def _append(self, event):
+        ``decide`` may raise (nothing is appended) or return ``None`` (no change).
+        """
         self._check_open()
         with self._locked() as fd:
-            _Ledger(_read_events(fd)).apply(event)  # the charge must exist
-            _append(fd, event)
+            ledger = self._refresh(fd)
+            event = decide(ledger)
+            if event is None:
+                return
+            if event["op"] != "open":
+                _charge_in(ledger, event["id"])  # never write an event for no charge
+            written = _append(fd, event)
+            ledger.apply(event)
+            offset, ledger, identity = self._cache
+            self._cache = (offset + written, ledger, identity)
+
+    def _check_budget(self, ledger, charge_id, cost, label):
+        """Raise unless the ledger, with ``charge_id`` at ``cost``, is within budget."""
+        if not within_budget(ledger.costs(replace=(charge_id, cost)), self.epsilon,
+                             self.delta):
+            raise self._exceeded(ledger, charge_id, cost, label)
 
     def _exceeded(self, ledger, charge_id, cost, label):
         others = [c for cid, c in ledger.charges.items() if cid != charge_id]
@@ -694,14 +727,16 @@ class Reservation:
             For the error message.
         """
         cost = PrivacyCost.of(cost)
-        current = self.cost
-        if current.covers(cost):
-            return
-        new = current.join(cost)
-        self.accountant._append_checked(
-            {"op": "increase", "id": self.id, "cost": new.as_dict()}, self.id, new,
-            label or self._charge()["label"],
-        )
+
+        def raise_reservation(ledger):
+            current = _charge_in(ledger, self.id)
+            if current["reserved"].covers(cost):
+                return None
+            new = current["reserved"].join(cost)
+            self.accountant._check_budget(ledger, self.id, new, label or current["label"])
+            return {"op": "increase", "id": self.id, "cost": new.as_dict()}
+
+        self.accountant._transact(raise_reservation)
 
     def settle(self, actual):
         """Record what was spent: ``actual``, which the reservation must cover.
@@ -720,31 +755,40 @@ class Reservation:
             then records ``actual`` anyway: it was spent.
         """
         actual = PrivacyCost.of(actual)
-        charge = self._charge()
-        reserved, spent = charge["reserved"], charge["spent"]
-        covered = reserved.covers(actual)
-        if spent is not None and spent.is_gdp == actual.is_gdp:
-            actual = spent.join(actual)
-        self.accountant._append({"op": "settle", "id": self.id, "cost": actual.as_dict()})
-        if not covered:
+        found = {}
+
+        def record(ledger):
+            charge = _charge_in(ledger, self.id)
+            found.update(charge, covered=charge["reserved"].covers(actual))
+            spent = charge["spent"]
+            # A stream's charge never decreases: what earlier calls spent stays spent.
+            total = spent.join(actual) if spent is not None and \
+                spent.is_gdp == actual.is_gdp else actual
+            return {"op": "settle", "id": self.id, "cost": total.as_dict()}
+
+        self.accountant._transact(record)
+        if not found["covered"]:
             raise PrivacyAccountingError(
-                f"{charge['label']} spent {actual} but reserved only {reserved} with its "
-                "accountant: the planned guarantee is wrong. The ledger records the "
-                "actual spend."
+                f"{found['label']} spent {actual} but reserved only {found['reserved']} "
+                "with its accountant: the planned guarantee is wrong. The ledger records "
+                "the actual spend."
             )
 
     def refund(self):
         """Undo what is reserved beyond the last settlement (all of it if none)."""
-        self.accountant._append({"op": "refund", "id": self.id})
+        self.accountant._transact(lambda ledger: {"op": "refund", "id": self.id})
 
     def _charge(self):
-        ledger = self.accountant._ledger()
-        if self.id not in ledger.charges:
-            raise ValueError(f"charge {self.id} is not in the ledger (it was refunded).")
-        return ledger.charges[self.id]
+        return _charge_in(self.accountant._ledger(), self.id)
 
     def __repr__(self):
         return f"Reservation(id={self.id!r}, accountant={self.accountant!r})"
+
+
+def _charge_in(ledger, charge_id):
+    if charge_id not in ledger.charges:
+        raise ValueError(f"charge {charge_id} is not in the ledger (it was refunded).")
+    return ledger.charges[charge_id]
 
 
 def _lock(fd):
@@ -753,28 +797,43 @@ def _lock(fd):
 
 
 def _read_events(fd):
-    os.lseek(fd, 0, os.SEEK_SET)
+    return _parse(_read_from(fd, 0))
+
+
+def _read_from(fd, offset):
+    os.lseek(fd, offset, os.SEEK_SET)
     chunks = []
     while True:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
-            break
+            return b"".join(chunks)
         chunks.append(chunk)
-    text = b"".join(chunks).decode("utf-8")
+
+
+def _parse(data, first_line=1):
+    """The events of whole lines; a corrupt or unfinished line raises."""
+    if data and not data.endswith(b"\n"):
+        raise ValueError(_CORRUPT.format(line="the last line"))
     events = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(data.decode("utf-8").splitlines(), start=first_line):
         try:
             events.append(json.loads(line))
         except json.JSONDecodeError:
-            raise ValueError(
-                f"Line {number} of the privacy ledger is corrupt; refusing to guess what "
-                "was spent. Inspect the file, or start a new ledger with the budget left."
-            ) from None
+            raise ValueError(_CORRUPT.format(line=f"line {number}")) from None
     return events
 
 
+_CORRUPT = ("The privacy ledger is corrupt at {line}; refusing to guess what was spent. "
+            "Inspect the file, or start a new ledger with the budget left.")
+
+
 def _append(fd, event):
-    # One write of a short line to an O_APPEND file, then fsync: a charge
-    # survives a crash of the machine, not only of the process.
-    os.write(fd, (json.dumps(event) + "\n").encode("utf-8"))
-    os.fsync(fd)
+    # One write of a short line to an O_APPEND file. Events that spend budget
+    # are synced to disk before the call goes on, so a reservation survives a
+    # crash of the machine; losing a settlement or a refund only leaves the
+    # reservation counted, which can overstate the spend, never understate it.
+    line = (json.dumps(event) + "\n").encode("utf-8")
+    os.write(fd, line)
+    if event["op"] in ("budget", "open", "increase"):
+        os.fsync(fd)
+    return len(line)
