@@ -193,6 +193,14 @@ def test_closed_or_missing_ledger_never_restarts_from_zero(tmp_path):
     assert again.spent().epsilon == 0.75
     with pytest.raises(ValueError, match="holds a budget"):
         PrivacyAccountant(2.0, 1e-6, path=path)
+    with open(path, "a") as ledger:  # a torn write: never guess what was spent
+        ledger.write('{"op": "open", "id"')
+    with pytest.raises(ValueError, match="corrupt"):
+        again.reserve((0.1, 0.0), "after the tear")
+    os.replace(tmp_path / "budget.jsonl", tmp_path / "old.jsonl")
+    PrivacyAccountant(1.0, 1e-6, path=path)  # a fresh ledger under the same name
+    with pytest.raises(ValueError, match="replaced"):
+        first.reserve((0.1, 0.0), "into the new file")
 
 
 def _charge_tenths(path, attempts):
