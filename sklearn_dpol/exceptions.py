@@ -15,9 +15,18 @@ class BudgetExceededError(ValueError):
     """A call would spend more than its :class:`~sklearn_dpol.privacy.PrivacyAccountant` allows.
 
     Raised before the call reads any data: nothing is released and nothing is
-    charged. ``budget``, ``spent`` and ``requested`` hold the accountant's
-    ``(epsilon, delta)`` budget, its :class:`~sklearn_dpol.privacy.PrivacySpend`
-    and the :class:`~sklearn_dpol.privacy.PrivacyCost` the call asked for.
+    charged.
+
+    Parameters
+    ----------
+    message : str
+        What was exceeded, and what to change.
+    budget : tuple of float, default=None
+        The accountant's ``(epsilon, delta)``.
+    spent : PrivacySpend, default=None
+        What the other charges have spent.
+    requested : PrivacyCost, default=None
+        What the call asked for.
     """
 
     def __init__(self, message, *, budget=None, spent=None, requested=None):

@@ -80,7 +80,19 @@ class PrivacyCost:
 
     @classmethod
     def of(cls, value):
-        """A cost from a :class:`PrivacyGuarantee`, a cost, or ``(epsilon, delta[, mu])``."""
+        """A cost from a :class:`PrivacyGuarantee`, a cost, or ``(epsilon, delta[, mu])``.
+
+        Parameters
+        ----------
+        value : PrivacyGuarantee, PrivacyCost or tuple
+            ``privacy_`` of a fit, a cost, ``(epsilon, delta)`` or
+            ``(epsilon, delta, mu)``.
+
+        Returns
+        -------
+        cost : PrivacyCost
+            The same guarantee as a cost.
+        """
         if isinstance(value, cls):
             return value
         if isinstance(value, PrivacyGuarantee):
@@ -133,6 +145,13 @@ class PrivacyCost:
                            max(self.mu, other.mu) if self.is_gdp else math.nan)
 
     def as_dict(self):
+        """The cost as ``{"epsilon": ..., "delta": ..., "mu": ...}`` (the ledger's format).
+
+        Returns
+        -------
+        values : dict
+            The three fields.
+        """
         return {"epsilon": self.epsilon, "delta": self.delta, "mu": self.mu}
 
     def __str__(self):
@@ -144,7 +163,7 @@ class PrivacyCost:
 class Charge:
     """One entry of the ledger.
 
-    Attributes
+    Parameters
     ----------
     id : str
         Identifier of the charge.
@@ -176,7 +195,7 @@ class Charge:
 class PrivacySpend:
     """What a ledger's charges add up to.
 
-    Attributes
+    Parameters
     ----------
     epsilon, delta : float
         The charges are jointly ``(epsilon, delta)``-DP. With GDP charges,
