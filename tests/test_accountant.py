@@ -444,6 +444,7 @@ def test_pickled_stream_keeps_charging_its_ledger(accountant):
     assert key(charge.cost) == key(resumed.privacy_)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
 @pytest.mark.parametrize("estimator", [PrivateQFTLRegressor(), PrivateIGDClassifier()],
                          ids=lambda e: type(e).__name__)
 def test_estimators_with_an_accountant_pass_the_estimator_checks(estimator, accountant):
