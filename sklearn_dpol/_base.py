@@ -7,6 +7,10 @@
   generator state included, so a failed call releases and spends nothing.
 * Frozen privacy hyperparameters: a stream's calibration is fixed when it
   starts; changing it needs ``fit``.
+* Budget accounting: with an ``accountant``, every call reserves the guarantee
+  it will have (planned from hyperparameters and metadata, before any data is
+  read), is refunded if it fails and settles at its ``privacy_``; a
+  ``partial_fit`` stream is one charge, for the stream's whole guarantee.
 """
 
 import copy
@@ -17,7 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .privacy import AnytimeSchedule, KnownHorizonSchedule
+from .privacy import AnytimeSchedule, KnownHorizonSchedule, PrivacyCost
 
 # ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
 EPSILON_CONSTRAINT = Interval(Real, 0, np.inf, closed="right")
@@ -126,11 +130,15 @@ class PrivateEstimatorMixin:
         """``fit``: start afresh from ``random_state`` and make one release."""
         self._more_validate_params()
         with self._atomic():
-            for name in (*reset, "_exported_public"):
-                self.__dict__.pop(name, None)
-            self._rng = make_generator(self.random_state, purpose=0)
-            self._freeze_stream_params()
-            self._partial_fit(X, y, fitting=True, **engine_kwargs)
+            charge = self._reserve_privacy(X, fitting=True, engine_kwargs=engine_kwargs)
+            with _refunded_on_failure(charge):
+                # A fit ends any stream, and the stream's charge with it.
+                for name in (*reset, "_exported_public", "_accountant_stream"):
+                    self.__dict__.pop(name, None)
+                self._rng = make_generator(self.random_state, purpose=0)
+                self._freeze_stream_params()
+                self._partial_fit(X, y, fitting=True, **engine_kwargs)
+                _settle(charge, self.privacy_)
         return self
 
     def _release_stream_batch(self, X, y, **engine_kwargs):
@@ -141,10 +149,46 @@ class PrivateEstimatorMixin:
                 self._more_validate_params()
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
-            if not hasattr(self, "_rng"):
-                self._rng = make_generator(self.random_state, purpose=1)
-            self._partial_fit(X, y, fitting=False, **engine_kwargs)
+            charge = self._reserve_privacy(X, fitting=False, engine_kwargs=engine_kwargs)
+            with _refunded_on_failure(charge):
+                if not hasattr(self, "_rng"):
+                    self._rng = make_generator(self.random_state, purpose=1)
+                self._partial_fit(X, y, fitting=False, **engine_kwargs)
+                _settle(charge, self.privacy_)
         return self
+
+    def _planned_privacy(self, X, *, fitting, **engine_kwargs):
+        """The guarantee the call will have, from hyperparameters and metadata.
+
+        For ``partial_fit``, the guarantee of the whole stream after this call.
+        It must cover the ``privacy_`` the call sets, and must not read the
+        values of ``X`` (only its public shape, where the calibration needs it).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not plan its privacy cost, so it cannot "
+            "charge an accountant."
+        )
+
+    def _reserve_privacy(self, X, *, fitting, engine_kwargs):
+        """Reserve the call's guarantee with the accountant (``None`` without one).
+
+        A ``fit`` is a new charge. A stream is one charge, opened by its first
+        call (on this accountant) and raised by later calls only if the
+        stream's guarantee grows.
+        """
+        accountant = getattr(self, "accountant", None)
+        if accountant is None:
+            return None
+        cost = PrivacyCost.of(self._planned_privacy(X, fitting=fitting, **engine_kwargs))
+        label = type(self).__name__
+        if fitting:
+            return accountant.reserve(cost, label, kind="fit")
+        stream = getattr(self, "_accountant_stream", None)
+        if stream is not None and stream.accountant.path == accountant.path:
+            stream.increase(cost, label)
+            return stream
+        self._accountant_stream = accountant.reserve(cost, label, kind="stream")
+        return self._accountant_stream
 
     def _freeze_stream_params(self):
         self._frozen_params = {name: getattr(self, name) for name in self._stream_params}
@@ -166,6 +210,32 @@ class PrivateEstimatorMixin:
                 "The guarantee of a stream is calibrated when it starts; call fit to "
                 "start a new stream with the new values, or restore them."
             )
+
+
+@contextmanager
+def _refunded_on_failure(charge):
+    """Refund ``charge`` if the body raises: a failed call spends nothing.
+
+    Except when objective perturbation cannot certify its solve: the failure
+    happens after the noise met the data and is one bit outside the guarantee
+    (``doc/privacy.md``, section 7.4), so the reservation stays spent.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if charge is not None:
+            from ._core.objective_perturbation import SolverDidNotConverge
+
+            if isinstance(exc, SolverDidNotConverge):
+                charge.settle(charge.cost)
+            else:
+                charge.refund()
+        raise
+
+
+def _settle(charge, guarantee):
+    if charge is not None:
+        charge.settle(guarantee)
 
 
 def _same_value(a, b):

@@ -16,7 +16,7 @@ from .._base import (
     make_generator,
 )
 from .._core import frank_wolfe as fw
-from ..privacy import PrivacyGuarantee
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
 # A warm start further outside the constraint set than rounding can explain
@@ -82,6 +82,13 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
         drawing from one generator.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -156,6 +163,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [StrOptions({fw.DECREASING, fw.CONSTANT})],
         "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "epsilon", "delta", "radius", "feature_bound", "y_bound", "fit_intercept",
@@ -177,6 +185,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         max_iter=None,
         step_size="decreasing",
         random_state=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -189,6 +198,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self.max_iter = max_iter
         self.step_size = step_size
         self.random_state = random_state
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -239,6 +249,20 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     def _more_validate_params(self):
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
                         n_dims=1)
+
+
+    def _planned_privacy(self, X, *, fitting, **_):
+        """The call's guarantee from hyperparameters.
+
+        Gaussian selection composes to ``mu*(epsilon, delta)`` (up to rounding of
+        its calibration); the exponential mechanism is accounted in zCDP and
+        charged as ``(epsilon, delta)``. A stream is ``(epsilon, delta)`` per
+        batch by parallel composition.
+        """
+        if self.selection == fw.GAUSSIAN:
+            return PrivacyCost(self.epsilon, self.delta,
+                               gaussian_mu(self.epsilon, self.delta))
+        return PrivacyCost(self.epsilon, self.delta)
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "coef_")

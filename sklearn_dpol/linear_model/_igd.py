@@ -27,7 +27,7 @@ from .._core import igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
 from ..exceptions import PrivacyLeakWarning
-from ..privacy import PrivacyGuarantee, gaussian_mu
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
 
@@ -100,6 +100,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         with ``None`` it is taken from ``y``, which reveals which labels occur
         (a label held by one record reveals that record) and warns with
         :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -169,6 +176,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "classes": ["array-like", None],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
@@ -193,6 +201,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         random_state=None,
         n_jobs=None,
         classes=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -209,6 +218,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.classes = classes
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -270,6 +280,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             )
         _, lipschitz = self._geometry()
         igd.check_geometry(lipschitz, float(self.alpha), self.update)
+
+
+    def _planned_privacy(self, X, *, fitting, **_):
+        """The call's guarantee from hyperparameters (``privacy_`` never depends on data)."""
+        if fitting and self.solver == "objective_perturbation":
+            # The plan's exact profile meets (epsilon, delta); it has no GDP mu.
+            return PrivacyCost(self.epsilon, self.delta)
+        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting):
         first_call = not hasattr(self, "classes_")

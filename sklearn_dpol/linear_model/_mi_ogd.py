@@ -8,7 +8,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _num_features, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -19,7 +19,7 @@ from .._base import (
 )
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
-from ..privacy import PrivacyGuarantee, gaussian_epsilon
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_epsilon
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
 
@@ -86,6 +86,13 @@ class MutualInformationPrivateOGDRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise and directions. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -168,6 +175,7 @@ class MutualInformationPrivateOGDRegressor(
         "average": ["boolean"],
         "delta": [DELTA_CONSTRAINT],
         "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
@@ -192,6 +200,7 @@ class MutualInformationPrivateOGDRegressor(
         average=True,
         delta=1e-6,
         random_state=None,
+        accountant=None,
     ):
         self.sigma = sigma
         self.gradient_bound = gradient_bound
@@ -207,6 +216,7 @@ class MutualInformationPrivateOGDRegressor(
         self.average = average
         self.delta = delta
         self.random_state = random_state
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -256,6 +266,23 @@ class MutualInformationPrivateOGDRegressor(
             value = getattr(self, name)
             if value is not None and not 1e-100 <= float(value) <= 1e100:
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
+
+
+    def _planned_privacy(self, X, *, fitting, **_):
+        """The reports' guarantee from hyperparameters, ``mu = sensitivity / sigma``.
+
+        Bandit feedback's sensitivity grows with the dimension: the number of
+        columns of ``X`` (public, the same for neighbouring data sets) is read.
+        """
+        if self.feedback == mi_ogd.FULL:
+            sensitivity = 2.0 * float(self.gradient_bound)
+        else:
+            continuing = not fitting and hasattr(self, "_learner")
+            n_features = self.n_features_in_ if continuing else _public_width(X)
+            n_dims = n_features + int(self.fit_intercept)
+            sensitivity = self._calibration(n_dims)["sensitivity"]
+        mu = sensitivity / float(self.sigma)
+        return PrivacyCost(gaussian_epsilon(mu, self.delta), self.delta, mu)
 
     def _calibration(self, n_dims):
         """Public constants of the stream: step, exploration, ``F``, sensitivity, MI bound."""
@@ -374,3 +401,11 @@ class MutualInformationPrivateOGDRegressor(
                     "calls reports k times and composes)"),
         )
 
+
+def _public_width(X):
+    """The number of columns of ``X`` (public: equal for replace-one neighbours)."""
+    try:
+        return _num_features(X)
+    except TypeError as error:  # 1-D or scalar input: the caller's validation message
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features): {error}") \
+            from None

@@ -16,7 +16,7 @@ from .._base import (
     make_generator,
 )
 from .._core import mirror_descent as md
-from ..privacy import PrivacyGuarantee
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
 MIRROR_DESCENT = "mirror_descent"
@@ -94,6 +94,13 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
         drawing from one generator.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -181,6 +188,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "tol": [POSITIVE, None],
         "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "epsilon", "delta", "loss", "epsilon_huber", "constraint", "radius", "group_size",
@@ -207,6 +215,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         alpha=1e-4,
         tol=None,
         random_state=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -224,6 +233,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self.alpha = alpha
         self.tol = tol
         self.random_state = random_state
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -284,6 +294,17 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
                              "curvature. Use solver='mirror_descent'.")
         md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
                         float(self.data_norm), float(self.y_bound), self.fit_intercept)
+
+
+    def _planned_privacy(self, X, *, fitting, **_):
+        """The call's guarantee from hyperparameters (per batch in a stream).
+
+        Noisy mirror descent composes to at most ``mu*(epsilon, delta)``;
+        objective perturbation meets ``(epsilon, delta)`` without a GDP ``mu``.
+        """
+        if self.solver == OBJECTIVE_PERTURBATION:
+            return PrivacyCost(self.epsilon, self.delta)
+        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "coef_")

@@ -18,7 +18,7 @@ from .._base import (
 )
 from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
-from ..privacy import PrivacyGuarantee
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
 _MECHANISM = "local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
@@ -81,6 +81,13 @@ class ParameterFreeLocalDPRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -156,6 +163,7 @@ class ParameterFreeLocalDPRegressor(
         "fit_intercept": ["boolean"],
         "average": ["boolean"],
         "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
@@ -177,6 +185,7 @@ class ParameterFreeLocalDPRegressor(
         fit_intercept=True,
         average=True,
         random_state=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.feature_weights = feature_weights
@@ -189,6 +198,7 @@ class ParameterFreeLocalDPRegressor(
         self.fit_intercept = fit_intercept
         self.average = average
         self.random_state = random_state
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -245,6 +255,30 @@ class ParameterFreeLocalDPRegressor(
             value = getattr(self, name)
             if value is not None and not 1e-100 <= float(value) <= 1e100:
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
+
+
+    def _planned_privacy(self, X, *, fitting, sample_epsilon=None, **_):
+        """The stream's guarantee after this call, from ``sample_epsilon`` (metadata).
+
+        As ``privacy_``: the largest finite user budget since ``fit`` (``inf``
+        if no user has one, or if a coordinate is public).
+        """
+        if sample_epsilon is None:
+            budgets = np.array([float(self.epsilon)])
+        else:
+            budgets = np.asarray(sample_epsilon)
+            if budgets.dtype.kind not in "fiub":
+                raise ValueError(f"sample_epsilon must be numeric, got dtype {budgets.dtype}.")
+            budgets = budgets.astype(np.float64).ravel()
+        finite = budgets[np.isfinite(budgets)]
+        largest = float(finite.max()) if finite.size else -math.inf
+        if not fitting and hasattr(self, "_summary"):
+            largest = max(largest, self._summary["max_finite_epsilon"])
+        weights = self.feature_weights
+        public = weights is not None and np.any(np.asarray(weights, dtype=float) == 0)
+        if public or largest == -math.inf:
+            return PrivacyCost(math.inf, 0.0)
+        return PrivacyCost(largest, 0.0)
 
     def _n_dims(self):
         return self.n_features_in_ + int(self.fit_intercept)

@@ -20,7 +20,7 @@ from .._core import qftl
 from .._core._clip import clip_row_scales
 from .._core.noise import gaussian_release
 from .._core.prefix_sums import EpochTree, KnownHorizonPrefixSums
-from ..privacy import PrivacyGuarantee, gaussian_mu
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
 # Honaker's estimator noises every tree node, O(packed dim) draws per record;
@@ -82,6 +82,13 @@ class PrivateQFTLRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; later ``partial_fit`` calls
         keep drawing from one generator.
+    accountant : PrivacyAccountant or None, default=None
+        The privacy budget of the data set, shared by every fit that charges
+        it, clones and worker processes of a model-selection run included.
+        Each ``fit``, and each ``partial_fit`` stream once, reserves its
+        guarantee before reading any data and raises
+        :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
+        (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
 
     Attributes
     ----------
@@ -154,6 +161,7 @@ class PrivateQFTLRegressor(
         "horizon": [HORIZON_CONSTRAINT, None],
         "prefix_sums": [StrOptions({"auto", "tree", "honaker"})],
         "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "data_norm", "y_bound", "fit_intercept",
@@ -175,6 +183,7 @@ class PrivateQFTLRegressor(
         horizon=None,
         prefix_sums="auto",
         random_state=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -186,6 +195,7 @@ class PrivateQFTLRegressor(
         self.horizon = horizon
         self.prefix_sums = prefix_sums
         self.random_state = random_state
+        self.accountant = accountant
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -294,6 +304,11 @@ class PrivateQFTLRegressor(
                 "y_bound are at most about 1e37, and keep "
                 "sqrt(data_norm**2 + intercept_scaling**2) * y_bound / alpha below 1e300."
             )
+
+
+    def _planned_privacy(self, X, *, fitting, **_):
+        """The call's guarantee from hyperparameters: ``mu*(epsilon, delta)``, fit or stream."""
+        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
     def _statistics(self, X, y):
         """The batch's statistics: rows clipped to ``data_norm``, targets to ``y_bound``."""

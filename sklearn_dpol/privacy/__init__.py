@@ -1,9 +1,17 @@
-"""Exact privacy accounting: analytic Gaussian, Gaussian DP, zCDP, stream schedules.
+"""Exact privacy accounting: analytic Gaussian, Gaussian DP, zCDP, stream schedules,
+and a budget accountant shared by every fit on one data set.
 
 All functions work under any neighbouring relation; the estimators of this
 library use replace-one neighbours and pass the matching sensitivities.
 """
 
+from ._accountant import (
+    Charge,
+    PrivacyAccountant,
+    PrivacyCost,
+    PrivacySpend,
+    Reservation,
+)
 from ._gaussian import (
     compose_gdp,
     gaussian_delta,
@@ -17,6 +25,11 @@ from ._zcdp import exponential_mechanism_zcdp, zcdp_delta, zcdp_epsilon, zcdp_rh
 
 __all__ = [
     "AnytimeSchedule",
+    "Charge",
+    "PrivacyAccountant",
+    "PrivacyCost",
+    "PrivacySpend",
+    "Reservation",
     "KnownHorizonSchedule",
     "PrivacyGuarantee",
     "compose_gdp",

@@ -1,0 +1,858 @@
+"""A user-held privacy budget for one data set, charged by every fit that uses it.
+
+The ledger lives in a file, so that every copy of the accountant charges the
+same budget: ``sklearn.base.clone`` keeps the object itself (``__deepcopy__``
+returns ``self``), and the pickled copies that joblib sends to worker processes
+carry the file's path. Each change is appended to the file under an exclusive
+lock (``fcntl.flock``) after checking the budget under the same lock, so
+concurrent workers can never jointly overspend.
+
+Composition (``doc/privacy.md``, section 11): charges that carry a Gaussian DP
+``mu`` compose exactly, ``mu = sqrt(sum mu_i^2)``; the others (pure epsilon,
+the objective-perturbation profile, zCDP conversions) by basic composition,
+``(sum eps_i, sum delta_i)``; the two groups together are
+``(eps_basic + eps_G, delta_basic + delta_G)``-DP for every ``(eps_G, delta_G)``
+the GDP group satisfies.
+"""
+
+import json
+import math
+import os
+import tempfile
+import threading
+import uuid
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..exceptions import BudgetExceededError, PrivacyAccountingError
+from ._gaussian import compose_gdp, gaussian_delta, gaussian_epsilon, gaussian_mu
+from ._guarantee import PrivacyGuarantee
+from ._validation import check_epsilon, check_mu
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process only (see PrivacyAccountant)
+    fcntl = None
+
+__all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reservation"]
+
+# Relative slack of every budget comparison. It absorbs rounding only: decimal
+# budgets in binary (ten charges of 0.1 add up to 1 + 5.6e-17) and calibrations
+# whose root searches land a few ulps above the target (a Frank-Wolfe mu is up
+# to 4.4e-16 above mu*(epsilon, delta), and still within (epsilon, delta)).
+ROUNDING_SLACK = 1e-12
+
+_LEDGER_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PrivacyCost:
+    """The guarantee one charge stands for.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The ``(epsilon, delta)``-DP guarantee; ``epsilon=inf`` for no privacy.
+    mu : float, default=nan
+        Gaussian DP parameter when the guarantee is ``mu``-GDP (it then
+        composes exactly with other GDP charges); ``nan`` otherwise (basic
+        composition of ``(epsilon, delta)``).
+    """
+
+    epsilon: float
+    delta: float
+    mu: float = math.nan
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        delta = float(self.delta)
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"delta must be in [0, 1); got {self.delta!r}.")
+        object.__setattr__(self, "delta", delta)
+        mu = float(self.mu)
+        object.__setattr__(self, "mu", mu if math.isnan(mu) else check_mu(mu))
+
+    @property
+    def is_gdp(self):
+        """True when the cost composes in Gaussian DP (``mu`` is not NaN)."""
+        return not math.isnan(self.mu)
+
+    @classmethod
+    def of(cls, value):
+        """A cost from a :class:`PrivacyGuarantee`, a cost, or ``(epsilon, delta[, mu])``.
+
+        Parameters
+        ----------
+        value : PrivacyGuarantee, PrivacyCost or tuple
+            ``privacy_`` of a fit, a cost, ``(epsilon, delta)`` or
+            ``(epsilon, delta, mu)``.
+
+        Returns
+        -------
+        cost : PrivacyCost
+            The same guarantee as a cost.
+        """
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, PrivacyGuarantee):
+            return cls(value.epsilon, value.delta, value.mu)
+        if isinstance(value, (tuple, list)) and len(value) in (2, 3):
+            return cls(*value)
+        raise ValueError(
+            "A privacy cost is a PrivacyGuarantee, a PrivacyCost or a tuple "
+            f"(epsilon, delta) or (epsilon, delta, mu); got {value!r}."
+        )
+
+    def covers(self, other):
+        """True when a release costing ``other`` is within this cost (same group).
+
+        Parameters
+        ----------
+        other : PrivacyCost
+            The cost to compare.
+
+        Returns
+        -------
+        covered : bool
+            Same group, and no larger ``mu`` (GDP) or ``(epsilon, delta)``.
+        """
+        if self.is_gdp != other.is_gdp:
+            return False
+        if self.is_gdp:
+            return other.mu <= self.mu * (1.0 + ROUNDING_SLACK)
+        return (other.epsilon <= self.epsilon * (1.0 + ROUNDING_SLACK)
+                and other.delta <= self.delta * (1.0 + ROUNDING_SLACK))
+
+    def join(self, other):
+        """The smallest cost of the same group that covers both.
+
+        Parameters
+        ----------
+        other : PrivacyCost
+            A cost of the same group (both GDP, or both not).
+
+        Returns
+        -------
+        joined : PrivacyCost
+            The componentwise maximum.
+        """
+        if self.is_gdp != other.is_gdp:
+            raise PrivacyAccountingError(
+                f"cannot merge a GDP cost with a non-GDP one ({self} and {other})."
+            )
+        return PrivacyCost(max(self.epsilon, other.epsilon), max(self.delta, other.delta),
+                           max(self.mu, other.mu) if self.is_gdp else math.nan)
+
+    def as_dict(self):
+        """The cost as ``{"epsilon": ..., "delta": ..., "mu": ...}`` (the ledger's format).
+
+        Returns
+        -------
+        values : dict
+            The three fields.
+        """
+        return {"epsilon": self.epsilon, "delta": self.delta, "mu": self.mu}
+
+    def __str__(self):
+        gdp = f" [{self.mu:.4g}-GDP]" if self.is_gdp else ""
+        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP{gdp}"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One entry of the ledger.
+
+    Parameters
+    ----------
+    id : str
+        Identifier of the charge.
+    label : str
+        Who charged: the estimator's class, or the label given to
+        :meth:`PrivacyAccountant.reserve`.
+    kind : str
+        ``"fit"`` (one release), ``"stream"`` (a ``partial_fit`` stream, charged
+        once for its whole guarantee) or ``"reservation"``.
+    cost : PrivacyCost
+        What the charge counts against the budget: the guarantee spent, or the
+        amount reserved while the call runs.
+    status : str
+        ``"spent"`` once settled, ``"reserved"`` while the call runs (a
+        reservation left by a process that died counts as spent).
+    pid : int
+        Process that opened the charge.
+    """
+
+    id: str
+    label: str
+    kind: str
+    cost: PrivacyCost
+    status: str
+    pid: int
+
+
+@dataclass(frozen=True)
+class PrivacySpend:
+    """What a ledger's charges add up to.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The charges are jointly ``(epsilon, delta)``-DP. With GDP charges,
+        ``delta`` is the budget's delta and ``epsilon`` the smallest value
+        that goes with it; without them, the basic sums.
+    mu : float
+        Gaussian DP parameter of the GDP charges together (0 if none).
+    epsilon_basic, delta_basic : float
+        Sums over the charges without a GDP ``mu``.
+    n_charges : int
+        Number of charges.
+    """
+
+    epsilon: float
+    delta: float
+    mu: float
+    epsilon_basic: float
+    delta_basic: float
+    n_charges: int
+
+    def __str__(self):
+        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP over {self.n_charges} charge(s) "
+                f"[GDP mu={self.mu:.4g}; basic ({self.epsilon_basic:.4g}, "
+                f"{self.delta_basic:.3g})]")
+
+
+def compose(costs, delta):
+    """The joint guarantee of ``costs`` at a total ``delta`` (section 11).
+
+    Parameters
+    ----------
+    costs : iterable of PrivacyCost
+        The charges.
+    delta : float
+        Total delta to state the spend at (the budget's delta).
+
+    Returns
+    -------
+    spend : PrivacySpend
+        Their joint ``(epsilon, delta)``, the GDP group's ``mu`` and the basic sums.
+    """
+    costs = list(costs)
+    mu = compose_gdp([c.mu for c in costs if c.is_gdp])
+    eps_basic = math.fsum(c.epsilon for c in costs if not c.is_gdp)
+    delta_basic = math.fsum(c.delta for c in costs if not c.is_gdp)
+    if mu == 0.0:
+        return PrivacySpend(eps_basic, delta_basic, 0.0, eps_basic, delta_basic, len(costs))
+    left = delta - delta_basic
+    eps_gdp = gaussian_epsilon(mu, left) if 0.0 < left < 1.0 else math.inf
+    return PrivacySpend(eps_basic + eps_gdp, max(delta, delta_basic), mu, eps_basic,
+                        delta_basic, len(costs))
+
+
+def within_budget(costs, epsilon, delta):
+    """True when ``costs`` compose within ``(epsilon, delta)`` (up to rounding).
+
+    The GDP group, ``mu``-GDP, is ``(e, delta(e; mu))``-DP for every ``e``; it
+    fits when ``delta(epsilon - eps_basic; mu) <= delta - delta_basic``.
+
+    Parameters
+    ----------
+    costs : iterable of PrivacyCost
+        The charges.
+    epsilon, delta : float
+        The budget.
+
+    Returns
+    -------
+    within : bool
+        Whether the charges compose within the budget.
+    """
+    if math.isinf(epsilon):
+        return True
+    costs = list(costs)
+    eps_cap = epsilon * (1.0 + ROUNDING_SLACK)
+    delta_cap = delta * (1.0 + ROUNDING_SLACK)
+    mu = compose_gdp([c.mu for c in costs if c.is_gdp])
+    eps_left = eps_cap - math.fsum(c.epsilon for c in costs if not c.is_gdp)
+    delta_left = delta_cap - math.fsum(c.delta for c in costs if not c.is_gdp)
+    if eps_left < 0 or delta_left < 0:
+        return False
+    return mu == 0.0 or gaussian_delta(eps_left, mu) <= delta_left
+
+
+class _Ledger:
+    """Replay of the ledger's events into the current charges."""
+
+    def __init__(self, events):
+        self.budget = None
+        self.charges = {}
+        self.n_events = 0
+        for event in events:
+            self.apply(event)
+
+    def apply(self, event):
+        self.n_events += 1
+        op = event["op"]
+        if op == "budget":
+            self.budget = (event["epsilon"], event["delta"])
+            return
+        if op == "open":
+            self.charges[event["id"]] = {
+                "label": event["label"], "kind": event["kind"], "pid": event["pid"],
+                "spent": None, "reserved": PrivacyCost(**event["cost"]),
+                "settled": False,
+            }
+            return
+        charge = self.charges[event["id"]]
+        if op == "increase":
+            charge["reserved"], charge["settled"] = PrivacyCost(**event["cost"]), False
+        elif op == "settle":
+            charge["spent"] = charge["reserved"] = PrivacyCost(**event["cost"])
+            charge["settled"] = True
+        elif op == "refund":
+            if charge["spent"] is None:
+                del self.charges[event["id"]]
+            else:
+                charge["reserved"], charge["settled"] = charge["spent"], True
+        else:
+            raise ValueError(f"unknown ledger event {op!r}")
+
+    def costs(self, replace=None):
+        """Every charge's reserved cost, with ``replace = (id, cost)`` swapped in."""
+        costs = {cid: c["reserved"] for cid, c in self.charges.items()}
+        if replace is not None:
+            costs[replace[0]] = replace[1]
+        return list(costs.values())
+
+    def listing(self):
+        return [
+            Charge(cid, c["label"], c["kind"], c["reserved"],
+                   "spent" if c["settled"] else "reserved", c["pid"])
+            for cid, c in self.charges.items()
+        ]
+
+
+# Threads of one process serialise on this lock before taking the file lock.
+_THREAD_LOCKS = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+def _thread_lock(path):
+    with _THREAD_LOCKS_GUARD:
+        return _THREAD_LOCKS.setdefault(path, threading.RLock())
+
+
+def _remove_ledger(path, owner_pid):
+    # A forked child inherits the owner object; only the creating process removes.
+    if os.getpid() == owner_pid:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
+
+class PrivacyAccountant:
+    """The privacy budget of one data set, shared by every fit that charges it.
+
+    Pass it to estimators as ``accountant=``. Each ``fit``, and each
+    ``partial_fit`` stream once, reserves its guarantee before reading any data
+    and raises :class:`~sklearn_dpol.exceptions.BudgetExceededError` if the
+    budget would be exceeded; a call that fails is refunded, and a successful
+    one settles at its ``privacy_``. Copies share one ledger: ``clone`` keeps
+    this very object, and pickled copies (joblib's worker processes) write to
+    the same file, under an exclusive lock, so a model-selection run in
+    parallel processes is charged for every fit it makes.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total epsilon for the data set, ``>= 0``; ``np.inf`` only records.
+    delta : float
+        Total delta, in ``[0, 1)``.
+    path : str or None, default=None
+        File of the ledger. ``None`` creates a temporary file, removed when the
+        accountant is closed (the end of its ``with`` block, or :meth:`close`)
+        or garbage collected in the process that created it. A given path
+        persists, so a data set's budget is tracked across sessions; opening
+        an existing ledger requires the same budget.
+
+    Notes
+    -----
+    Charges compose by the rule of ``doc/privacy.md``, section 11: GDP charges
+    exactly in ``mu``, the others by adding ``(epsilon, delta)``, and the two
+    groups by adding the GDP group's ``(epsilon, delta)`` at the delta the
+    others leave. Records fed to one ``partial_fit`` stream are covered by the
+    stream's guarantee; a record fed twice composes, which neither the stream's
+    ``privacy_`` nor the accountant sees.
+
+    The lock is ``fcntl.flock`` on the ledger file: local POSIX file systems
+    (on NFS it depends on the server). Without ``fcntl`` (Windows) the
+    accountant serialises threads of one process and refuses to be pickled,
+    so that a process-based parallel run fails loudly instead of losing
+    charges.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> with PrivacyAccountant(epsilon=1.0, delta=1e-6) as accountant:
+    ...     with accountant.reserve((0.5, 0.0), label="a count"):
+    ...         pass
+    ...     print(accountant.spent().epsilon, len(accountant.charges))
+    0.5 1
+    """
+
+    def __init__(self, epsilon, delta, path=None):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = float(delta)
+        if not 0.0 <= self.delta < 1.0:
+            raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
+        self._closed_ledger = None
+        self._cache = None
+        self._owner = path is None
+        if path is None:
+            fd, path = tempfile.mkstemp(prefix="sklearn_dpol_budget_", suffix=".jsonl")
+            os.close(fd)
+            weakref.finalize(self, _remove_ledger, path, os.getpid())
+        self.path = os.path.abspath(os.fspath(path))
+        self._attach_or_create()
+
+    # -- copies ---------------------------------------------------------------
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __getstate__(self):
+        if fcntl is None:
+            raise TypeError(
+                "PrivacyAccountant cannot be pickled on this platform (no fcntl file "
+                "lock): copies in other processes could not charge the ledger safely. "
+                "Use a thread-based backend, e.g. joblib.parallel_backend('threading')."
+            )
+        return {"epsilon": self.epsilon, "delta": self.delta, "path": self.path,
+                "_closed_ledger": self._closed_ledger, "_owner": False}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._cache = None
+
+    def __repr__(self):
+        return (f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"path={self.path!r})")
+
+    # -- life cycle -----------------------------------------------------------
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+    def close(self):
+        """Stop charging; keep the final ledger readable; remove a temporary file."""
+        if self._closed_ledger is not None:
+            return
+        with self._locked() as fd:
+            self._closed_ledger = self._refresh(fd)
+        if self._owner:
+            _remove_ledger(self.path, os.getpid())
+
+    @property
+    def closed(self):
+        """True once :meth:`close` ran (here or before this copy was pickled)."""
+        return self._closed_ledger is not None
+
+    # -- reading --------------------------------------------------------------
+
+    @property
+    def charges(self):
+        """The ledger's charges, in the order they were opened (list of :class:`Charge`)."""
+        return self._ledger().listing()
+
+    def spent(self):
+        """What the charges add up to, reservations in flight included.
+
+        Returns
+        -------
+        spend : PrivacySpend
+            The joint guarantee of every charge, stated at the budget's delta.
+        """
+        return compose(self._ledger().costs(), self.delta)
+
+    def remaining(self, delta=0.0):
+        """The largest epsilon a further ``(epsilon, delta)``-DP charge may have.
+
+        Parameters
+        ----------
+        delta : float, default=0.0
+            The delta of that charge.
+
+        Returns
+        -------
+        epsilon : float
+            0 when nothing is left (``inf`` for an infinite budget).
+        """
+        if math.isinf(self.epsilon):
+            return math.inf
+        costs = self._ledger().costs()
+        low, high = 0.0, self.epsilon
+        if not within_budget([*costs, PrivacyCost(0.0, delta)], self.epsilon, self.delta):
+            return 0.0
+        for _ in range(200):  # bisection: the GDP group's epsilon has no closed form
+            mid = 0.5 * (low + high)
+            if within_budget([*costs, PrivacyCost(mid, delta)], self.epsilon, self.delta):
+                low = mid
+            else:
+                high = mid
+            if high - low <= 1e-15 * max(high, 1e-300):
+                break
+        return low
+
+    def remaining_mu(self):
+        """The largest ``mu`` a further Gaussian DP charge may have.
+
+        Returns
+        -------
+        mu : float
+            0 when nothing is left (``inf`` for an infinite budget).
+        """
+        if math.isinf(self.epsilon):
+            return math.inf
+        spend = compose(self._ledger().costs(), self.delta)
+        eps_left = self.epsilon - spend.epsilon_basic
+        delta_left = self.delta - spend.delta_basic
+        if eps_left < 0 or delta_left <= 0:
+            return 0.0
+        total = gaussian_mu(eps_left, min(delta_left, 1.0 - 1e-16))
+        return math.sqrt(max(total * total - spend.mu * spend.mu, 0.0))
+
+    def can_afford(self, cost):
+        """True when a further charge of ``cost`` would fit in the budget.
+
+        Parameters
+        ----------
+        cost : PrivacyGuarantee, PrivacyCost or tuple
+            ``(epsilon, delta)`` or ``(epsilon, delta, mu)``.
+
+        Returns
+        -------
+        affordable : bool
+            Whether the ledger with this charge added stays within the budget.
+        """
+        costs = self._ledger().costs()
+        return within_budget([*costs, PrivacyCost.of(cost)], self.epsilon, self.delta)
+
+    # -- charging -------------------------------------------------------------
+
+    def reserve(self, cost, label, kind="reservation"):
+        """Reserve ``cost`` against the budget, before any data is read.
+
+        Use it as a context manager: an exception inside the ``with`` block
+        refunds the reservation; a normal exit spends it (at the cost given to
+        :meth:`Reservation.settle`, or at the reserved cost). A meta-estimator
+        that makes many releases under one joint guarantee reserves that
+        guarantee once and runs its inner fits without an accountant.
+
+        Parameters
+        ----------
+        cost : PrivacyGuarantee, PrivacyCost or tuple
+            The guarantee the call will have, ``(epsilon, delta)`` or
+            ``(epsilon, delta, mu)`` (``mu`` for a GDP guarantee).
+        label : str
+            Who charges, shown in :attr:`charges`.
+        kind : str, default="reservation"
+            Shown in :attr:`charges`; estimators use ``"fit"`` and ``"stream"``.
+
+        Returns
+        -------
+        reservation : Reservation
+            The open charge: settle it, refund it, or let its ``with`` block do so.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the budget cannot cover ``cost``; nothing is recorded.
+        """
+        cost, label = PrivacyCost.of(cost), str(label)
+        charge_id = uuid.uuid4().hex
+
+        def open_charge(ledger):
+            self._check_budget(ledger, charge_id, cost, label)
+            return {"op": "open", "id": charge_id, "label": label, "kind": str(kind),
+                    "pid": os.getpid(), "cost": cost.as_dict()}
+
+        self._transact(open_charge)
+        return Reservation(self, charge_id)
+
+    # -- ledger file ----------------------------------------------------------
+
+    def _attach_or_create(self):
+        header = {"op": "budget", "epsilon": self.epsilon, "delta": self.delta,
+                  "version": _LEDGER_VERSION}
+        with _thread_lock(self.path):
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                _lock(fd)
+                events = _read_events(fd)
+                if not events:
+                    _append(fd, header)
+                elif _Ledger(events).budget != (self.epsilon, self.delta):
+                    raise ValueError(
+                        f"The ledger {self.path} holds a budget of "
+                        f"{_Ledger(events).budget}, not ({self.epsilon}, {self.delta}). "
+                        "A data set has one budget: pass the same epsilon and delta, "
+                        "or another path for another data set."
+                    )
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def _locked(self):
+        with _thread_lock(self.path):
+            try:
+                # No O_CREAT: a missing ledger must never restart from zero.
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                raise ValueError(
+                    f"The ledger file {self.path} of this PrivacyAccountant is gone (its "
+                    "accountant was closed or garbage collected). Charges cannot be "
+                    "recorded; keep the accountant open while its estimators fit."
+                ) from None
+            try:
+                _lock(fd)
+                yield fd
+            finally:
+                os.close(fd)  # releases the lock
+
+    def _ledger(self):
+        if self._closed_ledger is not None:
+            return self._closed_ledger
+        with self._locked() as fd:
+            return self._refresh(fd)
+
+    def _refresh(self, fd):
+        """The ledger up to the end of the file, parsing only what was appended since.
+
+        The file is append-only, so a copy keeps its replay and its offset in
+        the file; call with the lock held.
+        """
+        identity = os.fstat(fd).st_ino
+        offset, ledger, known = self._cache or (0, _Ledger([]), identity)
+        if known != identity or os.fstat(fd).st_size < offset:
+            raise ValueError(
+                f"The ledger file {self.path} was replaced while this accountant used it; "
+                "refusing to charge a ledger that may have lost charges."
+            )
+        data = _read_from(fd, offset)
+        for event in _parse(data, first_line=ledger.n_events + 1):
+            ledger.apply(event)
+        self._cache = (offset + len(data), ledger, identity)
+        return ledger
+
+    def _check_open(self):
+        if self._closed_ledger is not None:
+            raise ValueError(
+                "This PrivacyAccountant is closed (its with-block ended, or close() was "
+                "called): it records no more charges. Create a new accountant for a "
+                "new data set; a data set's budget cannot be restarted."
+            )
+
+    def _transact(self, decide):
+        """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
+
+        ``decide`` may raise (nothing is appended) or return ``None`` (no change).
+        """
+        self._check_open()
+        with self._locked() as fd:
+            ledger = self._refresh(fd)
+            event = decide(ledger)
+            if event is None:
+                return
+            if event["op"] != "open":
+                _charge_in(ledger, event["id"])  # never write an event for no charge
+            written = _append(fd, event)
+            ledger.apply(event)
+            offset, ledger, identity = self._cache
+            self._cache = (offset + written, ledger, identity)
+
+    def _check_budget(self, ledger, charge_id, cost, label):
+        """Raise unless the ledger, with ``charge_id`` at ``cost``, is within budget."""
+        if not within_budget(ledger.costs(replace=(charge_id, cost)), self.epsilon,
+                             self.delta):
+            raise self._exceeded(ledger, charge_id, cost, label)
+
+    def _exceeded(self, ledger, charge_id, cost, label):
+        others = [c for cid, c in ledger.charges.items() if cid != charge_id]
+        spend = compose([c["reserved"] for c in others], self.delta)
+        previous = ledger.charges.get(charge_id)
+        already = (f" (it holds {previous['reserved']} already)" if previous else "")
+        return BudgetExceededError(
+            f"Privacy budget exceeded: the data set's budget is ({self.epsilon:.4g}, "
+            f"{self.delta:.3g})-DP, {len(others)} other charge(s) have spent {spend}, "
+            f"and this {label} needs {cost}{already}. Nothing was read or released. "
+            "Lower this call's epsilon, fit fewer models, or reserve one joint "
+            "guarantee for a whole selection; the budget of a data set cannot grow.",
+            budget=(self.epsilon, self.delta), spent=spend, requested=cost,
+        )
+
+
+class Reservation:
+    """A charge in a :class:`PrivacyAccountant`'s ledger, held by whoever made it.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant
+        The ledger.
+    charge_id : str
+        The charge.
+    """
+
+    def __init__(self, accountant, charge_id):
+        self.accountant = accountant
+        self.id = charge_id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            if self.status == "reserved":
+                self.settle(self.cost)
+        else:
+            self.refund()
+        return False
+
+    @property
+    def cost(self):
+        """The cost the charge counts now (:class:`PrivacyCost`)."""
+        return self._charge()["reserved"]
+
+    @property
+    def status(self):
+        """``"spent"`` or ``"reserved"``."""
+        return "spent" if self._charge()["settled"] else "reserved"
+
+    def increase(self, cost, label=None):
+        """Reserve more, so that the charge covers ``cost`` too (budget-checked).
+
+        Parameters
+        ----------
+        cost : PrivacyGuarantee, PrivacyCost or tuple
+            What the charge must cover from now on.
+        label : str, default=None
+            For the error message.
+        """
+        cost = PrivacyCost.of(cost)
+
+        def raise_reservation(ledger):
+            current = _charge_in(ledger, self.id)
+            if current["reserved"].covers(cost):
+                return None
+            new = current["reserved"].join(cost)
+            self.accountant._check_budget(ledger, self.id, new, label or current["label"])
+            return {"op": "increase", "id": self.id, "cost": new.as_dict()}
+
+        self.accountant._transact(raise_reservation)
+
+    def settle(self, actual):
+        """Record what was spent: ``actual``, which the reservation must cover.
+
+        A stream settles after every call; the charge never decreases.
+
+        Parameters
+        ----------
+        actual : PrivacyGuarantee, PrivacyCost or tuple
+            The guarantee of the release (an estimator's ``privacy_``).
+
+        Raises
+        ------
+        PrivacyAccountingError
+            If ``actual`` is not covered by the reservation (a bug). The ledger
+            then records ``actual`` anyway: it was spent.
+        """
+        actual = PrivacyCost.of(actual)
+        found = {}
+
+        def record(ledger):
+            charge = _charge_in(ledger, self.id)
+            found.update(charge, covered=charge["reserved"].covers(actual))
+            spent = charge["spent"]
+            # A stream's charge never decreases: what earlier calls spent stays spent.
+            total = spent.join(actual) if spent is not None and \
+                spent.is_gdp == actual.is_gdp else actual
+            return {"op": "settle", "id": self.id, "cost": total.as_dict()}
+
+        self.accountant._transact(record)
+        if not found["covered"]:
+            raise PrivacyAccountingError(
+                f"{found['label']} spent {actual} but reserved only {found['reserved']} "
+                "with its accountant: the planned guarantee is wrong. The ledger records "
+                "the actual spend."
+            )
+
+    def refund(self):
+        """Undo what is reserved beyond the last settlement (all of it if none)."""
+        self.accountant._transact(lambda ledger: {"op": "refund", "id": self.id})
+
+    def _charge(self):
+        return _charge_in(self.accountant._ledger(), self.id)
+
+    def __repr__(self):
+        return f"Reservation(id={self.id!r}, accountant={self.accountant!r})"
+
+
+def _charge_in(ledger, charge_id):
+    if charge_id not in ledger.charges:
+        raise ValueError(f"charge {charge_id} is not in the ledger (it was refunded).")
+    return ledger.charges[charge_id]
+
+
+def _lock(fd):
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _read_events(fd):
+    return _parse(_read_from(fd, 0))
+
+
+def _read_from(fd, offset):
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _parse(data, first_line=1):
+    """The events of whole lines; a corrupt or unfinished line raises."""
+    if data and not data.endswith(b"\n"):
+        raise ValueError(_CORRUPT.format(line="the last line"))
+    events = []
+    for number, line in enumerate(data.decode("utf-8").splitlines(), start=first_line):
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ValueError(_CORRUPT.format(line=f"line {number}")) from None
+    return events
+
+
+_CORRUPT = ("The privacy ledger is corrupt at {line}; refusing to guess what was spent. "
+            "Inspect the file, or start a new ledger with the budget left.")
+
+
+def _append(fd, event):
+    # One write of a short line to an O_APPEND file. Events that spend budget
+    # are synced to disk before the call goes on, so a reservation survives a
+    # crash of the machine; losing a settlement or a refund only leaves the
+    # reservation counted, which can overstate the spend, never understate it.
+    line = (json.dumps(event) + "\n").encode("utf-8")
+    os.write(fd, line)
+    if event["op"] in ("budget", "open", "increase"):
+        os.fsync(fd)
+    return len(line)
