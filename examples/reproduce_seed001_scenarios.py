@@ -385,7 +385,7 @@ def scenario1(sizes, seeds, out_dir):
     ax.set(xscale="log", yscale="log", xlabel="T (users)", ylabel="average regret",
            title="Seed 001, scenario 1: ceil(ln T) users ask for epsilon = 1 (UC reports)")
     ax.legend(fontsize=7, ncol=2)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, alpha=0.3)
     save_figure(fig, out_dir, "seed001_scenario_few_private_users.png")
     plt.close(fig)
     return res
@@ -504,7 +504,7 @@ def scenario2(T, seeds, out_dir):
         title = ("budget on the 4 sensitive attributes (Laplace scale 8)"
                  if split == "per-coordinate" else "uniform split over 20 (Laplace scale 40)")
         ax.set(xscale="log", yscale="log", xlabel="T (users)", title=title)
-        ax.grid(True, which="both", alpha=0.3)
+        ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("average regret")
     axes[0].legend(fontsize=8)
     fig.suptitle("Seed 001, scenario 2: sparse gradients, every user at epsilon = 1 "
