@@ -51,11 +51,17 @@ scaled to ``[-1, 1]`` by public ranges then by ``1/sqrt(8)``, target to
 ``[-1, 1]``), intercept, ``L = sqrt(2)``, ``B = 2``, the estimator's default
 anytime step; average online loss against sigma.
 
-Run (2 shared cores)::
+Run (times measured on 2 cores shared with other jobs, load average 6-8; CPU time in
+brackets). Default: T <= 1e5, 20 seeds, 2,000 repetitions at T = 25; --full: T <= 1e6,
+50 seeds, 20,000 repetitions::
 
-    python examples/reproduce_seed003_fig3_fig4.py          # T <= 1e5 (20 seeds), 2,000 reps at T=25: ~20-40 s
-    python examples/reproduce_seed003_fig3_fig4.py --full   # T <= 1e6 (50 seeds), 20,000 reps: ~2-3 min
-    python examples/reproduce_seed003_fig3_fig4.py --smoke  # seconds
+    python examples/reproduce_seed003_fig3_fig4.py          # ~30 s (12 s CPU)
+    python examples/reproduce_seed003_fig3_fig4.py --full   # ~2.5 min (56 s CPU)
+    python examples/reproduce_seed003_fig3_fig4.py --smoke  # ~10-15 s
+    python examples/reproduce_seed003_fig3_fig4.py --data ../shared/data   # adds ~5 s
+
+The first run compiles the numba loops (about 10 s more); later runs load them
+from the cache.
 """
 
 import copy
@@ -125,6 +131,18 @@ def _mi_stream(bandit, X, y, intercept, data_norm, y_bound, clip_norm, explorati
     return total
 
 
+@njit(cache=True)
+def _full_feedback_batch(X, y, sigma, noise, eta, radius, clip_norm, out):
+    """Independent full-feedback streams ``X[r], y[r]`` from fresh learners (no intercept,
+    rows and targets already within 1): ``out[r]`` = sum of the played losses."""
+    d = X.shape[2]
+    no_directions = np.zeros((0, d))
+    for r in range(X.shape[0]):
+        out[r] = _mi_stream(False, X[r], y[r], False, 1.0, 1.0, clip_norm, 1.0, 0.0, sigma,
+                            noise[r], no_directions, np.zeros(d), 0, np.zeros(d), eta, False,
+                            radius)
+
+
 class Learner:
     """The estimator's learner state, calibrated by the estimator itself."""
 
@@ -152,6 +170,15 @@ class Learner:
                            self.t, self.w_sum, self.eta, e.step_size is None, float(e.radius))
         self.t += X.shape[0]
         return total
+
+    def run_batch(self, X, y, noise):
+        """Full feedback, constant step: one fresh learner per stream ``X[r], y[r]``."""
+        e = self.est
+        assert e.feedback == "full" and e.step_size is not None and not e.fit_intercept
+        out = np.empty(X.shape[0])
+        _full_feedback_batch(X, y, float(e.sigma), noise, self.eta, float(e.radius),
+                             float(e.gradient_bound), out)
+        return out
 
 
 def make_estimator(sigma, feedback, T=None, intercept=False, **kw):
@@ -262,11 +289,21 @@ def loglog_slope(sizes, means):
 def figure3(sizes, seeds, out_dir):
     configs = [("full", 1.0), ("full", NON_PRIVATE), ("bandit", 1.0), ("bandit", NON_PRIVATE)]
     res, privacy = {}, {}
-    for feedback, sigma in configs:
-        for T in sizes:
-            runs = [regret(sigma, feedback, T, s) for s in seeds]
-            res[(feedback, sigma, T)] = mean_se([r for r, _ in runs])
-            privacy[(feedback, sigma, T)] = runs[0][1]
+    no_directions = np.zeros((0, 1))
+    for T in sizes:
+        regrets = {c: [] for c in configs}
+        for seed in seeds:
+            X, y = stream(T, seed)
+            best = best_fixed_loss(X, y)
+            # The bandit draws start with the same noise as the full-feedback draws.
+            noise, directions = user_draws(seed, T, 1, bandit=True)
+            for feedback, sigma in configs:
+                learner = calibrated(sigma, feedback, T).fresh()
+                e = directions if feedback == "bandit" else no_directions
+                regrets[(feedback, sigma)].append(learner.run(X, y, noise, e) - best)
+        for feedback, sigma in configs:
+            res[(feedback, sigma, T)] = mean_se(regrets[(feedback, sigma)])
+            privacy[(feedback, sigma, T)] = calibrated(sigma, feedback, T)
     rows = []
     for T in sizes:
         row = [f"{T:,}"]
@@ -345,16 +382,17 @@ def figure4(sigmas, reps, out_dir):
     T = FIG4_T
     streams = [stream(T, r) for r in range(reps)]
     best = np.array([best_fixed_loss(X, y) for X, y in streams])
-    noise = [user_draws(r, T, 1, False)[0] for r in range(reps)]
-    empty = np.zeros((0, 1))
+    X = np.stack([X for X, _ in streams])
+    y = np.stack([y for _, y in streams])
+    noise = np.stack([user_draws(r, T, 1, False)[0] for r in range(reps)])
     rows, points = [], []
     for sigma in sigmas:
-        template = calibrated(sigma, "full", T)
-        learners = [template.fresh() for _ in range(reps)]
-        losses = np.array([lr.run(X, y, n, empty)
-                           for lr, (X, y), n in zip(learners, streams, noise)])
+        learner = calibrated(sigma, "full", T)
+        losses = learner.run_batch(X, y, noise)
+        if losses[0] != learner.fresh().run(X[0], y[0], noise[0], np.zeros((0, 1))):
+            raise AssertionError("the batch loop differs from the checked loop")
         m, se = mean_se(losses - best)
-        info, priv = learners[0].information, learners[0].privacy
+        info, priv = learner.information, learner.privacy
         bound = B * math.sqrt((L ** 2 + sigma ** 2) * T)
         points.append((sigma, info, priv.epsilon, m, se, bound))
         label = "0 (1e-12)" if sigma == NON_PRIVATE else f"{sigma:.3g}"
