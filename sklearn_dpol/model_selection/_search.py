@@ -445,7 +445,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         y_pred : ndarray of shape (n_samples,)
             Predictions of ``best_estimator_``.
         """
-        return self.best_estimator_.predict(self._features(X))
+        X = self._features(X)
+        return self.best_estimator_.predict(X)
 
     @available_if(_delegates("decision_function"))
     def decision_function(self, X):
@@ -461,7 +462,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         scores : ndarray
             ``best_estimator_.decision_function(X)``.
         """
-        return self.best_estimator_.decision_function(self._features(X))
+        X = self._features(X)
+        return self.best_estimator_.decision_function(X)
 
     @available_if(_delegates("predict_proba"))
     def predict_proba(self, X):
@@ -477,7 +479,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         proba : ndarray of shape (n_samples, n_classes)
             ``best_estimator_.predict_proba(X)``.
         """
-        return self.best_estimator_.predict_proba(self._features(X))
+        X = self._features(X)
+        return self.best_estimator_.predict_proba(X)
 
     @available_if(_delegates("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -493,7 +496,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         log_proba : ndarray of shape (n_samples, n_classes)
             ``best_estimator_.predict_log_proba(X)``.
         """
-        return self.best_estimator_.predict_log_proba(self._features(X))
+        X = self._features(X)
+        return self.best_estimator_.predict_log_proba(X)
 
     def score(self, X, y):
         """Score of the released candidate on ``(X, y)`` (its own ``score`` method).
@@ -510,4 +514,5 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         score : float
             Accuracy for classifiers, R^2 for regressors.
         """
-        return self.best_estimator_.score(self._features(X), y)
+        X = self._features(X)
+        return self.best_estimator_.score(X, y)
