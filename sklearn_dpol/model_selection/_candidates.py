@@ -19,7 +19,7 @@ from ..linear_model import (
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
 )
-from ..privacy import gaussian_mu, zcdp_rho
+from ..privacy import gaussian_mu, zcdp_epsilon, zcdp_rho
 
 # Hyperparameters that change a candidate's guarantee: they must be searched as
 # lists, so that the mixture of the candidates' guarantees can be enumerated.
@@ -46,6 +46,12 @@ def candidate_rho(estimator):
     rho : float
         ``np.inf`` for ``epsilon=inf`` (no privacy).
     """
+    check_supported(estimator)
+    return _RULES[type(estimator)](estimator.get_params(deep=False))
+
+
+def check_supported(estimator):
+    """``ValueError`` unless private selection knows how ``estimator`` is calibrated."""
     kind = type(estimator)
     if kind in _REFUSED:
         raise ValueError(
@@ -60,7 +66,6 @@ def candidate_rho(estimator):
             f"subclasses or pipelines); got {kind.__name__}. Scale X by public constants "
             "and pass the estimator itself."
         )
-    return _RULES[kind](estimator.get_params(deep=False))
 
 
 def _gdp(params):
@@ -127,11 +132,18 @@ def check_released_guarantee(estimator, rho):
     """
     guarantee = estimator.privacy_
     params = estimator.get_params(deep=False)
-    epsilon_ok = guarantee.epsilon <= float(params["epsilon"]) * (1 + 1e-12)
     delta_ok = guarantee.delta <= float(params.get("delta", 0.0)) * (1 + 1e-12)
-    mu_ok = math.isnan(guarantee.mu) or math.isinf(rho) \
-        or guarantee.mu <= math.sqrt(2.0 * rho) * (1 + 1e-9)
-    if not (epsilon_ok and delta_ok and mu_ok):
+    if math.isinf(rho):
+        within = True
+    elif not math.isnan(guarantee.mu):
+        within = guarantee.mu <= math.sqrt(2.0 * rho) * (1 + 1e-9)
+    elif guarantee.delta == 0.0:
+        # Pure epsilon-DP was planned as epsilon^2/2-zCDP.
+        within = guarantee.epsilon <= math.sqrt(2.0 * rho) * (1 + 1e-9)
+    else:
+        # rho-zCDP implies (zcdp_epsilon(rho, delta), delta)-DP; the claim must be that.
+        within = guarantee.epsilon <= zcdp_epsilon(rho, guarantee.delta) * (1 + 1e-9)
+    if not (delta_ok and within):
         raise RuntimeError(
             f"{type(estimator).__name__} released a guarantee ({guarantee.epsilon}, "
             f"{guarantee.delta}) [mu={guarantee.mu}] outside the planned rho={rho}: the "

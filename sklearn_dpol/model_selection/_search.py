@@ -22,7 +22,12 @@ from ..privacy._selection import (
     truncated_negative_binomial_gamma,
     truncated_negative_binomial_mean,
 )
-from ._candidates import PRIVACY_PARAMS, candidate_rho, check_released_guarantee
+from ._candidates import (
+    PRIVACY_PARAMS,
+    candidate_rho,
+    check_released_guarantee,
+    check_supported,
+)
 
 _NEIGHBOURS = "replace-one"
 # Set by the search itself, never by the grid.
@@ -194,6 +199,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     # ----------------------------------------------------------------- plan
     def _spaces(self):
         """The search spaces as a list of dicts, checked against the estimator."""
+        check_supported(self.estimator)
         spaces = self.param_distributions
         spaces = [spaces] if isinstance(spaces, dict) else list(spaces)
         if not spaces or not all(isinstance(s, dict) and s for s in spaces):

@@ -103,9 +103,10 @@ def truncated_negative_binomial_gamma(mean, shape):
         return math.log(truncated_negative_binomial_mean(math.exp(log_gamma), shape)) \
             - math.log(mean)
 
-    # mean >= (1/gamma - 1) / (1 + eta) bounds gamma below; gamma < 1 above.
-    low = math.log(1.0 / (1.0 + (1.0 + shape) * mean * 4.0))
-    high = math.log1p(-1e-12)
+    # The mean decreases from infinity (gamma -> 0) to 1 (gamma -> 1): bracket it.
+    low, high = -math.log1p(mean), math.log1p(-1e-12)
+    while excess(low) < 0:
+        low *= 2.0
     return float(math.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-14)))
 
 
