@@ -170,8 +170,9 @@ def main(argv=None):
     grid_search_cost_table([0.5, 1.0, 2.0], [3, 5, 10, 20])
     leak_table(pick(args, [1, 2, 5, 10, 100], [1, 2, 5, 10, 100], [1, 10]),
                pick(args, 200_000, 1_000_000, 4_000), np.random.default_rng(0))
-    utility_table(pick(args, [0.3, 1.0, 3.0], [0.1, 0.3, 1.0, 3.0], [1.0]),
-                  args.seeds or pick(args, 5, 10, 1), pick(args, 25_000, 25_000, 3_000))
+    for n_train in pick(args, [25_000, 4_000], [25_000, 4_000], [3_000]):
+        utility_table(pick(args, [0.3, 1.0, 3.0], [0.1, 0.3, 1.0, 3.0], [1.0]),
+                      args.seeds or pick(args, 5, 10, 1), n_train)
     print(f"\n(total time {time.perf_counter() - start:.0f} s)")
 
 
