@@ -150,7 +150,7 @@ def candidate_rdp(order, rhos, weights=None):
     order : float
         ``lambda >= 1``; ``lambda = 1`` is the KL divergence ``sum_h w_h rho_h``.
     rhos : array-like of float
-        zCDP parameter of each candidate setting.
+        The zCDP parameter of each candidate setting.
     weights : array-like of float or None, default=None
         Probability of each setting (normalised); ``None`` is uniform.
 
@@ -201,7 +201,7 @@ def selection_rdp(order, rhos, weights=None, *, gamma, shape):
     order : float
         ``lambda > 1``.
     rhos : array-like of float
-        zCDP parameter of each candidate setting.
+        The zCDP parameter of each candidate setting.
     weights : array-like of float or None, default=None
         Probability of each setting; ``None`` is uniform.
     gamma : float
@@ -241,7 +241,7 @@ def selection_epsilon(delta, rhos, weights=None, *, n_candidates, shape):
     delta : float
         Target delta in ``(0, 1)``.
     rhos : array-like of float
-        zCDP parameter of each candidate setting (``mu^2 / 2`` for ``mu``-GDP).
+        The zCDP parameter of each candidate setting (``mu^2 / 2`` for ``mu``-GDP).
     weights : array-like of float or None, default=None
         Probability of each setting; ``None`` is uniform.
     n_candidates : float
