@@ -420,3 +420,32 @@ def test_model_selection_page_code_runs():
     namespace = {}
     for block in blocks:
         exec(compile(block, str(page), "exec"), namespace)  # noqa: S102
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    finder = doctest.DocTestFinder(recurse=False)
+    tests = finder.find(PrivateHyperparameterSearch, "PrivateHyperparameterSearch")
+    assert tests and tests[0].examples
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+@pytest.mark.parametrize("name", [
+    "sklearn_dpol.model_selection.PrivateHyperparameterSearch",
+    *(f"sklearn_dpol.model_selection.PrivateHyperparameterSearch.{method}" for method in (
+        "fit", "predict", "score", "predict_proba", "decision_function",
+        "predict_log_proba", "export_public", "privacy_plan")),
+    *(f"sklearn_dpol.privacy._selection.{function}" for function in (
+        "candidate_rdp", "selection_rdp", "selection_epsilon", "selection_candidate_rho",
+        "truncated_negative_binomial_gamma", "truncated_negative_binomial_mean")),
+])
+def test_public_docstrings_are_valid_numpydoc(name):
+    from numpydoc.validate import validate
+
+    ignored = {"SA01", "EX01", "ES01", "GL08", "RT02", "SS05", "PR09"}
+    errors = [e for e in validate(name)["errors"] if e[0] not in ignored]
+    assert not errors, errors
