@@ -2,6 +2,7 @@
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -449,3 +450,23 @@ def test_public_docstrings_are_valid_numpydoc(name):
     ignored = {"SA01", "EX01", "ES01", "GL08", "RT02", "SS05", "PR09"}
     errors = [e for e in validate(name)["errors"] if e[0] not in ignored]
     assert not errors, errors
+
+
+def test_only_the_released_candidates_warnings_are_shown():
+    """GIGA warns when its burn-in swallows the data; with alpha in the grid only some
+    candidates warn, and only the released one's warnings may be shown."""
+    X, _ = _classification(300)
+    y = np.random.default_rng(0).integers(0, 2, size=300)  # pure noise: either may win
+    outcomes = set()
+    for seed in range(8):
+        search = PrivateHyperparameterSearch(
+            PrivateIGDClassifier(classes=[0, 1], update="gradient", max_iter=1),
+            {"alpha": [1e-3, 10.0]}, n_candidates=6, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        burn_in = [w for w in caught if "burn-in" in str(w.message)]
+        released_warns = search.best_params_["alpha"] == 1e-3
+        assert len(burn_in) == int(released_warns)
+        outcomes.add(released_warns)
+    assert outcomes == {True, False}  # both kinds of candidate were released

@@ -367,13 +367,20 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         for _ in range(n_candidates):
             setting = core.sample_setting(plan["spaces"], rng)
             candidate, rho = self._candidate(setting, classes, rng)
-            candidate.fit(X[train], y[train])
+            # A candidate's warnings describe an unreleased run (and their number
+            # would reveal K): hold them, and replay only the released one's.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                candidate.fit(X[train], y[train])
             check_released_guarantee(candidate, rho)
             score = self._noisy_score(candidate, X[validation], y[validation], rho,
                                       plan["score_bound"], rng)
             if best is None or score > best[0]:
-                best = (score, setting, candidate)
-        self.best_score_, self.best_params_, self.best_estimator_ = best
+                best = (score, setting, candidate, caught)
+        self.best_score_, self.best_params_, self.best_estimator_, caught = best
+        for record in caught:
+            warnings.warn_explicit(record.message, record.category, record.filename,
+                                   record.lineno)
         self.n_candidates_ = n_candidates
         self.privacy_ = self._guarantee(plan, X.shape[0], from_data)
 
