@@ -4,7 +4,7 @@ Importing the package does not load numba: the numeric kernels compile (and
 cache) the first time an estimator is fitted.
 """
 
-from . import privacy
+from . import model_selection, privacy
 from .linear_model import (
     MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
@@ -13,18 +13,22 @@ from .linear_model import (
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
 )
-from .privacy import PrivacyGuarantee
+from .model_selection import PrivateHyperparameterSearch
+from .privacy import PrivacyAccountant, PrivacyGuarantee
 
 __version__ = "0.1.0"
 
 __all__ = [
     "MutualInformationPrivateOGDRegressor",
     "ParameterFreeLocalDPRegressor",
+    "PrivacyAccountant",
     "PrivacyGuarantee",
     "PrivateFrankWolfeLasso",
+    "PrivateHyperparameterSearch",
     "PrivateIGDClassifier",
     "PrivateMirrorDescentRegressor",
     "PrivateQFTLRegressor",
+    "model_selection",
     "privacy",
     "__version__",
 ]

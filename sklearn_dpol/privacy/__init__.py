@@ -1,5 +1,6 @@
 """Exact privacy accounting: analytic Gaussian, Gaussian DP, zCDP, stream schedules,
-and a budget accountant shared by every fit on one data set.
+the Renyi accounting of private selection, and a budget accountant shared by
+every fit on one data set.
 
 All functions work under any neighbouring relation; the estimators of this
 library use replace-one neighbours and pass the matching sensitivities.
@@ -21,23 +22,37 @@ from ._gaussian import (
 )
 from ._guarantee import PrivacyGuarantee
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
+from ._selection import (
+    candidate_rdp,
+    selection_candidate_rho,
+    selection_epsilon,
+    selection_rdp,
+    truncated_negative_binomial_gamma,
+    truncated_negative_binomial_mean,
+)
 from ._zcdp import exponential_mechanism_zcdp, zcdp_delta, zcdp_epsilon, zcdp_rho
 
 __all__ = [
     "AnytimeSchedule",
     "Charge",
+    "KnownHorizonSchedule",
     "PrivacyAccountant",
     "PrivacyCost",
+    "PrivacyGuarantee",
     "PrivacySpend",
     "Reservation",
-    "KnownHorizonSchedule",
-    "PrivacyGuarantee",
+    "candidate_rdp",
     "compose_gdp",
     "exponential_mechanism_zcdp",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_mu",
     "gaussian_sigma",
+    "selection_candidate_rho",
+    "selection_epsilon",
+    "selection_rdp",
+    "truncated_negative_binomial_gamma",
+    "truncated_negative_binomial_mean",
     "zcdp_delta",
     "zcdp_epsilon",
     "zcdp_rho",

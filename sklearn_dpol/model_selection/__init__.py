@@ -1,0 +1,5 @@
+"""Private hyperparameter selection."""
+
+from ._search import PrivateHyperparameterSearch
+
+__all__ = ["PrivateHyperparameterSearch"]

@@ -1,0 +1,542 @@
+"""PrivateHyperparameterSearch: release the best of a random number of private candidates."""
+
+import copy
+import itertools
+import math
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import (
+    DELTA_CONSTRAINT,
+    POSITIVE,
+    PrivateEstimatorMixin,
+    _refunded_on_failure,
+    _settle,
+    make_generator,
+)
+from .._core import selection as core
+from ..exceptions import PrivacyLeakWarning
+from ..privacy import PrivacyAccountant, PrivacyGuarantee
+from ..privacy._selection import (
+    selection_epsilon,
+    truncated_negative_binomial_gamma,
+    truncated_negative_binomial_mean,
+)
+from ._candidates import (
+    PRIVACY_PARAMS,
+    candidate_rho,
+    check_released_guarantee,
+    check_supported,
+)
+
+_NEIGHBOURS = "replace-one"
+# Set by the search itself, never by the grid.
+_RESERVED = ("random_state", "accountant", "classes")
+
+
+def _delegates(method):
+    """``available_if`` check: the (best) estimator has ``method``."""
+    def check(self):
+        owner = getattr(self, "best_estimator_", self.estimator)
+        getattr(owner, method)
+        return True
+    return check
+
+
+class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
+    """Private selection of hyperparameters: the best of a random number of private fits.
+
+    ``fit`` splits the rows at random (public randomness, independent of the
+    data) into a training part and a validation part, draws a random number
+    ``K`` of candidates from a truncated negative binomial distribution, and
+    for each candidate draws a setting from ``param_distributions``, fits a
+    clone of ``estimator`` on the training part and scores it on the
+    validation part with Gaussian noise. Only the candidate with the best
+    noisy score is kept: its model, its setting and its noisy score are
+    released; every other candidate is discarded. This is the private
+    selection of Papernot and Steinke (2022, Theorem 2), which with
+    ``shape=1`` is the random stopping of Liu and Talwar (2019).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A ``PrivateIGDClassifier``, ``PrivateQFTLRegressor``,
+        ``PrivateFrankWolfeLasso``, ``PrivateMirrorDescentRegressor`` or
+        ``ParameterFreeLocalDPRegressor``; its parameters are the defaults of
+        every candidate. Others are refused before any data is read.
+    param_distributions : dict or list of dicts
+        Maps parameter names to lists (drawn uniformly, with replacement) or
+        to distributions with an ``rvs`` method. A list of dicts picks one
+        dict uniformly per candidate. The privacy parameters (``epsilon``,
+        ``delta``, ``solver``, ``selection``, ``feature_weights``) may be
+        searched, as lists only. ``random_state``, ``accountant`` and
+        ``classes`` are set by the search.
+    n_candidates : float, default=10.0
+        Expected number of candidates ``E[K] > 1``. The guarantee grows with
+        ``log(n_candidates)``, not linearly.
+    shape : float, default=1.0
+        Shape ``eta >= 0`` of the truncated negative binomial: 1 is the
+        geometric distribution (random stopping), 0 the logarithmic one,
+        whose tail is heavier and whose privacy overhead is smaller.
+    delta : float, default=1e-6
+        The delta of the selection's total ``(epsilon, delta)`` guarantee.
+    validation_fraction : float, default=0.2
+        Share of the rows held out for scoring, in ``(0, 1)``.
+    y_bound : float or None, default=None
+        Regression only: targets and predictions are clipped to
+        ``[-y_bound, y_bound]`` to bound the score. ``None`` takes the
+        estimator's own ``y_bound`` parameter.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split, the candidate count, the settings, the score noise
+        and the candidates' own noise. An integer makes everything
+        reproducible (by whoever knows it: experiments only).
+    accountant : PrivacyAccountant or None, default=None
+        A user-held budget (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+        The search reserves its total guarantee once, before reading any data,
+        is refunded if ``fit`` fails and settles at ``privacy_``; the
+        candidates run without it, so they are not charged one by one.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The released candidate, fitted on the training part only.
+    best_params_ : dict
+        Its hyperparameters (the searched ones).
+    best_score_ : float
+        Its noisy validation score: accuracy for classifiers,
+        ``1 - mean((clip(y_pred) - clip(y))^2) / (2 y_bound)^2`` for regressors.
+    privacy_ : PrivacyGuarantee
+        The selection's total guarantee, which covers everything above.
+    n_candidates_ : int
+        The number ``K`` of candidates actually run. **Not released**: the
+        guarantee rests on ``K`` staying secret, so this attribute is not
+        covered and :meth:`export_public` drops it.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    Notes
+    -----
+    Privacy is per record under replace-one neighbours. A candidate is a fit
+    on the training part (``rho_fit``-zCDP) and a score on the disjoint
+    validation part, a mean of per-record values in ``[0, 1]`` (replace-one
+    sensitivity ``1/m``) plus Gaussian noise of standard deviation
+    ``1 / (m sqrt(2 rho_fit))``; a record is in one part only, so the
+    candidate is ``rho_fit``-zCDP (parallel composition) and the score costs
+    nothing extra. Drawing the setting at random makes one candidate the
+    mixture of the settings' guarantees, whose Renyi divergence is
+    ``log(sum_h w_h exp((l-1) l rho_h)) / (l-1)``. Theorem 2 of Papernot and
+    Steinke bounds the Renyi DP of the best of ``K`` candidates, and
+    Proposition 12 of Canonne, Kamath and Steinke converts it to
+    ``(epsilon, delta)``, minimised over the order. The guarantee is computed
+    from the hyperparameters alone, before any data is read
+    (:meth:`privacy_plan`). ``best_estimator_`` is not refitted on all rows: a
+    refit would be one more release. The label set of a classifier is taken
+    from the estimator's ``classes``; if it is ``None`` it comes from ``y``,
+    is not covered and warns with
+    :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`. Derivation:
+    ``doc/privacy.md``, section 12.
+
+    References
+    ----------
+    N. Papernot and T. Steinke. Hyperparameter tuning with Renyi differential
+    privacy. ICLR 2022.
+
+    J. Liu and K. Talwar. Private selection from private candidates. STOC 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_dpol import PrivateIGDClassifier
+    >>> from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+    >>> X, y = make_classification(n_samples=20_000, random_state=0)
+    >>> search = PrivateHyperparameterSearch(
+    ...     PrivateIGDClassifier(data_norm=5.0, classes=[0, 1]),
+    ...     {"alpha": [1e-3, 1e-2, 1e-1], "epsilon": [0.5, 1.0]},
+    ...     n_candidates=5, random_state=0)
+    >>> round(search.privacy_plan().epsilon, 2)
+    1.81
+    >>> search.fit(X, y).score(X, y) > 0.7
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "param_distributions": [dict, list],
+        "n_candidates": [Interval(Real, 1, None, closed="neither")],
+        "shape": [Interval(Real, 0, None, closed="left")],
+        "delta": [DELTA_CONSTRAINT],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "y_bound": [POSITIVE, None],
+        "random_state": ["random_state"],
+        "accountant": [PrivacyAccountant, None],
+    }
+    # Not covered by the guarantee: dropped by export_public().
+    _private_state = ("n_candidates_",)
+
+    def __init__(self, estimator, param_distributions, *, n_candidates=10.0, shape=1.0,
+                 delta=1e-6, validation_fraction=0.2, y_bound=None, random_state=None,
+                 accountant=None):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_candidates = n_candidates
+        self.shape = shape
+        self.delta = delta
+        self.validation_fraction = validation_fraction
+        self.y_bound = y_bound
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+        tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+        tags.target_tags.required = True
+        tags.input_tags.sparse = False
+        return tags
+
+    # ----------------------------------------------------------------- plan
+    def _spaces(self):
+        """The search spaces as a list of dicts, checked against the estimator."""
+        check_supported(self.estimator)
+        spaces = self.param_distributions
+        spaces = [spaces] if isinstance(spaces, dict) else list(spaces)
+        if not spaces or not all(isinstance(s, dict) and s for s in spaces):
+            raise ValueError(
+                "param_distributions must be a non-empty dict, or a non-empty list of "
+                "non-empty dicts, mapping parameter names to lists or distributions."
+            )
+        valid = self.estimator.get_params(deep=False)
+        for space in spaces:
+            for name, values in space.items():
+                self._check_space_entry(name, values, valid)
+        return spaces
+
+    def _check_space_entry(self, name, values, valid):
+        if name not in valid or name in _RESERVED:
+            reason = "is set by the search" if name in _RESERVED else "is not a parameter"
+            raise ValueError(
+                f"param_distributions names {name!r}, which {reason} of "
+                f"{type(self.estimator).__name__}. Search only its own hyperparameters "
+                f"other than {', '.join(_RESERVED)}."
+            )
+        if hasattr(values, "rvs"):
+            if name in PRIVACY_PARAMS:
+                raise ValueError(
+                    f"{name!r} changes the candidates' guarantee and must be searched as a "
+                    f"list of values, not a distribution; for example {name}=[0.5, 1.0]."
+                )
+            return
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") \
+                or len(values) == 0:
+            raise ValueError(
+                f"param_distributions[{name!r}] must be a non-empty list or a distribution "
+                f"with an rvs method; got {values!r}."
+            )
+        for value in values:  # invalid values fail now, before any data is read
+            clone(self.estimator).set_params(**{name: value})._validate_params()
+
+    def _setting_mixture(self, spaces):
+        """Every combination of the searched privacy parameters, with its probability."""
+        rhos, weights = [], []
+        for space in spaces:
+            names = [n for n in sorted(space) if n in PRIVACY_PARAMS]
+            for combo in itertools.product(*(space[n] for n in names)):
+                candidate = clone(self.estimator).set_params(**dict(zip(names, combo)))
+                rhos.append(candidate_rho(candidate))
+                weights.append(
+                    1.0 / len(spaces) / math.prod(len(space[n]) for n in names))
+        return np.asarray(rhos), np.asarray(weights)
+
+    def _score_bound(self, spaces):
+        if get_tags(self.estimator).estimator_type != "regressor":
+            return None
+        if self.y_bound is not None:
+            return float(self.y_bound)
+        if "y_bound" not in self.estimator.get_params(deep=False) or any(
+                "y_bound" in space for space in spaces):
+            raise ValueError(
+                "The regression score needs one public bound on the targets: pass "
+                "y_bound=... to the search (the estimator has none, or it is searched)."
+            )
+        return float(self.estimator.get_params(deep=False)["y_bound"])
+
+    def _plan(self):
+        """Everything the guarantee depends on, from the hyperparameters alone."""
+        spaces = self._spaces()
+        rhos, weights = self._setting_mixture(spaces)
+        shape = float(self.shape)
+        gamma = truncated_negative_binomial_gamma(self.n_candidates, shape)
+        epsilon, order = selection_epsilon(self.delta, rhos, weights,
+                                           n_candidates=self.n_candidates, shape=shape)
+        return {
+            "spaces": spaces, "rhos": rhos, "gamma": gamma, "shape": shape,
+            "mean": truncated_negative_binomial_mean(gamma, shape),
+            "epsilon": epsilon, "order": order, "score_bound": self._score_bound(spaces),
+        }
+
+    def privacy_plan(self):
+        """The total guarantee ``fit`` will give, computed without any data.
+
+        Returns
+        -------
+        guarantee : PrivacyGuarantee
+            ``(epsilon, delta)`` of the whole selection; ``n_records`` is 0
+            until ``fit`` has seen the data.
+        """
+        self._validate_params()
+        return self._guarantee(self._plan(), n_records=0, labels_from_data=False)
+
+    def _guarantee(self, plan, n_records, labels_from_data):
+        finite = plan["rhos"][np.isfinite(plan["rhos"])]
+        rho_range = (f"rho in [{finite.min():.4g}, {finite.max():.4g}]" if finite.size
+                     else "rho=inf")
+        mechanism = (
+            f"private selection (Papernot and Steinke 2022, Theorem 2): the best noisy "
+            f"validation score of K ~ truncated negative binomial(eta={plan['shape']:.4g}, "
+            f"gamma={plan['gamma']:.4g}) candidates, E[K]={plan['mean']:.4g}; each "
+            f"candidate zCDP with {rho_range} (fit and noisy score on disjoint rows); "
+            f"Renyi DP of order {plan['order']:.4g} converted exactly (Canonne, Kamath "
+            "and Steinke 2020, Proposition 12)"
+        )
+        released = (
+            "best_estimator_ (fitted on the training part), best_params_ and best_score_ "
+            "(noisy); n_candidates_ (K) is NOT released: it is private, not covered, and "
+            "export_public() drops it; the other candidates are discarded"
+        )
+        if labels_from_data:
+            released += "; classes_ was taken from y and is NOT covered"
+        return PrivacyGuarantee(
+            epsilon=float(plan["epsilon"]), delta=float(self.delta), mu=math.nan,
+            neighbouring=_NEIGHBOURS, mechanism=mechanism, released=released,
+            n_releases=1, n_records=int(n_records),
+            records="the records passed to fit (training and validation parts)",
+            spent_mu=math.nan, budget="this release (the whole search)",
+        )
+
+    def _reserve_budget(self, guarantee):
+        """Reserve the whole search's guarantee with the accountant, if any.
+
+        One charge for the search, made before any data is read; the candidates
+        run without an accountant (see ``_candidate``), so they are not charged
+        again one by one.
+        """
+        if self.accountant is None:
+            return None
+        return self.accountant.reserve(guarantee, type(self).__name__, kind="fit")
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Run the private selection and release the best candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, scaled by public constants.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : object
+            The search, with ``best_estimator_`` and ``privacy_``.
+        """
+        plan = self._plan()
+        charge = self._reserve_budget(self._guarantee(plan, 0, False))
+        with self._atomic(), _refunded_on_failure(charge):
+            for name in (*self._private_state, "_exported_public"):
+                self.__dict__.pop(name, None)
+            X, y = validate_data(self, X, y, dtype=np.float64,
+                                 y_numeric=plan["score_bound"] is not None)
+            if X.shape[0] < 2:
+                raise ValueError(
+                    f"Private selection needs at least 2 samples (one to train on, one to "
+                    f"validate); got {X.shape[0]} sample{'s' if X.shape[0] != 1 else ''}."
+                )
+            self._select(X, y, plan)
+            _settle(charge, self.privacy_)
+        return self
+
+    def _select(self, X, y, plan):
+        rng = make_generator(self.random_state, purpose=0)
+        classes, from_data = self._label_set(y)
+        train, validation = core.split_indices(X.shape[0], float(self.validation_fraction),
+                                               rng)
+        n_candidates = core.draw_candidate_count(plan["gamma"], plan["shape"], rng)
+        best = None
+        for _ in range(n_candidates):
+            setting = core.sample_setting(plan["spaces"], rng)
+            candidate, rho = self._candidate(setting, classes, rng)
+            # A candidate's warnings describe an unreleased run (and their number
+            # would reveal K): hold them, and replay only the released one's.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                candidate.fit(X[train], y[train])
+            check_released_guarantee(candidate, rho)
+            score = self._noisy_score(candidate, X[validation], y[validation], rho,
+                                      plan["score_bound"], rng)
+            if best is None or score > best[0]:
+                best = (score, setting, candidate, caught)
+        self.best_score_, self.best_params_, self.best_estimator_, caught = best
+        for record in caught:
+            warnings.warn_explicit(record.message, record.category, record.filename,
+                                   record.lineno)
+        self.n_candidates_ = n_candidates
+        self.privacy_ = self._guarantee(plan, X.shape[0], from_data)
+
+    def _label_set(self, y):
+        """The classifier's label set: public if the estimator has one, else from ``y``."""
+        params = self.estimator.get_params(deep=False)
+        if get_tags(self.estimator).estimator_type != "classifier" or "classes" not in params:
+            return None, False
+        if params["classes"] is not None:
+            return params["classes"], False
+        warnings.warn(
+            "The label set was taken from y and is released as classes_ without privacy "
+            "protection. Pass classes=[...] from public knowledge to the estimator.",
+            PrivacyLeakWarning, stacklevel=4,
+        )
+        return np.unique(y), True
+
+    def _candidate(self, setting, classes, rng):
+        candidate = clone(self.estimator).set_params(**setting)
+        params = candidate.get_params(deep=False)
+        seed = None if self.random_state is None else int(rng.integers(2**32 - 1))
+        extra = {"random_state": seed} if "random_state" in params else {}
+        if "accountant" in params:
+            extra["accountant"] = None  # the search is charged once, for its total
+        if classes is not None:
+            extra["classes"] = classes
+        candidate.set_params(**extra)
+        return candidate, candidate_rho(candidate)
+
+    @staticmethod
+    def _noisy_score(candidate, X, y, rho, bound, rng):
+        y_pred = candidate.predict(X)
+        values = (core.accuracy_values(y, y_pred) if bound is None
+                  else core.clipped_squared_error_values(y, y_pred, bound))
+        sigma = core.score_sigma(X.shape[0], math.sqrt(2.0 * rho))
+        return core.noisy_mean_score(values, sigma, rng)
+
+    # ------------------------------------------------------------ delegation
+    def export_public(self):
+        """A copy holding released values only.
+
+        Drops ``n_candidates_`` (not covered) and replaces ``best_estimator_``
+        by its own public export; ``random_state`` becomes ``None``.
+
+        Returns
+        -------
+        public : PrivateHyperparameterSearch
+            The public copy.
+        """
+        check_is_fitted(self)
+        public = super().export_public()
+        public.best_estimator_ = self.best_estimator_.export_public()
+        return public
+
+    def _features(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    @property
+    def classes_(self):
+        """The class labels of the released classifier."""
+        check_is_fitted(self)
+        return self.best_estimator_.classes_
+
+    def predict(self, X):
+        """Predict with the released candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions of ``best_estimator_``.
+        """
+        X = self._features(X)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_delegates("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the released candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray
+            ``best_estimator_.decision_function(X)``.
+        """
+        X = self._features(X)
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_delegates("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the released candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_proba(X)``.
+        """
+        X = self._features(X)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_delegates("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the released candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_log_proba(X)``.
+        """
+        X = self._features(X)
+        return self.best_estimator_.predict_log_proba(X)
+
+    def score(self, X, y):
+        """Score of the released candidate on ``(X, y)`` (its own ``score`` method).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            True targets.
+
+        Returns
+        -------
+        score : float
+            Accuracy for classifiers, R^2 for regressors.
+        """
+        X = self._features(X)
+        return self.best_estimator_.score(X, y)
