@@ -187,3 +187,35 @@ def test_failed_fit_leaves_a_random_state_instance_untouched(make):
     with pytest.raises(ValueError):
         make(seeder).fit(X, np.array([0, 1, 0, 1]))
     np.testing.assert_array_equal(seeder.get_state()[1], before)
+
+
+def test_private_search_emits_no_warning_that_depends_on_one_record():
+    """Review of the private selection: predictions on the validation part
+    overflowed for one extreme record and warned once per candidate, revealing
+    both that record and the secret number of candidates K."""
+    from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    neighbour = X.copy()
+    neighbour[:, 0] = 1.7e308  # every row extreme: a warning would fire in every scoring
+    for data_set in (X, neighbour):
+        search = PrivateHyperparameterSearch(
+            PrivateIGDClassifier(classes=[0, 1]), {"alpha": [1e-3, 1e-2]},
+            n_candidates=10, random_state=5)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(data_set, y)
+        assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("weights", [[5e-324, 1.0, 1.0, 1.0], [1e-13, 1.0, 1.0, 1.0]])
+def test_a_weight_whose_share_vanishes_is_refused_not_made_public(weights):
+    """Review of the private selection: a positive weight that normalised to 0
+    made its coordinate public while the plan still promised epsilon."""
+    from sklearn_dpol import ParameterFreeLocalDPRegressor
+
+    X, y = data(n=40)
+    with pytest.raises(ValueError, match="positive weight below"):
+        ParameterFreeLocalDPRegressor(feature_weights=weights).fit(X, y.astype(float))

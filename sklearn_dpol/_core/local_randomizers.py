@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_SMALLEST_SHARE = 1e-12
+
+
 def normalise_feature_weights(feature_weights, n_dims):
     """The budget split over coordinates: nonnegative, summing to 1 over the nonzero ones.
 
@@ -53,7 +56,17 @@ def normalise_feature_weights(feature_weights, n_dims):
             "feature_weights must have at least one positive weight; all-zero weights "
             "would make every coordinate public. Use epsilon=np.inf for no privacy."
         )
-    return weights / total
+    normalised = weights / total
+    # A positive weight so small that its share rounds to zero (or its Laplace
+    # scale 2/(epsilon w) overflows) would silently turn a private coordinate
+    # into a public one.
+    if np.any((weights > 0) & (normalised < _SMALLEST_SHARE)):
+        raise ValueError(
+            f"feature_weights has a positive weight below {_SMALLEST_SHARE:g} of the total; "
+            "its noise would be unusable or overflow. Give it a larger weight, or 0 to "
+            "publish that coordinate without privacy."
+        )
+    return normalised
 
 
 def check_sample_epsilon(sample_epsilon, n_samples, default):

@@ -379,17 +379,20 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             setting = core.sample_setting(plan["spaces"], rng)
             candidate, rho = self._candidate(setting, classes, rng)
             # A candidate's warnings describe an unreleased run (and their number
-            # would reveal K): hold them, and replay only the released one's.
+            # would reveal K): hold every warning of its fit and of its scoring.
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 candidate.fit(X[train], y[train])
-            check_released_guarantee(candidate, rho)
-            score = self._noisy_score(candidate, X[validation], y[validation], rho,
-                                      plan["score_bound"], rng)
+                check_released_guarantee(candidate, rho)
+                # Scoring must not warn either: overflow in a prediction would
+                # say something about one validation record.
+                with np.errstate(all="ignore"):
+                    score = self._noisy_score(candidate, X[validation], y[validation],
+                                              rho, plan["score_bound"], rng)
             if best is None or score > best[0]:
                 best = (score, setting, candidate, caught)
         self.best_score_, self.best_params_, self.best_estimator_, caught = best
-        for record in caught:
+        for record in _replayable(caught):
             warnings.warn_explicit(record.message, record.category, record.filename,
                                    record.lineno)
         self.n_candidates_ = n_candidates
@@ -540,3 +543,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         """
         X = self._features(X)
         return self.best_estimator_.score(X, y)
+
+
+def _replayable(caught):
+    """The released candidate's warnings that say nothing about the data.
+
+    Numeric ``RuntimeWarning``s (overflow, invalid values) depend on the values
+    of individual records, which the guarantee does not cover: they are dropped.
+    The others (for example a ``PrivacyLeakWarning`` about a public setting)
+    follow from hyperparameters and shapes and are replayed.
+    """
+    return [record for record in caught if not issubclass(record.category, RuntimeWarning)]
