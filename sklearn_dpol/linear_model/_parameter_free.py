@@ -90,7 +90,7 @@ class ParameterFreeLocalDPRegressor(
         Published intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Rounds (users) since ``fit``.

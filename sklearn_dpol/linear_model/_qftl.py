@@ -91,7 +91,7 @@ class PrivateQFTLRegressor(
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Samples the released model is fitted on (those of ``fit`` and of the
