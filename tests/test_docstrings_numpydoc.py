@@ -12,6 +12,7 @@ The enforced checks are those of scikit-learn's own docstring test
 that are dropped and why.
 """
 
+import doctest
 import importlib
 import inspect
 import pkgutil
@@ -143,3 +144,22 @@ def test_public_name_is_on_the_api_page(path, obj):
     aliases = {(module.__name__, name) for module in public_modules()
                for name in module.__all__ if getattr(module, name) is obj}
     assert aliases & api_page_entries(), f"add one of {sorted(aliases)} to doc/api.rst"
+
+
+def examples_not_run_elsewhere():
+    """Public objects with Examples that ``test_docstring_examples.py`` does not run."""
+    import sklearn_dpol.linear_model as linear_model
+
+    estimators = {id(getattr(linear_model, name)) for name in linear_model.__all__}
+    return [(path, obj) for path, obj in public_objects() if id(obj) not in estimators]
+
+
+@pytest.mark.parametrize("path, obj", examples_not_run_elsewhere(),
+                         ids=[path for path, _ in examples_not_run_elsewhere()])
+def test_examples_run(path, obj):
+    """The Examples of the validated docstrings are true, not decoration."""
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(obj, path, globs={}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

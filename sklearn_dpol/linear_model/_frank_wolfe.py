@@ -110,6 +110,11 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
+    See Also
+    --------
+    sklearn.linear_model.Lasso : The non-private L1-penalised regression.
+    PrivateMirrorDescentRegressor : Noisy mirror descent, also over an L1 ball.
+
     Notes
     -----
     Privacy is per record under replace-one neighbours; ``n`` is public. The

@@ -125,6 +125,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
+    See Also
+    --------
+    sklearn.linear_model.SGDClassifier : The non-private stochastic gradient classifier.
+    sklearn.linear_model.LogisticRegression : The non-private logistic regression.
+    PrivateMirrorDescentRegressor : Noisy mirror descent, for regression.
+
     Notes
     -----
     Privacy is per record under replace-one neighbours. ``fit`` releases one

@@ -118,6 +118,11 @@ class MutualInformationPrivateOGDRegressor(
         The local ``(epsilon, delta)``-DP of one report, ``mu = sensitivity_ /
         sigma``.
 
+    See Also
+    --------
+    ParameterFreeLocalDPRegressor : Local DP at a level each user chooses.
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
+
     Notes
     -----
     The seed measures privacy by the mutual information between a user's

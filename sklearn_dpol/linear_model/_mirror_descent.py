@@ -124,6 +124,13 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
+    See Also
+    --------
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
+    sklearn.linear_model.HuberRegressor : The non-private Huber regression.
+    PrivateFrankWolfeLasso : Private Frank-Wolfe over an L1 ball.
+    PrivateQFTLRegressor : Private ridge regression on released statistics.
+
     Notes
     -----
     Privacy is per record under replace-one neighbours; ``n`` is public. The

@@ -103,6 +103,11 @@ class ParameterFreeLocalDPRegressor(
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
+    See Also
+    --------
+    MutualInformationPrivateOGDRegressor : Local Gaussian noise, one level for all users.
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
+
     Notes
     -----
     Privacy is local: user ``t``'s report is ``epsilon_t``-LDP (Lemma 1 of

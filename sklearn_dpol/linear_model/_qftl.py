@@ -107,6 +107,12 @@ class PrivateQFTLRegressor(
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
+    See Also
+    --------
+    sklearn.linear_model.Ridge : The non-private ridge regression.
+    PrivateMirrorDescentRegressor : Regression on a constraint set, other losses.
+    PrivateFrankWolfeLasso : Sparse regression on an L1 ball.
+
     Notes
     -----
     Privacy is per record under replace-one neighbours. ``fit`` is one
@@ -268,6 +274,9 @@ class PrivateQFTLRegressor(
         Returns
         -------
         sensitivity : float
+            The bound of ``doc/privacy.md`` section 3.1 for rows clipped to
+            ``data_norm`` (with the intercept feature) and targets clipped to
+            ``y_bound``, with a margin of ``1e-9`` relative for rounding.
         """
         # Clipping rounds: a clipped row's norm can exceed data_norm by a few
         # ulps, so the bound carries a margin far above that and far below
