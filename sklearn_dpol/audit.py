@@ -32,7 +32,11 @@ __all__ = ["AuditResult", "audit_estimator", "audit_mechanism", "audit_samples",
 class AuditResult:
     """The outcome of an audit.
 
-    Attributes
+    Returned by the ``audit_*`` functions; its fields are also its
+    constructor's parameters. An ``epsilon_lower_bound`` above the claimed
+    epsilon certifies (with probability ``1 - alpha``) that the claim is false.
+
+    Parameters
     ----------
     epsilon_lower_bound : float
         Holds with probability at least ``1 - alpha``.
@@ -51,6 +55,23 @@ class AuditResult:
         pair (``nan`` otherwise): what a perfect audit would approach.
     instance_epsilon : float
         ``epsilon`` of ``instance_mu`` at ``delta`` (``nan`` when unknown).
+
+    See Also
+    --------
+    audit_mechanism : Audit a randomised function on two neighbouring data sets.
+    audit_estimator : Audit a private estimator's ``fit`` or stream.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol.audit import audit_mechanism
+    >>> from sklearn_dpol.privacy import gaussian_epsilon
+    >>> def noisy_sum(data, rng):  # sensitivity 1, noise std 1: 1-GDP
+    ...     return np.array([sum(data) + rng.normal(0.0, 1.0)])
+    >>> result = audit_mechanism(noisy_sum, [0, 0, 0], [0, 0, 1], n_runs=4000,
+    ...                          delta=1e-5, random_state=0)
+    >>> 1.0 < result.epsilon_lower_bound <= gaussian_epsilon(1.0, 1e-5)
+    True
     """
 
     epsilon_lower_bound: float
@@ -168,6 +189,7 @@ def audit_samples(outputs0, outputs1, delta, alpha=0.05, statistic=None, thresho
     Returns
     -------
     result : AuditResult
+        The lower bound on epsilon and the counts it rests on.
     """
     rng = np.random.default_rng(random_state)
     outputs0 = rng.permutation(np.asarray(outputs0, dtype=float).reshape(len(outputs0), -1))
@@ -206,7 +228,10 @@ def audit_mechanism(mechanism, D0, D1, n_runs, delta, alpha=0.05, statistic=None
         The delta of the claimed guarantee.
     alpha : float, default=0.05
         The bound fails with probability at most ``alpha``.
-    statistic, threshold : see :func:`audit_samples`.
+    statistic : callable or None, default=None
+        Scores the outputs, as in :func:`audit_samples`.
+    threshold : float or None, default=None
+        A fixed threshold, as in :func:`audit_samples`.
     n_jobs : int or None, default=None
         Processes for the runs (joblib).
     random_state : int or None, default=None
@@ -215,6 +240,7 @@ def audit_mechanism(mechanism, D0, D1, n_runs, delta, alpha=0.05, statistic=None
     Returns
     -------
     result : AuditResult
+        The lower bound on epsilon and the counts it rests on.
     """
     if not isinstance(n_runs, Integral) or n_runs < 8:
         raise ValueError(f"n_runs must be an integer >= 8; got {n_runs!r}.")
@@ -306,6 +332,7 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
     Returns
     -------
     result : AuditResult
+        The lower bound on epsilon and the counts it rests on.
     """
     if release not in ("final", "stream"):
         raise ValueError(f"release must be 'final' or 'stream'; got {release!r}.")

@@ -98,7 +98,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         The released intercept; ``0.0`` when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     max_iter_ : int
         The number of steps chosen for the last call: ``max_iter``, or the
@@ -116,6 +116,11 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         of the gradient (Gaussian) in the last call.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+
+    See Also
+    --------
+    sklearn.linear_model.Lasso : The non-private L1-penalised regression.
+    PrivateMirrorDescentRegressor : Noisy mirror descent, also over an L1 ball.
 
     Notes
     -----

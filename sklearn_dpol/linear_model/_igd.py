@@ -118,7 +118,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Released (noisy) intercepts; zero when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     n_iter_ : int
         Passes over the data in the last call.
@@ -131,6 +131,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         L2 sensitivity of the last release (all classes together).
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDClassifier : The non-private stochastic gradient classifier.
+    sklearn.linear_model.LogisticRegression : The non-private logistic regression.
+    PrivateMirrorDescentRegressor : Noisy mirror descent, for regression.
 
     Notes
     -----

@@ -102,7 +102,7 @@ class MutualInformationPrivateOGDRegressor(
         Published intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Rounds (users) since ``fit``.
@@ -124,6 +124,11 @@ class MutualInformationPrivateOGDRegressor(
     privacy_ : PrivacyGuarantee
         The local ``(epsilon, delta)``-DP of one report, ``mu = sensitivity_ /
         sigma``.
+
+    See Also
+    --------
+    ParameterFreeLocalDPRegressor : Local DP at a level each user chooses.
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
 
     Notes
     -----

@@ -110,7 +110,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         The released intercept; ``0.0`` when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     max_iter_ : int
         Steps chosen for the last call (``max_iter`` or the theorem's count).
@@ -130,6 +130,13 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         Gaussian width of the symmetrised unit set (``nan`` for objective perturbation).
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
+    sklearn.linear_model.HuberRegressor : The non-private Huber regression.
+    PrivateFrankWolfeLasso : Private Frank-Wolfe over an L1 ball.
+    PrivateQFTLRegressor : Private ridge regression on released statistics.
 
     Notes
     -----

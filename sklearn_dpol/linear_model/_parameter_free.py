@@ -97,7 +97,7 @@ class ParameterFreeLocalDPRegressor(
         Published intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Rounds (users) since ``fit``.
@@ -109,6 +109,11 @@ class ParameterFreeLocalDPRegressor(
         none). Note that these describe the users' choices (see Notes).
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+
+    See Also
+    --------
+    MutualInformationPrivateOGDRegressor : Local Gaussian noise, one level for all users.
+    sklearn.linear_model.SGDRegressor : The non-private stochastic gradient regressor.
 
     Notes
     -----

@@ -98,7 +98,7 @@ class PrivateQFTLRegressor(
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Samples the released model is fitted on (those of ``fit`` and of the
@@ -113,6 +113,12 @@ class PrivateQFTLRegressor(
         The prefix-sum estimator of the stream, ``None`` after ``fit``.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+
+    See Also
+    --------
+    sklearn.linear_model.Ridge : The non-private ridge regression.
+    PrivateMirrorDescentRegressor : Regression on a constraint set, other losses.
+    PrivateFrankWolfeLasso : Sparse regression on an L1 ball.
 
     Notes
     -----
@@ -278,6 +284,9 @@ class PrivateQFTLRegressor(
         Returns
         -------
         sensitivity : float
+            The bound of ``doc/privacy.md`` section 3.1 for rows clipped to
+            ``data_norm`` (with the intercept feature) and targets clipped to
+            ``y_bound``, with a margin of ``1e-9`` relative for rounding.
         """
         # Clipping rounds: a clipped row's norm can exceed data_norm by a few
         # ulps, so the bound carries a margin far above that and far below

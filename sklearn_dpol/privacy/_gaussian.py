@@ -41,6 +41,8 @@ def gaussian_delta(epsilon, mu):
     Returns
     -------
     delta : float
+        ``Phi(mu/2 - epsilon/mu) - e^epsilon Phi(-mu/2 - epsilon/mu)``, the
+        exact privacy profile (Balle and Wang 2018, Theorem 8).
     """
     epsilon = check_epsilon(epsilon)
     mu = check_mu(mu)
@@ -72,6 +74,8 @@ def gaussian_mu(epsilon, delta):
     Returns
     -------
     mu : float
+        The root of ``gaussian_delta(epsilon, mu) = delta``, rounded down so
+        that the profile provably stays within ``delta``.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, mechanism="a Gaussian mechanism")
@@ -109,6 +113,8 @@ def gaussian_epsilon(mu, delta):
     Returns
     -------
     epsilon : float
+        The root of ``gaussian_delta(epsilon, mu) = delta``; 0 when ``mu`` is
+        small enough that ``(0, delta)``-DP already holds.
     """
     mu = check_mu(mu)
     delta = check_delta(delta, mechanism="a Gaussian mechanism")

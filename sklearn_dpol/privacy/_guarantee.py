@@ -41,6 +41,23 @@ class PrivacyGuarantee:
     budget : str
         How far the guarantee extends: ``"this release"``, ``"the stream up to
         its horizon of H samples"`` or ``"the stream, however long"``.
+
+    See Also
+    --------
+    gaussian_epsilon : The ``epsilon`` of a ``mu``-GDP guarantee at a ``delta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(1000, 3))
+    >>> model = PrivateQFTLRegressor(epsilon=1.0, random_state=0).fit(X, X.sum(axis=1) / 3)
+    >>> guarantee = model.privacy_
+    >>> guarantee.epsilon, guarantee.delta, guarantee.n_releases
+    (1.0, 1e-06, 1)
+    >>> print(guarantee)
+    (1, 1e-06)-DP [0.2367-GDP] under replace-one neighbours for the records passed to fit ...
     """
 
     epsilon: float

@@ -28,6 +28,19 @@ class KnownHorizonSchedule:
     ----------
     horizon : int
         The largest number of samples the stream may contain.
+
+    See Also
+    --------
+    AnytimeSchedule : The schedule for a stream of unknown length.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import KnownHorizonSchedule
+    >>> schedule = KnownHorizonSchedule(horizon=1000)
+    >>> schedule.share(0, 250)  # a first release covering 250 samples
+    0.25
+    >>> schedule.cumulative_share(1000)
+    1.0
     """
 
     def __init__(self, horizon):
@@ -36,7 +49,18 @@ class KnownHorizonSchedule:
         self.horizon = int(horizon)
 
     def cumulative_share(self, n_samples):
-        """Fraction of ``mu**2`` spent once ``n_samples`` samples are released."""
+        """Fraction of ``mu**2`` spent once ``n_samples`` samples are released.
+
+        Parameters
+        ----------
+        n_samples : int
+            Samples released so far, ``0 <= n_samples <= horizon``.
+
+        Returns
+        -------
+        share : float
+            ``n_samples / horizon``.
+        """
         n_samples = _check_count(n_samples)
         if n_samples > self.horizon:
             raise ValueError(
@@ -48,7 +72,19 @@ class KnownHorizonSchedule:
         return n_samples / self.horizon
 
     def share(self, start, stop):
-        """Fraction of ``mu**2`` for a release covering samples ``(start, stop]``."""
+        """Fraction of ``mu**2`` for a release covering samples ``(start, stop]``.
+
+        Parameters
+        ----------
+        start, stop : int
+            Samples released before this release, and after it.
+
+        Returns
+        -------
+        share : float
+            ``(stop - start) / horizon``. Raises ``ValueError`` when ``stop``
+            passes the horizon.
+        """
         self.cumulative_share(stop)  # raises past the horizon
         if _check_count(start) > stop:
             raise ValueError(f"stop ({stop}) must be >= start ({start}).")
@@ -72,6 +108,19 @@ class AnytimeSchedule:
     ----------
     gamma : float, default=0.5
         Decay exponent, ``> 0``.
+
+    See Also
+    --------
+    KnownHorizonSchedule : Less noise per release when the length is known.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import AnytimeSchedule
+    >>> schedule = AnytimeSchedule()
+    >>> round(schedule.share(0, 1000), 4)  # the first 1,000 samples
+    0.6444
+    >>> round(schedule.cumulative_share(10**6), 4)  # never reaches 1
+    0.7402
     """
 
     def __init__(self, gamma=0.5):
@@ -80,7 +129,19 @@ class AnytimeSchedule:
         self.gamma = float(gamma)
 
     def cumulative_share(self, n_samples):
-        """Fraction of ``mu**2`` spent once ``n_samples`` samples are released."""
+        """Fraction of ``mu**2`` spent once ``n_samples`` samples are released.
+
+        Parameters
+        ----------
+        n_samples : int
+            Samples released so far, ``>= 0``.
+
+        Returns
+        -------
+        share : float
+            ``1 - (1 + ln(1 + n_samples)) ** (-gamma)``, below 1 for every
+            finite stream.
+        """
         n_samples = _check_count(n_samples)
         # -expm1(-g * log1p(ln(1+t))) = 1 - (1 + ln(1+t))**(-g), accurate near 0.
         return -math.expm1(-self.gamma * math.log1p(math.log1p(n_samples)))
@@ -92,6 +153,16 @@ class AnytimeSchedule:
         and ``B/A = 1 + ln((1 + stop)/(1 + start)) / A``, so that it stays
         accurate (and positive) far into the stream, where the difference of
         two cumulative shares would cancel to zero.
+
+        Parameters
+        ----------
+        start, stop : int
+            Samples released before this release, and after it.
+
+        Returns
+        -------
+        share : float
+            ``W(stop) - W(start)``, computed without cancellation.
         """
         start, stop = _check_count(start), _check_count(stop)
         if stop < start:

@@ -39,6 +39,7 @@ def zcdp_epsilon(rho, delta):
     Returns
     -------
     epsilon : float
+        The infimum above, over a continuous order ``a``.
     """
     rho = check_rho(rho)
     delta = check_delta(delta, mechanism="a zCDP mechanism")
@@ -83,6 +84,7 @@ def zcdp_delta(rho, epsilon):
     Returns
     -------
     delta : float
+        The infimum above, over a continuous order ``a``, capped at 1.
     """
     rho = check_rho(rho)
     epsilon = check_epsilon(epsilon)
@@ -121,6 +123,8 @@ def zcdp_rho(epsilon, delta):
     Returns
     -------
     rho : float
+        The root of ``zcdp_delta(rho, epsilon) = delta``, rounded down so that
+        the conversion provably stays within ``delta``.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, mechanism="a zCDP mechanism")
@@ -147,7 +151,7 @@ def zcdp_rho(epsilon, delta):
 
 
 def exponential_mechanism_zcdp(epsilon0):
-    """zCDP parameter of one exponential mechanism whose scores give ``epsilon0``-DP.
+    """Compute the zCDP parameter of an ``epsilon0``-DP exponential mechanism.
 
     Parameters
     ----------
