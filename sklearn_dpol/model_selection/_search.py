@@ -553,4 +553,6 @@ def _replayable(caught):
     The others (for example a ``PrivacyLeakWarning`` about a public setting)
     follow from hyperparameters and shapes and are replayed.
     """
-    return [record for record in caught if not issubclass(record.category, RuntimeWarning)]
+    return [record for record in caught
+            if issubclass(record.category, PrivacyLeakWarning)
+            or not issubclass(record.category, RuntimeWarning)]
