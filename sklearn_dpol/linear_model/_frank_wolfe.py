@@ -16,6 +16,7 @@ from .._base import (
     make_generator,
 )
 from .._core import frank_wolfe as fw
+from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyGuarantee
 
 _NEIGHBOURS = "replace-one"
@@ -82,6 +83,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; ``partial_fit`` calls keep
         drawing from one generator.
+    verbose : int, default=0
+        Print progress in scikit-learn's style: step counts about ten
+        times per call, then a summary of each call's release. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -156,6 +163,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [StrOptions({fw.DECREASING, fw.CONSTANT})],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "radius", "feature_bound", "y_bound", "fit_intercept",
@@ -177,6 +185,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         max_iter=None,
         step_size="decreasing",
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -189,6 +198,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self.max_iter = max_iter
         self.step_size = step_size
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -197,6 +207,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Fit on ``(X, y)`` from the origin and release one model, ``(epsilon, delta)``-DP.
 
@@ -215,6 +226,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Run the private algorithm on one batch, warm-started from the released model.
 
@@ -255,6 +267,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
+            on_steps=current_progress(self).steps,
         )
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just

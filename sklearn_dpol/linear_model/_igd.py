@@ -26,6 +26,7 @@ from .._base import (
 from .._core import igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
+from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyGuarantee, gaussian_mu
 
@@ -100,6 +101,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         with ``None`` it is taken from ``y``, which reveals which labels occur
         (a label held by one record reveals that record) and warns with
         :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`.
+    verbose : int, default=0
+        Print progress in scikit-learn's style: a line per pass of ``fit``
+        (epoch, step count, elapsed time), then a summary of each call's
+        release. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -169,6 +177,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "classes": ["array-like", None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
@@ -193,6 +202,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         random_state=None,
         n_jobs=None,
         classes=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -209,6 +219,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.classes = classes
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -217,6 +228,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Fit on ``(X, y)`` and release one model, ``(epsilon, delta)``-DP.
 
@@ -236,6 +248,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                  n_passes=self.max_iter)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y, classes=None):
         """Take one pass over a batch and release the updated model.
 
@@ -355,7 +368,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Y = self._signed_targets(y)
         W = self._w_private.copy()
         t = self._t
-        for _ in range(n_passes):
+        progress = current_progress(self)
+        for epoch in range(1, n_passes + 1):
             order = (
                 self._rng.permutation(X.shape[0]) if self.shuffle and n_passes > 1
                 else np.arange(X.shape[0])
@@ -365,6 +379,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 loss=self.loss, update=self.update, intercept_value=intercept_value,
                 lipschitz=lipschitz, n_jobs=self.n_jobs,
             )
+            progress.epoch(epoch, t)  # counters only: W is private until released
         self._w_private, self._t = W, t
         burn_in = igd.burn_in_steps(lipschitz, float(self.alpha), self.update)
         if t < burn_in:

@@ -19,6 +19,7 @@ from .._base import (
 )
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
+from .._verbose import reports_release
 from ..privacy import PrivacyGuarantee, gaussian_epsilon
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
@@ -86,6 +87,12 @@ class MutualInformationPrivateOGDRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise and directions. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -168,6 +175,7 @@ class MutualInformationPrivateOGDRegressor(
         "average": ["boolean"],
         "delta": [DELTA_CONSTRAINT],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
@@ -192,6 +200,7 @@ class MutualInformationPrivateOGDRegressor(
         average=True,
         delta=1e-6,
         random_state=None,
+        verbose=0,
     ):
         self.sigma = sigma
         self.gradient_bound = gradient_bound
@@ -207,6 +216,7 @@ class MutualInformationPrivateOGDRegressor(
         self.average = average
         self.delta = delta
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -215,6 +225,7 @@ class MutualInformationPrivateOGDRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
@@ -233,6 +244,7 @@ class MutualInformationPrivateOGDRegressor(
         return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Continue the protocol with the users of this batch.
 

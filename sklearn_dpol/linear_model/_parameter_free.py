@@ -18,6 +18,7 @@ from .._base import (
 )
 from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
+from .._verbose import reports_release
 from ..privacy import PrivacyGuarantee
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
@@ -81,6 +82,12 @@ class ParameterFreeLocalDPRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -156,6 +163,7 @@ class ParameterFreeLocalDPRegressor(
         "fit_intercept": ["boolean"],
         "average": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
@@ -177,6 +185,7 @@ class ParameterFreeLocalDPRegressor(
         fit_intercept=True,
         average=True,
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.feature_weights = feature_weights
@@ -189,6 +198,7 @@ class ParameterFreeLocalDPRegressor(
         self.fit_intercept = fit_intercept
         self.average = average
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -197,6 +207,7 @@ class ParameterFreeLocalDPRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y, sample_epsilon=None):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
@@ -221,6 +232,7 @@ class ParameterFreeLocalDPRegressor(
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y, sample_epsilon=None):
         """Continue the protocol with the users of this batch.
 

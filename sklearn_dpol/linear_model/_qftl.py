@@ -20,6 +20,7 @@ from .._core import qftl
 from .._core._clip import clip_row_scales
 from .._core.noise import gaussian_release
 from .._core.prefix_sums import EpochTree, KnownHorizonPrefixSums
+from .._verbose import reports_release
 from ..privacy import PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
@@ -82,6 +83,12 @@ class PrivateQFTLRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; later ``partial_fit`` calls
         keep drawing from one generator.
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -154,6 +161,7 @@ class PrivateQFTLRegressor(
         "horizon": [HORIZON_CONSTRAINT, None],
         "prefix_sums": [StrOptions({"auto", "tree", "honaker"})],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "data_norm", "y_bound", "fit_intercept",
@@ -175,6 +183,7 @@ class PrivateQFTLRegressor(
         horizon=None,
         prefix_sums="auto",
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -186,6 +195,7 @@ class PrivateQFTLRegressor(
         self.horizon = horizon
         self.prefix_sums = prefix_sums
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -194,6 +204,7 @@ class PrivateQFTLRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Release the noisy statistics of ``(X, y)`` once and fit the ridge model.
 
@@ -212,6 +223,7 @@ class PrivateQFTLRegressor(
         return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Add a batch to the stream and release the updated model.
 
