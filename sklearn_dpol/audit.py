@@ -206,7 +206,10 @@ def audit_mechanism(mechanism, D0, D1, n_runs, delta, alpha=0.05, statistic=None
         The delta of the claimed guarantee.
     alpha : float, default=0.05
         The bound fails with probability at most ``alpha``.
-    statistic, threshold : see :func:`audit_samples`.
+    statistic : callable or None, default=None
+        Scores the outputs, as in :func:`audit_samples`.
+    threshold : float or None, default=None
+        A fixed threshold, as in :func:`audit_samples`.
     n_jobs : int or None, default=None
         Parallel workers for the runs (joblib; processes by default, or the
         backend chosen with ``joblib.parallel_config``). The result does not
