@@ -219,3 +219,16 @@ def test_a_weight_whose_share_vanishes_is_refused_not_made_public(weights):
     X, y = data(n=40)
     with pytest.raises(ValueError, match="positive weight below"):
         ParameterFreeLocalDPRegressor(feature_weights=weights).fit(X, y.astype(float))
+
+
+def test_private_search_silences_a_verbose_candidate(capsys):
+    """A verbose base estimator printed one summary per candidate: that count is K."""
+    from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+
+    X, y = data(n=200)
+    search = PrivateHyperparameterSearch(
+        PrivateIGDClassifier(classes=[0, 1], verbose=1), {"alpha": [1e-3, 1e-2]},
+        n_candidates=5, random_state=0).fit(X / 4, y)
+    assert search.n_candidates_ > 1
+    assert capsys.readouterr().out == ""
+    assert search.best_estimator_.verbose == 0

@@ -449,11 +449,13 @@ def _selector(calibration, vertices, rng):
 
 # -- the algorithm ----------------------------------------------------------------------
 
-def run(problem, vertices, theta_start, steps, calibration, rng):
+def run(problem, vertices, theta_start, steps, calibration, rng, on_steps=None):
     """Frank-Wolfe from ``theta_start`` with private vertex selection.
 
     Returns ``(theta, selected)``: the last iterate and the index of the vertex
     chosen at every step. The gradient is kept current in ``O(d)`` per step.
+    ``on_steps(done, total)``, if given, is called about ten times, with step
+    counts only (progress output must not see the private iterate).
     """
     if steps.size != calibration.n_steps:
         raise ValueError(
@@ -464,10 +466,13 @@ def run(problem, vertices, theta_start, steps, calibration, rng):
     gradient = problem.gradient(theta)
     choose = _selector(calibration, vertices, rng)
     selected = np.empty(steps.size, dtype=np.intp)
+    report_every = max(1, -(-steps.size // 10))
     for t, step in enumerate(steps):
         k = choose(t, gradient)
         _move_towards(theta, gradient, problem, vertices.coords[k], vertices.values[k], step)
         selected[t] = k
+        if on_steps is not None and ((t + 1) % report_every == 0 or t + 1 == steps.size):
+            on_steps(t + 1, steps.size)
     return _into_ball(theta, np.max(np.abs(vertices.values))), selected
 
 
@@ -491,7 +496,8 @@ def _into_ball(theta, radius):
 
 
 def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature_bound,
-                y_bound, intercept, positive, n_steps, step_size, t_start, rng):
+                y_bound, intercept, positive, n_steps, step_size, t_start, rng,
+                on_steps=None):
     """Fit on ``(X, y)``: clip, calibrate, run ``n_steps`` private steps.
 
     Returns ``(theta, calibration, selected)``.
@@ -504,18 +510,20 @@ def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature
     return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
                           delta=delta, radius=radius, feature_bound=feature_bound,
                           y_bound=y_bound, intercept=intercept, positive=positive,
-                          n_steps=n_steps, step_size=step_size, t_start=t_start, rng=rng)
+                          n_steps=n_steps, step_size=step_size, t_start=t_start, rng=rng,
+                          on_steps=on_steps)
 
 
 def frank_wolfe_on(problem, theta_start, *, selection, epsilon, delta, radius, feature_bound,
-                   y_bound, intercept, positive, n_steps, step_size, t_start, rng):
+                   y_bound, intercept, positive, n_steps, step_size, t_start, rng,
+                   on_steps=None):
     """:func:`frank_wolfe` on a prepared :class:`ClippedLeastSquares` problem."""
     vertices = make_vertices(problem.n_dims, radius, positive, intercept)
     calibration = calibrate(selection, n_samples=problem.n_samples, n_dims=problem.n_dims,
                             n_steps=n_steps, epsilon=epsilon, delta=delta, radius=radius,
                             feature_bound=feature_bound, y_bound=y_bound)
     steps = step_sizes(step_size, n_steps, t_start)
-    theta, selected = run(problem, vertices, theta_start, steps, calibration, rng)
+    theta, selected = run(problem, vertices, theta_start, steps, calibration, rng, on_steps)
     return theta, calibration, selected
 
 

@@ -107,31 +107,39 @@ def run_pass(W, X, row_scale, row_sq, Y, order, t_start, *, alpha, loss, update,
     ``Y`` holds the {-1, +1} labels of each problem, one row per row of ``W``.
     Returns the step counter after the pass.
     """
+    options = dict(alpha=alpha, loss=loss, update=update, intercept_value=intercept_value,
+                   lipschitz=lipschitz)
+    if W.shape[0] == 1 or n_jobs in (None, 1):
+        results = [_one_problem(W[k], X, row_scale, row_sq, Y[k], order, t_start, **options)
+                   for k in range(W.shape[0])]
+    else:
+        # The kernels release the GIL, so threads are preferred; a process
+        # backend chosen with joblib.parallel_config works on copies of the
+        # rows, hence every problem returns its row and it is written back.
+        results = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_one_problem)(W[k], X, row_scale, row_sq, Y[k], order, t_start,
+                                  **options)
+            for k in range(W.shape[0])
+        )
+    for k, (w, _) in enumerate(results):
+        W[k] = w
+    return int(results[0][1])
+
+
+def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, update,
+                 intercept_value, lipschitz):
+    """One pass of one binary problem on ``w`` (updated in place); ``(w, t)``."""
     from . import _igd_kernels as kernels
 
-    loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
-    burn_in = burn_in_steps(lipschitz, alpha, update)
-    radius = iterate_radius(lipschitz, alpha)
-
-    def one_problem(k):
-        if update == IMPLICIT:
-            return kernels.implicit_pass(
-                W[k], X, Y[k], row_scale, row_sq, order, t_start, alpha, loss_code,
-                intercept_value,
-            )
-        return kernels.gradient_pass(
-            W[k], X, Y[k], row_scale, row_sq, order, t_start, alpha,
-            intercept_value, burn_in, radius,
-        )
-
-    if W.shape[0] == 1 or n_jobs in (None, 1):
-        steps = [one_problem(k) for k in range(W.shape[0])]
+    if update == IMPLICIT:
+        loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+        t = kernels.implicit_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
+                                  loss_code, intercept_value)
     else:
-        # The kernels release the GIL, so threads run the problems in parallel.
-        steps = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(one_problem)(k) for k in range(W.shape[0])
-        )
-    return int(steps[0])
+        t = kernels.gradient_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
+                                  intercept_value, burn_in_steps(lipschitz, alpha, update),
+                                  iterate_radius(lipschitz, alpha))
+    return w, t
 
 
 def release(W, sigma, radius, rng):

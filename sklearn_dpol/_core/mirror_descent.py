@@ -633,12 +633,14 @@ class Result:
 
 def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, constraint,
                    radius, group_size, data_norm, y_bound, intercept, epsilon, delta, rng,
-                   n_steps=None, step_size=None, record_iterates=False):
+                   n_steps=None, step_size=None, record_iterates=False, on_steps=None):
     """Noisy mirror descent on ``(X, y)`` from a public start in the set.
 
     Returns the average of the ``T`` iterates the ``T`` noisy steps produce
     (post-processing of the noisy gradients). ``n_steps=None`` takes the
-    theorem's count; ``step_size=None`` the theorem's step.
+    theorem's count; ``step_size=None`` the theorem's step. ``on_steps(done,
+    total)``, if given, is called after every block of steps the kernel runs
+    at once, with step counts only (progress output must not see the iterate).
     """
     n_samples, n_features = X.shape
     potential = make_potential(constraint, n_features, group_size)
@@ -651,7 +653,7 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
                      use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps))
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
-                                  radius, y_bound, rng, record_iterates)
+                                  radius, y_bound, rng, record_iterates, on_steps)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
     return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
                   iterates)
@@ -705,7 +707,7 @@ def average_in_set(potential, u_sum, v_sum, n_steps):
 
 
 def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bound, rng,
-         record_iterates):
+         record_iterates, on_steps=None):
     from . import _md_kernels as kernels
 
     n_steps = calibration.n_steps
@@ -714,19 +716,27 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
     log_u = np.log(u) if potential.kind == _SIMPLEX else np.zeros(0)
     trace = np.zeros((n_steps if record_iterates else 0, n_dims))
     block = max(1, NOISE_BLOCK_ENTRIES // n_dims)
+    # The kernel runs at most a tenth of the steps per call, verbose or not:
+    # progress is reported between calls, and the arithmetic is the same
+    # whichever way the steps are split.
+    chunk = max(1, -(-n_steps // 10))
     for first in range(0, n_steps, block):
         rows = min(block, n_steps - first)
         # The only randomness: Gaussian noise on each step's gradient, drawn
         # through the one release function (zero mean; the kernel adds it).
         noise = gaussian_release(np.zeros((rows, n_dims)), calibration.noise_scale, rng)
-        kernels.run_steps(
-            data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean, data.y_mean,
-            data.use_gram, _LOSS_CODES[loss], float(huber_threshold), potential.kind,
-            potential.q, potential.c, potential.power, potential.xi,
-            potential.block_starts(), float(radius), float(y_bound),
-            calibration.step_size, noise, u, v, log_u, u_sum, v_sum,
-            trace[first:first + rows] if record_iterates else trace,
-        )
+        for lo in range(0, rows, chunk):
+            hi = min(rows, lo + chunk)
+            kernels.run_steps(
+                data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean,
+                data.y_mean, data.use_gram, _LOSS_CODES[loss], float(huber_threshold),
+                potential.kind, potential.q, potential.c, potential.power, potential.xi,
+                potential.block_starts(), float(radius), float(y_bound),
+                calibration.step_size, noise[lo:hi], u, v, log_u, u_sum, v_sum,
+                trace[first + lo:first + hi] if record_iterates else trace,
+            )
+            if on_steps is not None:
+                on_steps(first + hi, n_steps)
     return u_sum, v_sum, trace
 
 

@@ -16,6 +16,7 @@ from .._base import (
     make_generator,
 )
 from .._core import frank_wolfe as fw
+from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
@@ -89,6 +90,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print progress in scikit-learn's style: step counts about ten
+        times per call, then a summary of each call's release. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -169,6 +176,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         "step_size": [StrOptions({fw.DECREASING, fw.CONSTANT})],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "radius", "feature_bound", "y_bound", "fit_intercept",
@@ -191,6 +199,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         step_size="decreasing",
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -204,6 +213,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self.step_size = step_size
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -212,6 +222,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Fit on ``(X, y)`` from the origin and release one model, ``(epsilon, delta)``-DP.
 
@@ -230,6 +241,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Run the private algorithm on one batch, warm-started from the released model.
 
@@ -284,6 +296,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
+            on_steps=current_progress(self).steps,
         )
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just

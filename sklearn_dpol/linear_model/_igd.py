@@ -26,6 +26,7 @@ from .._base import (
 from .._core import igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
+from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
@@ -107,6 +108,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print progress in scikit-learn's style: a line per pass of ``fit``
+        (epoch, step count, elapsed time), then a summary of each call's
+        release. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -183,6 +191,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "n_jobs": [Integral, None],
         "classes": ["array-like", None],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
@@ -208,6 +217,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         n_jobs=None,
         classes=None,
         accountant=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -225,6 +235,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.n_jobs = n_jobs
         self.classes = classes
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -233,6 +244,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Fit on ``(X, y)`` and release one model, ``(epsilon, delta)``-DP.
 
@@ -252,6 +264,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                  n_passes=self.max_iter)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y, classes=None):
         """Take one pass over a batch and release the updated model.
 
@@ -379,7 +392,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Y = self._signed_targets(y)
         W = self._w_private.copy()
         t = self._t
-        for _ in range(n_passes):
+        progress = current_progress(self)
+        for epoch in range(1, n_passes + 1):
             order = (
                 self._rng.permutation(X.shape[0]) if self.shuffle and n_passes > 1
                 else np.arange(X.shape[0])
@@ -389,6 +403,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 loss=self.loss, update=self.update, intercept_value=intercept_value,
                 lipschitz=lipschitz, n_jobs=self.n_jobs,
             )
+            progress.epoch(epoch, t)  # counters only: W is private until released
         self._w_private, self._t = W, t
         burn_in = igd.burn_in_steps(lipschitz, float(self.alpha), self.update)
         if t < burn_in:

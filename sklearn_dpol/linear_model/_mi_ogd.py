@@ -19,6 +19,7 @@ from .._base import (
 )
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
+from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_epsilon
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
@@ -93,6 +94,12 @@ class MutualInformationPrivateOGDRegressor(
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -181,6 +188,7 @@ class MutualInformationPrivateOGDRegressor(
         "delta": [DELTA_CONSTRAINT],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
@@ -206,6 +214,7 @@ class MutualInformationPrivateOGDRegressor(
         delta=1e-6,
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.sigma = sigma
         self.gradient_bound = gradient_bound
@@ -222,6 +231,7 @@ class MutualInformationPrivateOGDRegressor(
         self.delta = delta
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -230,6 +240,7 @@ class MutualInformationPrivateOGDRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
@@ -248,6 +259,7 @@ class MutualInformationPrivateOGDRegressor(
         return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Continue the protocol with the users of this batch.
 

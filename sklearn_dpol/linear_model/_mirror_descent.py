@@ -16,6 +16,7 @@ from .._base import (
     make_generator,
 )
 from .._core import mirror_descent as md
+from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
@@ -101,6 +102,12 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print progress in scikit-learn's style: step counts about ten
+        times per call, then a summary of each call's release. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -196,6 +203,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "tol": [POSITIVE, None],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "loss", "epsilon_huber", "constraint", "radius", "group_size",
@@ -223,6 +231,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         tol=None,
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -241,6 +250,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self.tol = tol
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -249,6 +259,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Fit on ``(X, y)`` from the potential's centre and release one model.
 
@@ -267,6 +278,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         return self._release_fit(X, y, reset=("coef_", "intercept_"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Run the private algorithm on one batch, warm-started from the released model.
 
@@ -342,6 +354,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             intercept=self.fit_intercept, epsilon=float(self.epsilon),
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
             step_size=None if self.step_size is None else float(self.step_size),
+            on_steps=current_progress(self).steps,
         )
         calibration = result.calibration
         self.coef_ = np.asarray(result.coef, dtype=np.float64)

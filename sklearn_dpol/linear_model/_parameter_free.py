@@ -18,6 +18,7 @@ from .._base import (
 )
 from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
+from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
@@ -88,6 +89,12 @@ class ParameterFreeLocalDPRegressor(
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -169,6 +176,7 @@ class ParameterFreeLocalDPRegressor(
         "average": ["boolean"],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
@@ -191,6 +199,7 @@ class ParameterFreeLocalDPRegressor(
         average=True,
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.feature_weights = feature_weights
@@ -204,6 +213,7 @@ class ParameterFreeLocalDPRegressor(
         self.average = average
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -212,6 +222,7 @@ class ParameterFreeLocalDPRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y, sample_epsilon=None):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
@@ -236,6 +247,7 @@ class ParameterFreeLocalDPRegressor(
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y, sample_epsilon=None):
         """Continue the protocol with the users of this batch.
 

@@ -20,6 +20,7 @@ from .._core import qftl
 from .._core._clip import clip_row_scales
 from .._core.noise import gaussian_release
 from .._core.prefix_sums import EpochTree, KnownHorizonPrefixSums
+from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
 _NEIGHBOURS = "replace-one"
@@ -89,6 +90,12 @@ class PrivateQFTLRegressor(
         guarantee before reading any data and raises
         :class:`~sklearn_dpol.exceptions.BudgetExceededError` past the budget
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
+    verbose : int, default=0
+        Print a summary of each ``fit`` and ``partial_fit`` call's release
+        in scikit-learn's style. Only public information is printed (counters,
+        elapsed time, the noise scale and the guarantee already released),
+        never a loss, a norm or any other value of the private iterates or
+        the data: printing one would release it outside the guarantee.
 
     Attributes
     ----------
@@ -168,6 +175,7 @@ class PrivateQFTLRegressor(
         "prefix_sums": [StrOptions({"auto", "tree", "honaker"})],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
+        "verbose": ["verbose"],
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "data_norm", "y_bound", "fit_intercept",
@@ -190,6 +198,7 @@ class PrivateQFTLRegressor(
         prefix_sums="auto",
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -202,6 +211,7 @@ class PrivateQFTLRegressor(
         self.prefix_sums = prefix_sums
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -210,6 +220,7 @@ class PrivateQFTLRegressor(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def fit(self, X, y):
         """Release the noisy statistics of ``(X, y)`` once and fit the ridge model.
 
@@ -228,6 +239,7 @@ class PrivateQFTLRegressor(
         return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"))
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @reports_release
     def partial_fit(self, X, y):
         """Add a batch to the stream and release the updated model.
 

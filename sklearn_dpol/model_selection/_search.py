@@ -419,6 +419,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         extra = {"random_state": seed} if "random_state" in params else {}
         if "accountant" in params:
             extra["accountant"] = None  # the search is charged once, for its total
+        if "verbose" in params:
+            extra["verbose"] = 0  # one summary per candidate would reveal K
         if classes is not None:
             extra["classes"] = classes
         candidate.set_params(**extra)

@@ -1,0 +1,44 @@
+"""doc/integrations.md runs as written, and its printed verbose output is true.
+
+Every ```python block is executed in order in one namespace (as a script, so
+the dask cluster starts under ``__name__ == "__main__"``).
+"""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[1] / "doc" / "integrations.md"
+
+pytest.importorskip("dask_ml", reason="the page's dask example needs dask-ml")
+
+
+def blocks(language):
+    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), re.S)
+
+
+def mask_times(text):
+    return re.sub(r"\d+\.\d+ seconds", "<t> seconds", text)
+
+
+def test_every_example_runs_and_says_what_is_true():
+    namespace = {"__name__": "__main__"}
+    printed = []
+    for index, code in enumerate(blocks("python")):
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            exec(compile(code, f"{DOC.name}, python block {index + 1}", "exec"), namespace)
+        printed.append(buffer.getvalue())
+    assert len(printed) == 9
+    # The verbose example's output is the one the page shows.
+    (shown,) = blocks("text")
+    assert mask_times(printed[-1]) == mask_times(shown)
+    # A few claims of the page, on the objects its examples built.
+    assert namespace["best"].privacy_.epsilon in (0.5, 1.0, 4.0)
+    assert namespace["remote"].privacy_.n_releases == 8
+    assert namespace["routed"][-1].sample_epsilon_summary_["n_users"] == 2000
+    seeded, noiseless = namespace["seeded"], namespace["noiseless"]
+    assert abs((seeded[0] - seeded[1]) - (noiseless[0] - noiseless[1])).max() < 1e-12
