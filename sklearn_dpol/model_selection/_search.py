@@ -123,6 +123,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit, when ``X`` has string column names.
 
+    See Also
+    --------
+    sklearn_dpol.privacy.selection_epsilon : The total guarantee of a selection.
+    sklearn_dpol.PrivacyAccountant : A budget the search charges once.
+    sklearn.model_selection.GridSearchCV : Non-private search; its scores and
+        choice are not covered by any guarantee.
+
     Notes
     -----
     Privacy is per record under replace-one neighbours. A candidate is a fit
