@@ -15,6 +15,9 @@ def test_readme_example_runs():
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["stream"].privacy_.n_releases == 50
     assert namespace["model"].score(namespace["X"], namespace["y"]) > 0.8
+    # 3 epsilons x 3 folds + the refit, in worker processes, and the stream once.
+    charges = namespace["budget"].charges
+    assert len(charges) == 11 and all(c.status == "spent" for c in charges)
 
 
 def test_main_job_prints_the_privacy_utility_table(tmp_path):
