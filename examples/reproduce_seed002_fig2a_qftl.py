@@ -39,8 +39,9 @@ Command (from the repository root)::
 The default size is T = 5,000 (one seed) because the estimator is driven
 through its public ``partial_fit``, about 1.2 ms per one-row call (20,000 calls
 for the four epsilons, ~30 s of CPU); the average regret at T = 5,000 is
-larger than at the paper's T = 100,000 (the early, noisy releases weigh more). ``--data`` is accepted but unused: this figure is
-synthetic. Writes ``doc/images/seed002_fig2a_qftl_regret.png``.
+larger than at the paper's T = 100,000 (the early, noisy releases weigh more).
+``--data`` is accepted but unused: this figure is synthetic. Writes
+``doc/images/seed002_fig2a_qftl_regret.png``.
 """
 
 import math

@@ -164,6 +164,21 @@ def growth_rows(results, dims):
     return rows
 
 
+def print_reading(results, dims):
+    """What the numbers say, computed from them: noise shares and where L1 beats L2."""
+    largest = dims[-1]
+    for constraint in CONSTRAINTS:
+        r = results[(constraint, largest)]
+        total = float(np.mean(r["excess"]))
+        noise, spread = total - r["floor"], float(np.std(r["excess"]))
+        print(f"p={largest}, {constraint}: noise part {noise:.3g} = {100 * noise / total:.0f}% "
+              f"of the excess (seed std {spread:.2g}); the rest is the noiseless floor.")
+    below = [p for p in dims if np.mean(results[("l1", p)]["excess"])
+             < np.mean(results[("l2", p)]["excess"])]
+    print("L1 ball below the L2 ball at p = " + (", ".join(map(str, below)) if below else
+                                                 "none of the measured dimensions") + ".")
+
+
 def plot(results, dims):
     import matplotlib
     matplotlib.use("Agg")
@@ -203,7 +218,9 @@ def main(argv=None):
                 ["p", "set", "Gaussian width (unit set)", "T", "step", "excess (mean)", "std",
                  "noiseless floor", "noise part"], table_rows(results, dims))
     print_table(f"Growth from p={dims[0]} to p={dims[-1]}",
-                ["set", "total excess ratio", "predicted ratio", "log-log slope of total"], growth_rows(results, dims))
+                ["set", "total excess ratio", "predicted ratio", "log-log slope of total"],
+                growth_rows(results, dims))
+    print_reading(results, dims)
     save_figure(plot(results, dims), args.out, FIGURE)
     watch.report()
 
