@@ -33,13 +33,14 @@ Curves:
 Command (from the repository root)::
 
     PYTHONPATH=$PWD python examples/reproduce_seed002_fig2a_qftl.py            # T = 5,000, ~1-2 min
-    PYTHONPATH=$PWD python examples/reproduce_seed002_fig2a_qftl.py --full     # T = 100,000, 2 seeds, ~15 min
+    PYTHONPATH=$PWD python examples/reproduce_seed002_fig2a_qftl.py --full     # T = 100,000, 2 seeds, ~25 min
     PYTHONPATH=$PWD python examples/reproduce_seed002_fig2a_qftl.py --smoke    # T = 256, seconds
 
 The default size is T = 5,000 (one seed) because the estimator is driven
 through its public ``partial_fit``, about 1.2 ms per one-row call (20,000 calls
 for the four epsilons, ~30 s of CPU); the average regret at T = 5,000 is
 larger than at the paper's T = 100,000 (the early, noisy releases weigh more).
+One seed at T = 100,000 took 8 min of CPU (12.7 min on the shared 2 cores).
 ``--data`` is accepted but unused: this figure is synthetic. Writes
 ``doc/images/seed002_fig2a_qftl_regret.png``.
 """

@@ -31,7 +31,7 @@ Command (from the repository root)::
 
     PYTHONPATH=$PWD python examples/reproduce_seed002_fig2c_igd.py              # ~1-2 min
     PYTHONPATH=$PWD python examples/reproduce_seed002_fig2c_igd.py --data ../shared/data
-    PYTHONPATH=$PWD python examples/reproduce_seed002_fig2c_igd.py --full       # 581,012 rows, ~6 min
+    PYTHONPATH=$PWD python examples/reproduce_seed002_fig2c_igd.py --full       # 581,012 rows, ~2 min
     PYTHONPATH=$PWD python examples/reproduce_seed002_fig2c_igd.py --smoke      # seconds
 
 Default: 100,000 rows, 10 runs per epsilon; ``--full`` generates the seed's

@@ -36,7 +36,7 @@ next to the predicted ones. ``--data`` is accepted but unused (synthetic).
 
 Command (from the repository root)::
 
-    PYTHONPATH=$PWD python examples/reproduce_seed004_mirror_descent_geometry.py          # ~1-2 min
+    PYTHONPATH=$PWD python examples/reproduce_seed004_mirror_descent_geometry.py          # ~1 min
     PYTHONPATH=$PWD python examples/reproduce_seed004_mirror_descent_geometry.py --full   # theorem's T, p <= 1024
     PYTHONPATH=$PWD python examples/reproduce_seed004_mirror_descent_geometry.py --smoke  # seconds
 
