@@ -34,7 +34,7 @@ size, radius 1.
 
 Command (from the repository root)::
 
-    PYTHONPATH=$PWD python examples/reproduce_seed004_frank_wolfe_rate.py           # n <= 1e6, ~30 s, 1 GB
+    PYTHONPATH=$PWD python examples/reproduce_seed004_frank_wolfe_rate.py           # n <= 1e6, ~30 s, 0.75 GB peak
     PYTHONPATH=$PWD python examples/reproduce_seed004_frank_wolfe_rate.py --full    # n <= 3e6, 10 seeds, ~2 min
     PYTHONPATH=$PWD python examples/reproduce_seed004_frank_wolfe_rate.py --smoke   # seconds
     PYTHONPATH=$PWD python examples/reproduce_seed004_frank_wolfe_rate.py --data ../shared/data
