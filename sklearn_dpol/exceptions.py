@@ -1,6 +1,12 @@
 """Warnings and errors of sklearn_dpol."""
 
-__all__ = ["BudgetExceededError", "PrivacyAccountingError", "PrivacyLeakWarning"]
+__all__ = [
+    "BudgetExceededError",
+    "NoiseReuseError",
+    "PrivacyAccountingError",
+    "PrivacyLeakWarning",
+    "StaleStreamError",
+]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -50,4 +56,22 @@ class PrivacyAccountingError(RuntimeError):
 
     The ledger records what was actually spent and the call is undone; please
     report it.
+    """
+
+
+class NoiseReuseError(ValueError):
+    """A charge would draw the same noise as a live charge of its accountant.
+
+    Two releases with the same noise are not independent: the difference of
+    two fold models, for example, is noise-free. Raised before the call reads
+    any data: nothing is released and nothing is charged.
+    """
+
+
+class StaleStreamError(ValueError):
+    """A copy of a ``partial_fit`` stream continues after another copy did.
+
+    The stream's charge covers one continuation; two copies would release two
+    continuations from the same state and the same noise. Raised before the
+    call reads any data: nothing is released and nothing is charged.
     """
