@@ -159,11 +159,10 @@ class PrivateEstimatorMixin:
             fresh = not hasattr(self, "_rng")
             if fresh:
                 self._rng = make_generator(self.random_state, purpose=1)
-            # A generator carried over (from fit, or in a copied estimator) is
-            # no fresh entropy: a copy of this estimator would draw the same noise.
-            noise = None if fresh and self.random_state is None else self._rng
-            charge = self._reserve_privacy(X, fitting=False, engine_kwargs=engine_kwargs,
-                                           noise=noise)
+            charge = self._reserve_privacy(
+                X, fitting=False, engine_kwargs=engine_kwargs,
+                noise=None if fresh and self.random_state is None else self._rng,
+                carried=not fresh)
             with _refunded_on_failure(charge):
                 self._partial_fit(X, y, fitting=False, **engine_kwargs)
                 _settle(charge, self.privacy_)
@@ -181,7 +180,7 @@ class PrivateEstimatorMixin:
             "charge an accountant."
         )
 
-    def _reserve_privacy(self, X, *, fitting, engine_kwargs, noise=None):
+    def _reserve_privacy(self, X, *, fitting, engine_kwargs, noise=None, carried=False):
         """Reserve the call's guarantee with the accountant (``None`` without one).
 
         A ``fit`` is a new charge. A stream is one charge, opened by its first
@@ -189,6 +188,8 @@ class PrivateEstimatorMixin:
         each later call advances the charge's call count, which refuses a stale
         copy of the stream. ``noise`` is the generator a new charge draws from
         (``None`` for fresh entropy): the ledger refuses one already charged.
+        A generator ``carried`` over from a fit is no fresh entropy, even with
+        ``random_state=None``: every copy of the fitted estimator holds it.
         """
         accountant = getattr(self, "accountant", None)
         if accountant is None:
@@ -202,8 +203,11 @@ class PrivateEstimatorMixin:
             # is not undone by the refund either.
             stream.next_call(cost, label)
             return stream
+        # Tagged by origin: a fit that drew nothing (epsilon=inf) leaves its
+        # generator as it was seeded, and the stream after it reuses no noise.
+        noise = noise_fingerprint(noise, origin="carried" if carried else "seeded")
         reservation = accountant.reserve(cost, label, kind="fit" if fitting else "stream",
-                                         noise=noise_fingerprint(noise))
+                                         noise=noise)
         if not fitting:
             self._accountant_stream = reservation
         return reservation

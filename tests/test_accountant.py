@@ -524,6 +524,22 @@ def test_fits_with_the_same_noise_are_refused(random_state, accountant):
         assert len(accountant.charges) == 2
 
 
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize(("estimator", "grid"), SEARCHES, ids=SEARCH_IDS)
+def test_a_seeded_fit_and_the_stream_after_it_are_allowed(estimator, grid, epsilon,
+                                                         accountant):
+    # The stream continues the fit's generator: fresh draws, even when the fit
+    # drew nothing from it (epsilon=inf leaves it as seeded).
+    est = clone(estimator).set_params(accountant=accountant, random_state=0)
+    if "epsilon" in est.get_params():
+        est.set_params(epsilon=epsilon)
+    y = targets(est)
+    est.fit(X, y)
+    est.partial_fit(X[:40], y[:40])
+    est.partial_fit(X[40:80], y[40:80])
+    assert [c.kind for c in accountant.charges] == ["fit", "stream"]
+
+
 def test_seeded_grid_search_is_refused_and_fresh_noise_is_charged(accountant):
     cv = KFold(3, shuffle=True, random_state=0)
     seeded = _seeded(0, accountant)

@@ -102,7 +102,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         A user-held budget (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
         The search reserves its total guarantee once, before reading any data,
         is refunded if ``fit`` fails and settles at ``privacy_``; the
-        candidates run without it, so they are not charged one by one.
+        candidates run without it, so they are not charged one by one. With
+        an accountant, a classifier's ``classes`` must be public (not
+        ``None``), and one ledger takes one search per integer seed
+        (:class:`~sklearn_dpol.exceptions.NoiseReuseError`).
 
     Attributes
     ----------

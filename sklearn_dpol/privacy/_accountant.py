@@ -290,7 +290,7 @@ def within_budget(costs, epsilon, delta):
     return mu == 0.0 or gaussian_delta(eps_left, mu) <= delta_left
 
 
-def noise_fingerprint(generator):
+def noise_fingerprint(generator, origin="seeded"):
     """A fingerprint of the random draws ``generator`` will make.
 
     Two generators with the same state draw the same noise; passed to
@@ -303,6 +303,11 @@ def noise_fingerprint(generator):
         The generator the charge draws its noise from, before its first draw;
         ``None`` for one seeded from fresh operating-system entropy, whose
         draws no other charge repeats.
+    origin : str, default="seeded"
+        Hashed with the state, to tell apart generators that can only meet
+        by accident: ``"seeded"`` (freshly seeded for the charge) and
+        ``"carried"`` (left by an earlier release, which may have drawn
+        nothing from it).
 
     Returns
     -------
@@ -315,7 +320,8 @@ def noise_fingerprint(generator):
         state = generator.get_state(legacy=False)
     else:
         state = generator.bit_generator.state
-    text = json.dumps(state, sort_keys=True, default=lambda v: np.asarray(v).tolist())
+    text = json.dumps([origin, state], sort_keys=True,
+                      default=lambda v: np.asarray(v).tolist())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -431,6 +437,14 @@ class PrivacyAccountant:
     others leave. Records fed to one ``partial_fit`` stream are covered by the
     stream's guarantee; a record fed twice composes, which neither the stream's
     ``privacy_`` nor the accountant sees.
+
+    Composition needs independent noise: a charge whose noise generator has
+    the state of a live charge's (the same integer ``random_state``, a cloned
+    ``RandomState``, a copied estimator) is refused with
+    :class:`~sklearn_dpol.exceptions.NoiseReuseError`, and a copy of a stream
+    that another copy continued with
+    :class:`~sklearn_dpol.exceptions.StaleStreamError`. Use
+    ``random_state=None`` for fits that share a budget.
 
     The lock is ``fcntl.flock`` on the ledger file: local POSIX file systems
     (on NFS it depends on the server). Without ``fcntl`` (Windows) the
