@@ -198,6 +198,9 @@ class PrivateEstimatorMixin:
         label = type(self).__name__
         stream = None if fitting else getattr(self, "_accountant_stream", None)
         if stream is not None:
+            # The same ledger (the accountant is frozen), as opened now: the
+            # copy pickled with the stream may have been closed since.
+            stream.accountant = accountant
             # The count lives on the reservation object, which a failed call's
             # undo (a shallow restore of __dict__) keeps: the ledger's count
             # is not undone by the refund either.

@@ -446,13 +446,15 @@ def test_the_accountant_is_frozen_for_a_stream(tmp_path):
             assert est.privacy_.epsilon == 0.1
         assert other.charges == []
         # The same ledger reopened (another session, or an unpickled copy) is unchanged.
-        reopened = PrivacyAccountant(1.0, 0.0, path=tmp_path / "l")
+        acc.close()  # a session ends ...
+        est = pickle.loads(pickle.dumps(est))  # ... with a checkpoint (its ledger closed)
+        reopened = PrivacyAccountant(1.0, 0.0, path=tmp_path / "l")  # ... and reopened
         est.set_params(accountant=reopened).partial_fit(X[50:60], Y[50:60],
                                                         sample_epsilon=np.full(10, 0.2))
-        (charge,) = acc.charges
+        (charge,) = reopened.charges
         assert charge.cost.epsilon == est.privacy_.epsilon == 0.2
         est.set_params(accountant=None).fit(X, Y)  # fit starts afresh, uncharged
-        assert len(acc.charges) == 1
+        assert len(reopened.charges) == 1
 
 
 def test_pickled_stream_keeps_charging_its_ledger(accountant):
