@@ -10,7 +10,9 @@
 * Budget accounting: with an ``accountant``, every call reserves the guarantee
   it will have (planned from hyperparameters and metadata, before any data is
   read), is refunded if it fails and settles at its ``privacy_``; a
-  ``partial_fit`` stream is one charge, for the stream's whole guarantee.
+  ``partial_fit`` stream is one charge, for the stream's whole guarantee. The
+  ledger refuses a charge whose noise generator repeats a live charge's, and a
+  stale copy of a stream.
 """
 
 import copy
@@ -22,6 +24,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy import AnytimeSchedule, KnownHorizonSchedule, PrivacyCost
+from .privacy._accountant import noise_fingerprint
 
 # ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
 EPSILON_CONSTRAINT = Interval(Real, 0, np.inf, closed="right")
@@ -130,12 +133,16 @@ class PrivateEstimatorMixin:
         """``fit``: start afresh from ``random_state`` and make one release."""
         self._more_validate_params()
         with self._atomic():
-            charge = self._reserve_privacy(X, fitting=True, engine_kwargs=engine_kwargs)
+            # Seeded before the reservation, which refuses noise already charged.
+            rng = make_generator(self.random_state, purpose=0)
+            charge = self._reserve_privacy(
+                X, fitting=True, engine_kwargs=engine_kwargs,
+                noise=None if self.random_state is None else rng)
             with _refunded_on_failure(charge):
                 # A fit ends any stream, and the stream's charge with it.
                 for name in (*reset, "_exported_public", "_accountant_stream"):
                     self.__dict__.pop(name, None)
-                self._rng = make_generator(self.random_state, purpose=0)
+                self._rng = rng
                 self._freeze_stream_params()
                 self._partial_fit(X, y, fitting=True, **engine_kwargs)
                 _settle(charge, self.privacy_)
@@ -149,10 +156,14 @@ class PrivateEstimatorMixin:
                 self._more_validate_params()
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
-            charge = self._reserve_privacy(X, fitting=False, engine_kwargs=engine_kwargs)
+            fresh = not hasattr(self, "_rng")
+            if fresh:
+                self._rng = make_generator(self.random_state, purpose=1)
+            charge = self._reserve_privacy(
+                X, fitting=False, engine_kwargs=engine_kwargs,
+                noise=None if fresh and self.random_state is None else self._rng,
+                carried=not fresh)
             with _refunded_on_failure(charge):
-                if not hasattr(self, "_rng"):
-                    self._rng = make_generator(self.random_state, purpose=1)
                 self._partial_fit(X, y, fitting=False, **engine_kwargs)
                 _settle(charge, self.privacy_)
         return self
@@ -169,29 +180,51 @@ class PrivateEstimatorMixin:
             "charge an accountant."
         )
 
-    def _reserve_privacy(self, X, *, fitting, engine_kwargs):
+    def _reserve_privacy(self, X, *, fitting, engine_kwargs, noise=None, carried=False):
         """Reserve the call's guarantee with the accountant (``None`` without one).
 
         A ``fit`` is a new charge. A stream is one charge, opened by its first
-        call (on this accountant) and raised by later calls only if the
-        stream's guarantee grows.
+        call and raised by later calls only if the stream's guarantee grows;
+        each later call advances the charge's call count, which refuses a stale
+        copy of the stream. ``noise`` is the generator a new charge draws from
+        (``None`` for fresh entropy): the ledger refuses one already charged.
+        A generator ``carried`` over from a fit is no fresh entropy, even with
+        ``random_state=None``: every copy of the fitted estimator holds it.
         """
         accountant = getattr(self, "accountant", None)
         if accountant is None:
             return None
         cost = PrivacyCost.of(self._planned_privacy(X, fitting=fitting, **engine_kwargs))
         label = type(self).__name__
-        if fitting:
-            return accountant.reserve(cost, label, kind="fit")
-        stream = getattr(self, "_accountant_stream", None)
-        if stream is not None and stream.accountant.path == accountant.path:
-            stream.increase(cost, label)
+        stream = None if fitting else getattr(self, "_accountant_stream", None)
+        if stream is not None:
+            # The same ledger (the accountant is frozen), as opened now: the
+            # copy pickled with the stream may have been closed since.
+            stream.accountant = accountant
+            # The count lives on the reservation object, which a failed call's
+            # undo (a shallow restore of __dict__) keeps: the ledger's count
+            # is not undone by the refund either.
+            stream.next_call(cost, label)
             return stream
-        self._accountant_stream = accountant.reserve(cost, label, kind="stream")
-        return self._accountant_stream
+        # Tagged by origin: a fit that drew nothing (epsilon=inf) leaves its
+        # generator as it was seeded, and the stream after it reuses no noise.
+        noise = noise_fingerprint(noise, origin="carried" if carried else "seeded")
+        reservation = accountant.reserve(cost, label, kind="fit" if fitting else "stream",
+                                         noise=noise)
+        if not fitting:
+            self._accountant_stream = reservation
+        return reservation
+
+    def _frozen_value(self, name):
+        value = getattr(self, name, None)
+        # An accountant is its ledger file: an unpickled copy of the same ledger
+        # (same path) is the same accountant.
+        return value.path if name == "accountant" and value is not None else value
 
     def _freeze_stream_params(self):
-        self._frozen_params = {name: getattr(self, name) for name in self._stream_params}
+        # The accountant too: a stream continued without it would grow uncharged.
+        self._frozen_params = {name: self._frozen_value(name)
+                               for name in (*self._stream_params, "accountant")}
 
     def _check_stream_params_unchanged(self):
         frozen = getattr(self, "_frozen_params", None)
@@ -199,11 +232,12 @@ class PrivateEstimatorMixin:
             return
         changed = [
             name for name, value in frozen.items()
-            if not _same_value(getattr(self, name), value)
+            if not _same_value(self._frozen_value(name), value)
         ]
         if changed:
             details = ", ".join(
-                f"{name}: {frozen[name]!r} -> {getattr(self, name)!r}" for name in changed
+                f"{name}: {frozen[name]!r} -> {self._frozen_value(name)!r}"
+                for name in changed
             )
             raise ValueError(
                 f"Privacy hyperparameters changed since the stream started ({details}). "

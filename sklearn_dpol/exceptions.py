@@ -1,6 +1,12 @@
 """Warnings and errors of sklearn_dpol."""
 
-__all__ = ["BudgetExceededError", "PrivacyAccountingError", "PrivacyLeakWarning"]
+__all__ = [
+    "BudgetExceededError",
+    "NoiseReuseError",
+    "PrivacyAccountingError",
+    "PrivacyLeakWarning",
+    "StaleStreamError",
+]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -68,4 +74,66 @@ class PrivacyAccountingError(RuntimeError):
 
     The ledger records what was actually spent and the call is undone; please
     report it.
+    """
+
+
+class NoiseReuseError(ValueError):
+    """A charge would draw the same noise as a live charge of its accountant.
+
+    Two releases with the same noise are not independent: the difference of
+    two fold models, for example, is noise-free. Raised before the call reads
+    any data: nothing is released and nothing is charged.
+
+    See Also
+    --------
+    sklearn_dpol.privacy.PrivacyAccountant : The ledger that records each
+        charge's noise fingerprint.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> from sklearn_dpol.exceptions import NoiseReuseError
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(100, 2))
+    >>> y = X[:, 0]
+    >>> with PrivacyAccountant(epsilon=4.0, delta=1e-5) as budget:
+    ...     _ = PrivateQFTLRegressor(random_state=0, accountant=budget).fit(X, y)
+    ...     try:  # the same seed again: the same noise
+    ...         PrivateQFTLRegressor(random_state=0, accountant=budget).fit(X, y)
+    ...     except NoiseReuseError:
+    ...         print("refused")
+    refused
+    """
+
+
+class StaleStreamError(ValueError):
+    """A copy of a ``partial_fit`` stream continues after another copy did.
+
+    The stream's charge covers one continuation; two copies would release two
+    continuations from the same state and the same noise. Raised before the
+    call reads any data: nothing is released and nothing is charged.
+
+    See Also
+    --------
+    sklearn_dpol.privacy.Reservation.next_call : The check of a stream's call count.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> from sklearn_dpol.exceptions import StaleStreamError
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(100, 2))
+    >>> y = X[:, 0]
+    >>> with PrivacyAccountant(epsilon=4.0, delta=1e-5) as budget:
+    ...     stream = PrivateQFTLRegressor(accountant=budget).partial_fit(X[:50], y[:50])
+    ...     checkpoint = copy.deepcopy(stream)
+    ...     _ = stream.partial_fit(X[50:], y[50:])
+    ...     try:  # the checkpoint is behind: continuing it would fork the stream
+    ...         checkpoint.partial_fit(X[50:], y[50:])
+    ...     except StaleStreamError:
+    ...         print("refused")
+    refused
     """

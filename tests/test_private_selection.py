@@ -24,7 +24,7 @@ from sklearn_dpol import (
     PrivateQFTLRegressor,
 )
 from sklearn_dpol._core import selection as core
-from sklearn_dpol.exceptions import BudgetExceededError
+from sklearn_dpol.exceptions import BudgetExceededError, NoiseReuseError
 from sklearn_dpol.model_selection import PrivateHyperparameterSearch
 from sklearn_dpol.model_selection._candidates import (
     candidate_rho,
@@ -310,6 +310,29 @@ def test_a_failed_search_is_refunded(tmp_path):
         with pytest.raises(ValueError):
             _search(accountant=accountant).fit(X, y)
         assert accountant.spent().epsilon == 0.0
+
+
+def test_seeded_searches_on_one_ledger_are_refused_as_noise_reuse(tmp_path):
+    # A search draws everything, its candidates' seeds included, from one
+    # generator: one noise fingerprint per search.
+    X, y = _classification(300)
+    with PrivacyAccountant(epsilon=50.0, delta=1e-5, path=tmp_path / "l") as accountant:
+        _search(accountant=accountant, random_state=0).fit(X, y)
+        with pytest.raises(NoiseReuseError):
+            _search(accountant=accountant, random_state=0).fit(None, None)  # never read
+        _search(accountant=accountant, random_state=1).fit(X, y)
+        _search(accountant=accountant, random_state=None).fit(X, y)
+        _search(accountant=accountant, random_state=None).fit(X, y)
+        assert len(accountant.charges) == 4
+
+
+def test_labels_from_y_are_refused_with_an_accountant(tmp_path):
+    search = PrivateHyperparameterSearch(PrivateIGDClassifier(max_iter=1), {"alpha": [0.1]},
+                                         n_candidates=2)
+    with PrivacyAccountant(epsilon=50.0, delta=1e-5, path=tmp_path / "l") as accountant:
+        with pytest.raises(ValueError, match="classes="):
+            search.set_params(accountant=accountant).fit(None, None)  # never read
+        assert accountant.charges == []
 
 
 def test_regression_needs_a_public_target_bound():

@@ -303,6 +303,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     def _planned_privacy(self, X, *, fitting, **_):
         """The call's guarantee from hyperparameters (``privacy_`` never depends on data)."""
+        if fitting and self.classes is None and np.isfinite(self.epsilon):
+            # The accountant would charge a guarantee that does not cover classes_.
+            raise ValueError(
+                "With an accountant, the label set must be public: classes=None takes "
+                "it from y and releases it as classes_ outside the guarantee charged. "
+                "Pass classes=[...] from public knowledge. Nothing was read or charged."
+            )
         if fitting and self.solver == "objective_perturbation":
             # The plan's exact profile meets (epsilon, delta); it has no GDP mu.
             return PrivacyCost(self.epsilon, self.delta)

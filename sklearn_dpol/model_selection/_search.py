@@ -24,6 +24,7 @@ from .._base import (
 from .._core import selection as core
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyAccountant, PrivacyGuarantee
+from ..privacy._accountant import noise_fingerprint
 from ..privacy._selection import (
     selection_epsilon,
     truncated_negative_binomial_gamma,
@@ -101,7 +102,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         A user-held budget (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
         The search reserves its total guarantee once, before reading any data,
         is refunded if ``fit`` fails and settles at ``privacy_``; the
-        candidates run without it, so they are not charged one by one.
+        candidates run without it, so they are not charged one by one. With
+        an accountant, a classifier's ``classes`` must be public (not
+        ``None``), and one ledger takes one search per integer seed
+        (:class:`~sklearn_dpol.exceptions.NoiseReuseError`).
 
     Attributes
     ----------
@@ -331,16 +335,27 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             spent_mu=math.nan, budget="this release (the whole search)",
         )
 
-    def _reserve_budget(self, guarantee):
+    def _reserve_budget(self, guarantee, rng):
         """Reserve the whole search's guarantee with the accountant, if any.
 
         One charge for the search, made before any data is read; the candidates
         run without an accountant (see ``_candidate``), so they are not charged
-        again one by one.
+        again one by one. Every random draw of the search, the candidates'
+        seeds included, comes from ``rng``: one noise fingerprint per search.
         """
         if self.accountant is None:
             return None
-        return self.accountant.reserve(guarantee, type(self).__name__, kind="fit")
+        if self._labels_from_y() and math.isfinite(guarantee.epsilon):
+            raise ValueError(
+                "With an accountant, the classifier's label set must be public: "
+                f"{type(self.estimator).__name__} has classes=None, so the labels would "
+                "be taken from y and released as classes_ outside the guarantee the "
+                "accountant is charged. Pass classes=[...] from public knowledge to the "
+                "estimator. Nothing was read or charged."
+            )
+        noise = None if self.random_state is None else rng
+        return self.accountant.reserve(guarantee, type(self).__name__, kind="fit",
+                                       noise=noise_fingerprint(noise))
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
@@ -360,23 +375,25 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             The search, with ``best_estimator_`` and ``privacy_``.
         """
         plan = self._plan()
-        charge = self._reserve_budget(self._guarantee(plan, 0, False))
-        with self._atomic(), _refunded_on_failure(charge):
-            for name in (*self._private_state, "_exported_public"):
-                self.__dict__.pop(name, None)
-            X, y = validate_data(self, X, y, dtype=np.float64,
-                                 y_numeric=plan["score_bound"] is not None)
-            if X.shape[0] < 2:
-                raise ValueError(
-                    f"Private selection needs at least 2 samples (one to train on, one to "
-                    f"validate); got {X.shape[0]} sample{'s' if X.shape[0] != 1 else ''}."
-                )
-            self._select(X, y, plan)
-            _settle(charge, self.privacy_)
+        with self._atomic():
+            rng = make_generator(self.random_state, purpose=0)
+            charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
+            with _refunded_on_failure(charge):
+                for name in (*self._private_state, "_exported_public"):
+                    self.__dict__.pop(name, None)
+                X, y = validate_data(self, X, y, dtype=np.float64,
+                                     y_numeric=plan["score_bound"] is not None)
+                if X.shape[0] < 2:
+                    raise ValueError(
+                        f"Private selection needs at least 2 samples (one to train on, "
+                        f"one to validate); got {X.shape[0]} "
+                        f"sample{'s' if X.shape[0] != 1 else ''}."
+                    )
+                self._select(X, y, plan, rng)
+                _settle(charge, self.privacy_)
         return self
 
-    def _select(self, X, y, plan):
-        rng = make_generator(self.random_state, purpose=0)
+    def _select(self, X, y, plan, rng):
         classes, from_data = self._label_set(y)
         train, validation = core.split_indices(X.shape[0], float(self.validation_fraction),
                                                rng)
@@ -404,6 +421,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                                    record.lineno)
         self.n_candidates_ = n_candidates
         self.privacy_ = self._guarantee(plan, X.shape[0], from_data)
+
+    def _labels_from_y(self):
+        """True when the classifier has no public label set (it would come from ``y``)."""
+        params = self.estimator.get_params(deep=False)
+        return (get_tags(self.estimator).estimator_type == "classifier"
+                and "classes" in params and params["classes"] is None)
 
     def _label_set(self, y):
         """The classifier's label set: public if the estimator has one, else from ``y``."""

@@ -15,6 +15,7 @@ the objective-perturbation profile, zCDP conversions) by basic composition,
 the GDP group satisfies.
 """
 
+import hashlib
 import json
 import math
 import os
@@ -25,7 +26,14 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..exceptions import BudgetExceededError, PrivacyAccountingError
+import numpy as np
+
+from ..exceptions import (
+    BudgetExceededError,
+    NoiseReuseError,
+    PrivacyAccountingError,
+    StaleStreamError,
+)
 from ._gaussian import compose_gdp, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._guarantee import PrivacyGuarantee
 from ._validation import check_epsilon, check_mu
@@ -35,7 +43,8 @@ try:  # POSIX
 except ImportError:  # pragma: no cover - Windows: one process only (see PrivacyAccountant)
     fcntl = None
 
-__all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reservation"]
+__all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reservation",
+           "noise_fingerprint"]
 
 # Relative slack of every budget comparison. It absorbs rounding only: decimal
 # budgets in binary (ten charges of 0.1 add up to 1 + 5.6e-17) and calibrations
@@ -104,13 +113,15 @@ class PrivacyCost:
             f"(epsilon, delta) or (epsilon, delta, mu); got {value!r}."
         )
 
-    def covers(self, other):
+    def covers(self, other, slack=ROUNDING_SLACK):
         """True when a release costing ``other`` is within this cost (same group).
 
         Parameters
         ----------
         other : PrivacyCost
             The cost to compare.
+        slack : float, default=ROUNDING_SLACK
+            Relative excess allowed for rounding (``0`` for exact cover).
 
         Returns
         -------
@@ -120,29 +131,28 @@ class PrivacyCost:
         if self.is_gdp != other.is_gdp:
             return False
         if self.is_gdp:
-            return other.mu <= self.mu * (1.0 + ROUNDING_SLACK)
-        return (other.epsilon <= self.epsilon * (1.0 + ROUNDING_SLACK)
-                and other.delta <= self.delta * (1.0 + ROUNDING_SLACK))
+            return other.mu <= self.mu * (1.0 + slack)
+        return (other.epsilon <= self.epsilon * (1.0 + slack)
+                and other.delta <= self.delta * (1.0 + slack))
 
     def join(self, other):
-        """The smallest cost of the same group that covers both.
+        """A cost that covers both: the smallest one when they are of one group.
 
         Parameters
         ----------
         other : PrivacyCost
-            A cost of the same group (both GDP, or both not).
+            Another cost.
 
         Returns
         -------
         joined : PrivacyCost
-            The componentwise maximum.
+            The componentwise maximum. For a GDP cost and a non-GDP one, the
+            maximum ``(epsilon, delta)`` without ``mu`` (basic composition):
+            each is ``(epsilon, delta)``-DP at its own fields.
         """
-        if self.is_gdp != other.is_gdp:
-            raise PrivacyAccountingError(
-                f"cannot merge a GDP cost with a non-GDP one ({self} and {other})."
-            )
+        same_gdp = self.is_gdp and other.is_gdp
         return PrivacyCost(max(self.epsilon, other.epsilon), max(self.delta, other.delta),
-                           max(self.mu, other.mu) if self.is_gdp else math.nan)
+                           max(self.mu, other.mu) if same_gdp else math.nan)
 
     def as_dict(self):
         """The cost as ``{"epsilon": ..., "delta": ..., "mu": ...}`` (the ledger's format).
@@ -280,6 +290,41 @@ def within_budget(costs, epsilon, delta):
     return mu == 0.0 or gaussian_delta(eps_left, mu) <= delta_left
 
 
+def noise_fingerprint(generator, origin="seeded"):
+    """A fingerprint of the random draws ``generator`` will make.
+
+    Two generators with the same state draw the same noise; passed to
+    :meth:`PrivacyAccountant.reserve`, the fingerprint lets the ledger refuse
+    a second charge that would reuse the noise of a live one.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator, numpy.random.RandomState or None
+        The generator the charge draws its noise from, before its first draw;
+        ``None`` for one seeded from fresh operating-system entropy, whose
+        draws no other charge repeats.
+    origin : str, default="seeded"
+        Hashed with the state, to tell apart generators that can only meet
+        by accident: ``"seeded"`` (freshly seeded for the charge) and
+        ``"carried"`` (left by an earlier release, which may have drawn
+        nothing from it).
+
+    Returns
+    -------
+    fingerprint : str or None
+        A hash of the generator's state (``None`` for ``None``).
+    """
+    if generator is None:
+        return None
+    if isinstance(generator, np.random.RandomState):
+        state = generator.get_state(legacy=False)
+    else:
+        state = generator.bit_generator.state
+    text = json.dumps([origin, state], sort_keys=True,
+                      default=lambda v: np.asarray(v).tolist())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
 class _Ledger:
     """Replay of the ledger's events into the current charges."""
 
@@ -300,12 +345,13 @@ class _Ledger:
             self.charges[event["id"]] = {
                 "label": event["label"], "kind": event["kind"], "pid": event["pid"],
                 "spent": None, "reserved": PrivacyCost(**event["cost"]),
-                "settled": False,
+                "settled": False, "noise": event.get("noise"), "calls": 1,
             }
             return
         charge = self.charges[event["id"]]
         if op == "increase":
             charge["reserved"], charge["settled"] = PrivacyCost(**event["cost"]), False
+            charge["calls"] = event.get("calls", charge["calls"])
         elif op == "settle":
             charge["spent"] = charge["reserved"] = PrivacyCost(**event["cost"])
             charge["settled"] = True
@@ -316,6 +362,13 @@ class _Ledger:
                 charge["reserved"], charge["settled"] = charge["spent"], True
         else:
             raise ValueError(f"unknown ledger event {op!r}")
+
+    def snapshot(self):
+        """A copy that later events, applied by other threads, leave unchanged."""
+        copy = _Ledger([])
+        copy.budget, copy.n_events = self.budget, self.n_events
+        copy.charges = {cid: dict(c) for cid, c in self.charges.items()}
+        return copy
 
     def costs(self, replace=None):
         """Every charge's reserved cost, with ``replace = (id, cost)`` swapped in."""
@@ -384,6 +437,14 @@ class PrivacyAccountant:
     others leave. Records fed to one ``partial_fit`` stream are covered by the
     stream's guarantee; a record fed twice composes, which neither the stream's
     ``privacy_`` nor the accountant sees.
+
+    Composition needs independent noise: a charge whose noise generator has
+    the state of a live charge's (the same integer ``random_state``, a cloned
+    ``RandomState``, a copied estimator) is refused with
+    :class:`~sklearn_dpol.exceptions.NoiseReuseError`, and a copy of a stream
+    that another copy continued with
+    :class:`~sklearn_dpol.exceptions.StaleStreamError`. Use
+    ``random_state=None`` for fits that share a budget.
 
     The lock is ``fcntl.flock`` on the ledger file: local POSIX file systems
     (on NFS it depends on the server). Without ``fcntl`` (Windows) the
@@ -456,7 +517,7 @@ class PrivacyAccountant:
         if self._closed_ledger is not None:
             return
         with self._locked() as fd:
-            self._closed_ledger = self._refresh(fd)
+            self._closed_ledger = self._refresh(fd).snapshot()
         if self._owner:
             _remove_ledger(self.path, os.getpid())
 
@@ -547,14 +608,17 @@ class PrivacyAccountant:
 
     # -- charging -------------------------------------------------------------
 
-    def reserve(self, cost, label, kind="reservation"):
+    def reserve(self, cost, label, kind="reservation", noise=None):
         """Reserve ``cost`` against the budget, before any data is read.
 
-        Use it as a context manager: an exception inside the ``with`` block
-        refunds the reservation; a normal exit spends it (at the cost given to
-        :meth:`Reservation.settle`, or at the reserved cost). A meta-estimator
-        that makes many releases under one joint guarantee reserves that
-        guarantee once and runs its inner fits without an accountant.
+        Use it as a context manager: the end of the ``with`` block spends it
+        (at the cost given to :meth:`Reservation.settle`, or at the reserved
+        cost), whether or not the block raised, since releases made before an
+        exception may have escaped. Only :meth:`Reservation.refund` gives the
+        budget back: call it when the block is known to have released nothing.
+        A meta-estimator that makes many releases under one joint guarantee
+        reserves that guarantee once and runs its inner fits without an
+        accountant.
 
         Parameters
         ----------
@@ -565,24 +629,34 @@ class PrivacyAccountant:
             Who charges, shown in :attr:`charges`.
         kind : str, default="reservation"
             Shown in :attr:`charges`; estimators use ``"fit"`` and ``"stream"``.
+        noise : str or None, default=None
+            :func:`noise_fingerprint` of the generator the charge draws its
+            noise from; ``None`` for noise from fresh entropy.
 
         Returns
         -------
         reservation : Reservation
-            The open charge: settle it, refund it, or let its ``with`` block do so.
+            The open charge: settle it, refund it, or let its ``with`` block spend it.
 
         Raises
         ------
         BudgetExceededError
             If the budget cannot cover ``cost``; nothing is recorded.
+        NoiseReuseError
+            If a live (not refunded) charge of the ledger has the same ``noise``
+            fingerprint; nothing is recorded.
         """
         cost, label = PrivacyCost.of(cost), str(label)
         charge_id = uuid.uuid4().hex
 
         def open_charge(ledger):
+            self._check_noise(ledger, noise, label)
             self._check_budget(ledger, charge_id, cost, label)
-            return {"op": "open", "id": charge_id, "label": label, "kind": str(kind),
-                    "pid": os.getpid(), "cost": cost.as_dict()}
+            event = {"op": "open", "id": charge_id, "label": label, "kind": str(kind),
+                     "pid": os.getpid(), "cost": cost.as_dict()}
+            if noise is not None:
+                event["noise"] = str(noise)
+            return event
 
         self._transact(open_charge)
         return Reservation(self, charge_id)
@@ -630,8 +704,10 @@ class PrivacyAccountant:
     def _ledger(self):
         if self._closed_ledger is not None:
             return self._closed_ledger
+        # The cached replay is shared with this accountant's other threads, which
+        # apply events to it once the lock is released: readers get a snapshot.
         with self._locked() as fd:
-            return self._refresh(fd)
+            return self._refresh(fd).snapshot()
 
     def _refresh(self, fd):
         """The ledger up to the end of the file, parsing only what was appended since.
@@ -678,6 +754,23 @@ class PrivacyAccountant:
             offset, ledger, identity = self._cache
             self._cache = (offset + written, ledger, identity)
 
+    @staticmethod
+    def _check_noise(ledger, noise, label):
+        """Raise if a live charge draws the same noise (same seed, or copied state)."""
+        if noise is None:
+            return
+        for other in ledger.charges.values():
+            if other.get("noise") == str(noise):
+                raise NoiseReuseError(
+                    f"This {label} would draw the same noise as a charge of this "
+                    f"accountant already made by {other['label']} (same random_state, or "
+                    "a copy of the same generator). Releases with the same noise are not "
+                    "independent: the difference of two of them cancels the noise, so "
+                    "the accountant cannot compose them. Nothing was read or released. "
+                    "Use random_state=None for fits that share a budget (or a distinct "
+                    "seed for each), and continue only one copy of an estimator."
+                )
+
     def _check_budget(self, ledger, charge_id, cost, label):
         """Raise unless the ledger, with ``charge_id`` at ``cost``, is within budget."""
         if not within_budget(ledger.costs(replace=(charge_id, cost)), self.epsilon,
@@ -708,21 +801,33 @@ class Reservation:
         The ledger.
     charge_id : str
         The charge.
+
+    Attributes
+    ----------
+    calls : int
+        The stream calls this holder has made under the charge (1 once
+        opened); the ledger counts them too, so that a stale copy of the holder
+        is refused (:meth:`next_call`).
     """
 
     def __init__(self, accountant, charge_id):
         self.accountant = accountant
         self.id = charge_id
+        self.calls = 1
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            if self.status == "reserved":
-                self.settle(self.cost)
-        else:
-            self.refund()
+        # On an exception too: releases may have escaped the block before it
+        # raised, so only an explicit refund() gives the budget back.
+        def spend_reserved(ledger):
+            charge = ledger.charges.get(self.id)
+            if charge is None or charge["settled"]:  # refunded, or settled already
+                return None
+            return {"op": "settle", "id": self.id, "cost": charge["reserved"].as_dict()}
+
+        self.accountant._transact(spend_reserved)
         return False
 
     @property
@@ -748,14 +853,62 @@ class Reservation:
         cost = PrivacyCost.of(cost)
 
         def raise_reservation(ledger):
-            current = _charge_in(ledger, self.id)
-            if current["reserved"].covers(cost):
+            charge = _charge_in(ledger, self.id)
+            if charge["reserved"].covers(cost, slack=0.0):
                 return None
-            new = current["reserved"].join(cost)
-            self.accountant._check_budget(ledger, self.id, new, label or current["label"])
-            return {"op": "increase", "id": self.id, "cost": new.as_dict()}
+            return self._increase_event(ledger, charge, cost, label)
 
         self.accountant._transact(raise_reservation)
+
+    def _increase_event(self, ledger, charge, cost, label):
+        # Any cost not exactly covered is reserved and budget-checked: covering
+        # it "up to rounding" would let a stream creep past the budget by the
+        # rounding slack at every call.
+        new = charge["reserved"].join(cost)
+        self.accountant._check_budget(ledger, self.id, new, label or charge["label"])
+        return {"op": "increase", "id": self.id, "cost": new.as_dict()}
+
+    def next_call(self, cost, label=None):
+        """Admit one more call of a stream: check the holder is current, then :meth:`increase`.
+
+        A copy of a stream's holder (a pickled or deep-copied estimator) holds
+        the call count at the time of the copy. The first copy to continue
+        advances the ledger's count; every other copy is then stale and is
+        refused, so one charge never covers two continuations of a stream.
+
+        Parameters
+        ----------
+        cost : PrivacyGuarantee, PrivacyCost or tuple
+            What the charge must cover after this call.
+        label : str, default=None
+            For the error message.
+
+        Raises
+        ------
+        StaleStreamError
+            If another copy continued the stream since this one last did.
+        BudgetExceededError
+            If the budget cannot cover ``cost``.
+        """
+        cost = PrivacyCost.of(cost)
+
+        def advance(ledger):
+            charge = _charge_in(ledger, self.id)
+            if charge["calls"] != self.calls:
+                raise StaleStreamError(
+                    f"This {label or charge['label']} is a stale copy of a partial_fit "
+                    f"stream: another copy continued it (the ledger counts "
+                    f"{charge['calls']} calls, this copy saw {self.calls}). Continuing "
+                    "both would release two continuations, with the same noise, under one "
+                    "charge. Nothing was read or released. Continue only one copy of a "
+                    "stream (the latest checkpoint), or call fit to start a new one."
+                )
+            event = self._increase_event(ledger, charge, cost, label)
+            event["calls"] = self.calls + 1
+            return event
+
+        self.accountant._transact(advance)
+        self.calls += 1
 
     def settle(self, actual):
         """Record what was spent: ``actual``, which the reservation must cover.
@@ -771,18 +924,22 @@ class Reservation:
         ------
         PrivacyAccountingError
             If ``actual`` is not covered by the reservation (a bug). The ledger
-            then records ``actual`` anyway: it was spent.
+            then records a cost covering both ``actual`` and what the charge
+            had spent: it was spent.
         """
         actual = PrivacyCost.of(actual)
         found = {}
 
         def record(ledger):
             charge = _charge_in(ledger, self.id)
-            found.update(charge, covered=charge["reserved"].covers(actual))
-            spent = charge["spent"]
+            reserved, spent = charge["reserved"], charge["spent"]
             # A stream's charge never decreases: what earlier calls spent stays spent.
-            total = spent.join(actual) if spent is not None and \
-                spent.is_gdp == actual.is_gdp else actual
+            total = actual if spent is None else spent.join(actual)
+            found.update(charge, covered=reserved.covers(total))
+            if found["covered"] and not reserved.covers(total, slack=0.0):
+                # Above the budget-checked reservation by rounding only: record
+                # the reservation, so that rounding never accumulates.
+                total = reserved
             return {"op": "settle", "id": self.id, "cost": total.as_dict()}
 
         self.accountant._transact(record)
