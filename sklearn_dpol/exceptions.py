@@ -51,6 +51,21 @@ class BudgetExceededError(ValueError):
         What the other charges have spent.
     requested : PrivacyCost, default=None
         What the call asked for.
+
+    See Also
+    --------
+    sklearn_dpol.privacy.PrivacyAccountant : The budget that raises it.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.exceptions import BudgetExceededError
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> with PrivacyAccountant(epsilon=1.0, delta=1e-6) as accountant:
+    ...     try:
+    ...         accountant.reserve((2.0, 0.0), label="too much")
+    ...     except BudgetExceededError as error:
+    ...         print(error.budget, len(accountant.charges))
+    (1.0, 1e-06) 0
     """
 
     def __init__(self, message, *, budget=None, spent=None, requested=None):
@@ -74,6 +89,23 @@ class PrivacyAccountingError(RuntimeError):
 
     The ledger records what was actually spent and the call is undone; please
     report it.
+
+    See Also
+    --------
+    sklearn_dpol.privacy.Reservation.settle : Raises it when the spend is not
+        covered by the reservation.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.exceptions import PrivacyAccountingError
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> with PrivacyAccountant(epsilon=1.0, delta=1e-6) as accountant:
+    ...     reservation = accountant.reserve((0.1, 0.0), label="a count")
+    ...     try:
+    ...         reservation.settle((0.2, 0.0))  # spent more than reserved
+    ...     except PrivacyAccountingError:
+    ...         print(accountant.spent().epsilon)
+    0.2
     """
 
 

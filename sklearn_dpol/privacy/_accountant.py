@@ -59,6 +59,9 @@ _LEDGER_VERSION = 1
 class PrivacyCost:
     """The guarantee one charge stands for.
 
+    A charge with a Gaussian DP ``mu`` composes exactly with the other GDP
+    charges; one without composes by adding its ``(epsilon, delta)``.
+
     Parameters
     ----------
     epsilon, delta : float
@@ -67,6 +70,19 @@ class PrivacyCost:
         Gaussian DP parameter when the guarantee is ``mu``-GDP (it then
         composes exactly with other GDP charges); ``nan`` otherwise (basic
         composition of ``(epsilon, delta)``).
+
+    See Also
+    --------
+    PrivacyAccountant.reserve : Takes a cost, a guarantee or a tuple.
+    sklearn_dpol.PrivacyGuarantee : An estimator's ``privacy_``, convertible
+        with :meth:`PrivacyCost.of`.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import PrivacyCost, gaussian_mu
+    >>> cost = PrivacyCost(1.0, 1e-6, mu=gaussian_mu(1.0, 1e-6))
+    >>> cost.is_gdp, round(cost.mu, 4)
+    (True, 0.2367)
     """
 
     epsilon: float
@@ -173,6 +189,9 @@ class PrivacyCost:
 class Charge:
     """One entry of the ledger.
 
+    :attr:`PrivacyAccountant.charges` lists them in the order they were
+    opened; a refunded charge is removed.
+
     Parameters
     ----------
     id : str
@@ -191,6 +210,20 @@ class Charge:
         reservation left by a process that died counts as spent).
     pid : int
         Process that opened the charge.
+
+    See Also
+    --------
+    PrivacyAccountant.spent : What the charges add up to.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> with PrivacyAccountant(epsilon=1.0, delta=1e-6) as accountant:
+    ...     with accountant.reserve((0.25, 0.0), label="a histogram"):
+    ...         pass
+    ...     charge = accountant.charges[0]
+    >>> charge.label, charge.kind, charge.status, charge.cost.epsilon
+    ('a histogram', 'reservation', 'spent', 0.25)
     """
 
     id: str
@@ -205,6 +238,9 @@ class Charge:
 class PrivacySpend:
     """What a ledger's charges add up to.
 
+    Returned by :meth:`PrivacyAccountant.spent`: the joint guarantee of every
+    charge, by the composition rule of ``doc/privacy.md``, section 11.
+
     Parameters
     ----------
     epsilon, delta : float
@@ -217,6 +253,22 @@ class PrivacySpend:
         Sums over the charges without a GDP ``mu``.
     n_charges : int
         Number of charges.
+
+    See Also
+    --------
+    PrivacyAccountant.remaining : The largest epsilon a further charge may have.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import PrivacyAccountant, gaussian_mu
+    >>> mu = gaussian_mu(1.0, 1e-6)
+    >>> with PrivacyAccountant(epsilon=5.0, delta=1e-6) as accountant:
+    ...     for _ in range(4):
+    ...         with accountant.reserve((1.0, 1e-6, mu), label="a fit"):
+    ...             pass
+    ...     spend = accountant.spent()
+    >>> spend.n_charges, round(spend.mu / mu, 6), spend.epsilon < 4.0
+    (4, 2.0, True)
     """
 
     epsilon: float
@@ -428,6 +480,13 @@ class PrivacyAccountant:
         or garbage collected in the process that created it. A given path
         persists, so a data set's budget is tracked across sessions; opening
         an existing ledger requires the same budget.
+
+    See Also
+    --------
+    sklearn_dpol.PrivateHyperparameterSearch : Charges a whole private
+        search once.
+    sklearn_dpol.exceptions.BudgetExceededError : Raised before any data is
+        read when a call would exceed the budget.
 
     Notes
     -----
@@ -795,6 +854,11 @@ class PrivacyAccountant:
 class Reservation:
     """A charge in a :class:`PrivacyAccountant`'s ledger, held by whoever made it.
 
+    Returned by :meth:`PrivacyAccountant.reserve`. Settle it at what was
+    spent, raise it with :meth:`increase`, or give it back with
+    :meth:`refund`; leaving its ``with`` block spends it at the reserved cost,
+    even on an exception, because releases may already have escaped.
+
     Parameters
     ----------
     accountant : PrivacyAccountant
@@ -808,6 +872,19 @@ class Reservation:
         The stream calls this holder has made under the charge (1 once
         opened); the ledger counts them too, so that a stale copy of the holder
         is refused (:meth:`next_call`).
+
+    See Also
+    --------
+    PrivacyAccountant.charges : The ledger's entries.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> with PrivacyAccountant(epsilon=1.0, delta=1e-6) as accountant:
+    ...     reservation = accountant.reserve((0.5, 0.0), label="an attempt")
+    ...     reservation.refund()  # nothing was released
+    ...     print(accountant.charges)
+    []
     """
 
     def __init__(self, accountant, charge_id):
