@@ -130,3 +130,25 @@ def test_the_stream_guarantee_covers_every_block(client):
     assert guarantee.spent_mu == pytest.approx(guarantee.mu, rel=1e-12)
     assert (guarantee.epsilon, guarantee.delta) == (1.0, estimator.delta)
     assert remote.score(X, Y) > 0.5
+
+
+@pytest.mark.parametrize("name", ["qftl", "igd", "parameter_free"])
+def test_a_cluster_stream_charges_the_accountant_once(client, tmp_path, name):
+    """The accountant travels to the worker processes with the estimator (its
+    ledger is a locked file): the stream is one charge, equal to what it spent,
+    and its call counter advanced once per block."""
+    from sklearn_dpol.privacy import PrivacyAccountant
+
+    with PrivacyAccountant(epsilon=20.0, delta=1e-5, path=tmp_path / "ledger") as budget:
+        estimator = clone(STREAMS[name]).set_params(random_state=None, accountant=budget)
+        dX, dy = dask_arrays(estimator)
+        remote = wrappers.Incremental(estimator, shuffle_blocks=False).fit(
+            dX, dy, **stream_kwargs(estimator)).estimator_
+        charges = budget.charges
+        assert [(c.label, c.kind, c.status) for c in charges] == \
+            [(type(estimator).__name__, "stream", "spent")]
+        assert charges[0].cost.epsilon == remote.privacy_.epsilon
+        assert charges[0].cost.delta == remote.privacy_.delta
+        assert remote.privacy_.n_releases == N // BLOCK
+        # The model that came back from the workers still charges the same ledger.
+        assert remote.accountant.path == budget.path
