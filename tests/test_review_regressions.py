@@ -232,3 +232,13 @@ def test_private_search_silences_a_verbose_candidate(capsys):
     assert search.n_candidates_ > 1
     assert capsys.readouterr().out == ""
     assert search.best_estimator_.verbose == 0
+
+
+def test_unknown_label_error_does_not_echo_the_record():
+    """Accountant review: the refunded error named the unknown label, a record's value."""
+    X, y = data(n=40)
+    y = y.copy()
+    y[3] = 7
+    with pytest.raises(ValueError, match="not in classes_") as error:
+        PrivateIGDClassifier(classes=[0, 1]).fit(X, y)
+    assert "7" not in str(error.value)

@@ -358,12 +358,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return classes
 
     def _check_labels(self, labels):
-        unknown = labels[~np.isin(labels, self.classes_)]
-        if unknown.size:
+        if not np.all(np.isin(labels, self.classes_)):
+            # The message names no label and no count: a failed call is refunded,
+            # so its message must not carry a record's value out uncovered.
             raise ValueError(
-                f"y contains labels {unknown.tolist()} that are not in classes_ "
-                f"{self.classes_.tolist()}. Pass every label of the stream in "
-                "`classes` on the first partial_fit call, or call fit."
+                f"y contains labels that are not in classes_ {self.classes_.tolist()}. "
+                "Pass every label of the stream in `classes` on the first partial_fit "
+                "call, or call fit."
             )
         if self.classes_.size < 2:
             raise ValueError(
