@@ -242,3 +242,31 @@ def test_unknown_label_error_does_not_echo_the_record():
     with pytest.raises(ValueError, match="not in classes_") as error:
         PrivateIGDClassifier(classes=[0, 1]).fit(X, y)
     assert "7" not in str(error.value)
+
+
+@pytest.mark.parametrize("target", ["frank_wolfe", "igd"])
+def test_private_search_measures_each_candidate_from_its_noise(monkeypatch, target):
+    """Selection review: the safety net compared a candidate's claim with its own
+    hyperparameters, so a calibration bug (here: too little noise) passed."""
+    from sklearn_dpol import PrivateFrankWolfeLasso
+    from sklearn_dpol._core import frank_wolfe
+    from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 4))
+    if target == "frank_wolfe":
+        original = frank_wolfe._bounded_range_per_step
+        monkeypatch.setattr(frank_wolfe, "_bounded_range_per_step",
+                            lambda *args: 3.0 * original(*args))
+        estimator, y = PrivateFrankWolfeLasso(max_iter=20), np.clip(X[:, 0], -1, 1)
+    else:
+        from sklearn_dpol.linear_model import _igd
+
+        # A calibration bug: the estimator's noise for three times the budget.
+        monkeypatch.setattr(_igd, "gaussian_mu", lambda *args: 3.0 * gaussian_mu(*args))
+        estimator, y = PrivateIGDClassifier(classes=[0, 1], max_iter=1), (X[:, 0] > 0).astype(int)
+    search = PrivateHyperparameterSearch(estimator, {"epsilon": [1.0]}, n_candidates=2,
+                                         random_state=0)
+    with pytest.raises(RuntimeError, match="out of date"):
+        search.fit(X / 4, y)
+    assert not hasattr(search, "best_estimator_")

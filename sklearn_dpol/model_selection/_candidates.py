@@ -133,8 +133,12 @@ def check_released_guarantee(estimator, rho):
     guarantee = estimator.privacy_
     params = estimator.get_params(deep=False)
     delta_ok = guarantee.delta <= float(params.get("delta", 0.0)) * (1 + 1e-12)
+    calibrated = _calibrated_rho(estimator)
     if math.isinf(rho):
         within = True
+    elif calibrated is not None:
+        # Measured from the noise actually drawn, not from the estimator's claim.
+        within = calibrated <= rho * (1 + 1e-9)
     elif not math.isnan(guarantee.mu):
         within = guarantee.mu <= math.sqrt(2.0 * rho) * (1 + 1e-9)
     elif guarantee.delta == 0.0:
@@ -149,3 +153,23 @@ def check_released_guarantee(estimator, rho):
             f"{guarantee.delta}) [mu={guarantee.mu}] outside the planned rho={rho}: the "
             "selection's accounting is out of date. Please report this bug."
         )
+
+
+def _calibrated_rho(estimator):
+    """zCDP of a fitted candidate, from its released sensitivity and noise scale.
+
+    Gaussian output perturbation (IGD, QFTL) is ``(sensitivity/sigma)^2 / 2``;
+    exponential-mechanism Frank-Wolfe is ``T (2 sensitivity / beta)^2 / 8`` over
+    its ``T`` bounded-range selections. ``None`` where the guarantee has no such
+    closed form here (the claim in ``privacy_`` is checked instead).
+    """
+    sensitivity = getattr(estimator, "sensitivity_", None)
+    scale = getattr(estimator, "noise_scale_", None)
+    if sensitivity is None or scale is None:
+        return None
+    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor)):
+        return (sensitivity / scale) ** 2 / 2.0 if scale > 0 else math.inf
+    if isinstance(estimator, PrivateFrankWolfeLasso) and estimator.selection != "gaussian":
+        steps = estimator.max_iter_
+        return steps * (2.0 * sensitivity / scale) ** 2 / 8.0 if scale > 0 else math.inf
+    return None
