@@ -51,7 +51,8 @@ import sys
 import numpy as np
 
 from _repro import Stopwatch, make_parser, pick, print_table, save_figure
-from reproduce_seed004_frank_wolfe_rate import constrained_optimum, project_l1, quadratic_form
+from reproduce_seed004_frank_wolfe_rate import (cal_housing, constrained_optimum, project_l1,
+                                                quadratic_form)
 from sklearn_dpol import PrivateMirrorDescentRegressor
 
 N_SAMPLES = 10_000
@@ -64,6 +65,8 @@ DELTA = 1e-6
 STEP_BUDGET = 10_000
 CONSTRAINTS = ("l2", "l1")
 FIGURE = "seed004_mirror_descent_geometry.png"
+REAL_FIGURE = "seed004_mirror_descent_geometry_cal_housing.png"   # only with --data
+REAL_Y_BOUND = 1.0   # cal_housing()'s target is value / top-code mapped to [-1, 1]
 
 
 def unit_rows(n, p, seed):
@@ -101,15 +104,32 @@ def optimum(G, b, constraint):
     return 0.5 * theta @ G @ theta - b @ theta, certified
 
 
-def estimator(constraint, epsilon, seed, max_iter, step_size=None):
+def binned_cal_housing(data_dir, n_bins):
+    """cal_housing's 8 features, each one-hot over ``n_bins`` equal bins of [-1, 1].
+
+    ``cal_housing`` maps every feature to [-1, 1] with public ranges (and clips),
+    so the bin edges are fixed before any data is seen: a public,
+    data-independent expansion to p = 8 * n_bins features. Each row has exactly
+    8 ones; dividing by sqrt(8) gives every row norm exactly 1 (``data_norm=1``
+    is a bound, never a clip), at every p, as in the synthetic setting.
+    """
+    X, y = cal_housing(data_dir)
+    n, d = X.shape
+    index = np.minimum(((X + 1.0) / 2.0 * n_bins).astype(int), n_bins - 1)
+    expanded = np.zeros((n, d * n_bins))
+    expanded[np.arange(n)[:, None], np.arange(d) * n_bins + index] = 1.0 / math.sqrt(d)
+    return expanded, np.clip(y, -REAL_Y_BOUND, REAL_Y_BOUND)
+
+
+def estimator(constraint, epsilon, seed, max_iter, step_size=None, y_bound=Y_BOUND):
     return PrivateMirrorDescentRegressor(
         epsilon=epsilon, delta=DELTA, loss="squared", constraint=constraint, radius=RADIUS,
-        data_norm=1.0, y_bound=Y_BOUND, fit_intercept=False, max_iter=max_iter,
+        data_norm=1.0, y_bound=y_bound, fit_intercept=False, max_iter=max_iter,
         step_size=step_size, random_state=seed,
     )
 
 
-def measure(X, y, constraint, seeds, max_iter):
+def measure(X, y, constraint, seeds, max_iter, y_bound=Y_BOUND):
     """Excess risks over seeds, the noiseless floor at the same steps, and the estimator."""
     G, b = quadratic_form(X, y)
     best, gap = optimum(G, b, constraint)
@@ -117,13 +137,15 @@ def measure(X, y, constraint, seeds, max_iter):
     def excess(model):
         return float(0.5 * model.coef_ @ G @ model.coef_ - b @ model.coef_ - best)
 
-    models = [estimator(constraint, EPSILON, s, max_iter).fit(X, y) for s in seeds]
+    models = [estimator(constraint, EPSILON, s, max_iter, y_bound=y_bound).fit(X, y)
+              for s in seeds]
     risks = [excess(m) for m in models]
     # Noiseless run with the private run's step count and step size (seed-independent).
     last = models[-1]
-    floor = excess(estimator(constraint, np.inf, 0, last.max_iter_, last.step_size_).fit(X, y))
+    floor = excess(estimator(constraint, np.inf, 0, last.max_iter_, last.step_size_,
+                             y_bound=y_bound).fit(X, y))
     return dict(excess=risks, floor=floor, steps=last.max_iter_, step=last.step_size_,
-                width=last.gaussian_width_, gap=gap)
+                width=last.gaussian_width_, gap=gap, best=best)
 
 
 def run(dims, seeds, max_iter):
@@ -133,6 +155,20 @@ def run(dims, seeds, max_iter):
         for constraint in CONSTRAINTS:
             results[(constraint, p)] = measure(X, y, constraint, seeds, max_iter)
     return results
+
+
+def real_run(data_dir, bin_counts, seeds, max_iter):
+    """``run`` on binned cal_housing, keyed by p = 8 * bins; also n and the zero model's risk."""
+    results, n = {}, 0
+    for n_bins in bin_counts:
+        X, y = binned_cal_housing(data_dir, n_bins)
+        n, p = X.shape
+        for constraint in CONSTRAINTS:
+            results[(constraint, p)] = measure(X, y, constraint, seeds, max_iter,
+                                               y_bound=REAL_Y_BOUND)
+            # The risk itself (quadratic_form drops the constant mean(y^2) / 2).
+            results[(constraint, p)]["best"] += 0.5 * float(np.mean(y * y))
+    return results, n, 0.5 * float(np.mean(y * y))
 
 
 def fitted_scale(dims, values, shape):
@@ -181,7 +217,7 @@ def print_reading(results, dims):
                                                  "none of the measured dimensions") + ".")
 
 
-def plot(results, dims):
+def plot(results, dims, title=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -200,7 +236,7 @@ def plot(results, dims):
     ax.set_xscale("log")
     ax.set_xlabel("dimension p")
     ax.set_ylabel("excess empirical risk")
-    ax.set_title(f"Seed 004, Thm 3.2: L1 vs L2 ball, same radius (n={N_SAMPLES:,})")
+    ax.set_title(title or f"Seed 004, Thm 3.2: L1 vs L2 ball, same radius (n={N_SAMPLES:,})")
     ax.legend(fontsize=7)
     return fig
 
@@ -224,6 +260,30 @@ def main(argv=None):
                 growth_rows(results, dims))
     print_reading(results, dims)
     save_figure(plot(results, dims), args.out, FIGURE)
+    if args.data is not None:
+        bin_counts = pick(args, [2, 4, 16, 32], [2, 4, 16, 32, 128], [2, 4])
+        results, n, zero_risk = real_run(args.data, bin_counts, seeds, max_iter)
+        dims = [8 * k for k in bin_counts]
+        print(f"\nReal data: cal_housing, all n={n:,} rows; the 8 features of "
+              "reproduce_seed004_frank_wolfe_rate.cal_housing (public ranges to [-1, 1]), each "
+              f"one-hot over {', '.join(map(str, bin_counts))} equal bins of [-1, 1] "
+              "(p = 8 x bins), rows divided by sqrt(8) (norm exactly 1); target "
+              f"value / top-code to [-1, 1], y_bound={REAL_Y_BOUND:g}; radius={RADIUS:g}, "
+              f"epsilon={EPSILON:g}, delta={DELTA:g}, steps: {budget}, {len(seeds)} noise seeds.")
+        print_table("cal_housing: excess empirical risk against p (binned features)",
+                    ["p", "set", "Gaussian width (unit set)", "T", "step", "excess (mean)",
+                     "std", "noiseless floor", "noise part"], table_rows(results, dims))
+        print_table("cal_housing: constrained optimum (non-private) per ball; the zero "
+                    f"model's risk is {zero_risk:.4g}",
+                    ["p", "set", "optimal risk", "optimum's FW gap"],
+                    [[p, c, results[(c, p)]["best"], results[(c, p)]["gap"]]
+                     for p in dims for c in CONSTRAINTS])
+        print_table(f"cal_housing: growth from p={dims[0]} to p={dims[-1]}",
+                    ["set", "total excess ratio", "predicted ratio", "log-log slope of total"],
+                    growth_rows(results, dims))
+        print_reading(results, dims)
+        title = f"cal_housing, binned features: L1 vs L2 ball, radius {RADIUS:g} (n={n:,})"
+        save_figure(plot(results, dims, title), args.out, REAL_FIGURE)
     watch.report()
 
 
