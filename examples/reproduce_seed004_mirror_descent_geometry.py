@@ -36,8 +36,9 @@ next to the predicted ones.
 
 Real data (``--data DIR``). The same comparison on a real regression task,
 California housing (``cal_housing.data.gz``, all 20,640 rows). Epsilon alone
-would not show the geometry: at cal_housing's 8 features the two widths
-differ little (2.8 vs 2.4 for the unit balls), so the script instead grows p
+would show little of the geometry: at cal_housing's 8 features the Gaussian
+widths of the unit balls differ by a factor 1.5 (2.7 vs 1.8; 16 vs 3.0 at
+p = 256), so the script instead grows p
 with a public, data-independent feature expansion and keeps epsilon = 1. The
 8 derived features of ``reproduce_seed004_frank_wolfe_rate.cal_housing``
 (public ranges to [-1, 1], clipped; no statistic of the data) are each
