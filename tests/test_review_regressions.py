@@ -270,3 +270,21 @@ def test_private_search_measures_each_candidate_from_its_noise(monkeypatch, targ
     with pytest.raises(RuntimeError, match="out of date"):
         search.fit(X / 4, y)
     assert not hasattr(search, "best_estimator_")
+
+
+@pytest.mark.parametrize("kind", ["igd", "qftl", "frank_wolfe"])
+def test_measured_candidate_rho_equals_the_plan_exactly(kind):
+    """The measured zCDP must equal the planned one in a correct fit, so that a
+    formula off by any factor (2 included) in either direction fails here."""
+    from sklearn_dpol import PrivateFrankWolfeLasso, PrivateQFTLRegressor
+    from sklearn_dpol.model_selection._candidates import _calibrated_rho, candidate_rho
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(300, 3))
+    estimator, y = {
+        "igd": (PrivateIGDClassifier(classes=[0, 1, 2], epsilon=0.7), rng.integers(0, 3, 300)),
+        "qftl": (PrivateQFTLRegressor(epsilon=2.0), X[:, 0]),
+        "frank_wolfe": (PrivateFrankWolfeLasso(epsilon=0.9, max_iter=20), X[:, 0]),
+    }[kind]
+    fitted = estimator.fit(X, y)
+    assert _calibrated_rho(fitted) == pytest.approx(candidate_rho(estimator), rel=1e-9)
