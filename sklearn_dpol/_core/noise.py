@@ -1,12 +1,31 @@
-"""The one place where released values get their Gaussian noise.
+"""The one place where released values get their noise.
 
-Every estimator releases through :func:`gaussian_release`. Inside
-:func:`recording_releases` each call is also logged as ``(values, sigma,
-postprocess)``: the exact distribution of that release, which the audit
-replays many times instead of refitting (honest when the values before noise
-do not depend on earlier noise, as for the uncorrupted iterates of IGD).
+Every central release goes through :func:`gaussian_release`; the user-side
+randomisers of the local protocols go through :func:`laplace_release` and
+:func:`gaussian_release` too. The release is *floating-point safe*
+(``doc/privacy.md``, "Floating-point-safe releases"): with ``gamma`` the power
+of two in ``(sigma 2^-29, sigma 2^-28]`` and the public integer
+``S = floor(sigma / gamma) + 2``, a coordinate ``v`` is released as
+
+    gamma * floor(v / gamma + 1/2 + S * Z),   Z an exact N(0, 1) (or Laplace) variate,
+
+computed from random bits by integer arithmetic only (:mod:`._exact_kernels`).
+That integer is the Gaussian mechanism with noise ``gamma * S >= sigma + gamma``
+followed by rounding, so the released double carries nothing beyond the
+mechanism's output: no low-order bits of ``v`` survive, whatever the
+floating-point values involved. ``v / gamma`` is clamped to ``+-2^62`` (a
+contraction) and truncated to ``2^-64``; the extra ``gamma`` of noise pays for
+that truncation whenever the release's ``mu = sensitivity / sigma`` is at least
+``sqrt(d) 2^-63``.
+
+Inside :func:`recording_releases` each call is also logged as ``(values,
+sigma, postprocess)``: the exact distribution of that release up to the grid,
+which the audit replays many times instead of refitting (honest when the
+values before noise do not depend on earlier noise, as for the uncorrupted
+iterates of IGD).
 """
 
+import math
 import threading
 from contextlib import contextmanager
 
@@ -14,21 +33,85 @@ import numpy as np
 
 _recorder = threading.local()
 
+# Grid resolution: gamma in (scale 2^-(GRID_BITS+1), scale 2^-GRID_BITS].
+GRID_BITS = 28
+_SMALLEST_SCALE = 1e-290
+_LARGEST = np.finfo(np.float64).max
+
+
+def noise_grid(scale):
+    """``(gamma, S)`` for a noise scale: gamma a power of two, ``gamma * S >= scale + gamma``.
+
+    Depends on the public scale only.
+    """
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale >= _SMALLEST_SCALE):
+        raise ValueError(
+            f"noise scale {scale!r} is not supported: it must be finite and at least "
+            f"{_SMALLEST_SCALE:g}.")
+    _, exponent = math.frexp(scale)            # 2^(e-1) <= scale < 2^e
+    gamma = math.ldexp(1.0, exponent - 1 - GRID_BITS)
+    multiplier = int(math.floor(scale / gamma)) + 2
+    return gamma, multiplier
+
+
+def released_scale(scale):
+    """The noise scale actually added: ``gamma * S`` (at least ``scale``)."""
+    if scale == 0:
+        return 0.0
+    gamma, multiplier = noise_grid(scale)
+    return gamma * multiplier
+
+
+def _exact_release(values, scale, rng, gaussian):
+    from . import _exact_kernels as kernels
+
+    gamma, multiplier = noise_grid(scale)
+    flat = np.ravel(values)
+    # c = v / gamma is exact (gamma = 2^j) unless it overflows; clamping to
+    # +-2^62 is a contraction, so the sensitivity does not grow. A NaN (never
+    # produced by the library's kernels) is mapped to 0, a data-independent value.
+    with np.errstate(over="ignore"):
+        scaled = flat / gamma
+    scaled = np.nan_to_num(scaled, nan=0.0, posinf=kernels.CLAMP, neginf=-kernels.CLAMP)
+    np.clip(scaled, -kernels.CLAMP, kernels.CLAMP, out=scaled)
+    integers = np.empty(flat.shape[0], dtype=np.int64)
+    kernels.release_grid(scaled, multiplier, gaussian, kernels.generator_state(rng), integers)
+    with np.errstate(over="ignore"):
+        released = integers.astype(np.float64) * gamma
+    # Post-processing of the integers: a huge noise scale must not overflow.
+    np.clip(released, -_LARGEST, _LARGEST, out=released)
+    return released.reshape(np.shape(values))
+
 
 def gaussian_release(values, sigma, rng, postprocess=None):
-    """``postprocess(values + N(0, sigma^2 I))``; ``sigma = 0`` adds nothing.
+    """``postprocess(values + N(0, sigma'^2 I))`` on the noise grid; ``sigma = 0`` adds nothing.
 
+    ``sigma' = gamma S`` is at least ``sigma`` (:func:`released_scale`).
     ``postprocess`` must not look at the data: it is applied to the noisy
     values only (for example a projection onto a public set).
     """
-    # Released values are float64 whatever came in: with extended precision the
-    # low-order bits of values + noise would be those of the exact values.
+    # Released values are float64 whatever came in.
     values = np.asarray(values, dtype=np.float64)
     log = getattr(_recorder, "log", None)
     if log is not None:
         log.append((values.copy(), float(sigma), postprocess))
-    noisy = values + sigma * rng.standard_normal(values.shape) if sigma > 0 else values.copy()
+    if sigma > 0:
+        noisy = _exact_release(values, sigma, rng, gaussian=True)
+    else:
+        noisy = values.copy()
     return noisy if postprocess is None else postprocess(noisy)
+
+
+def laplace_release(values, scale, rng):
+    """``values + Laplace(scale')`` per coordinate on the noise grid (``scale' >= scale``).
+
+    ``scale = inf`` is refused; ``scale = 0`` adds nothing.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if scale > 0:
+        return _exact_release(values, scale, rng, gaussian=False)
+    return values.copy()
 
 
 @contextmanager

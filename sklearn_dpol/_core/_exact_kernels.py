@@ -1,0 +1,367 @@
+"""Exact samplers for floating-point-safe releases (numba kernels).
+
+Imported lazily by :mod:`sklearn_dpol._core.noise`, so ``import sklearn_dpol``
+does not load numba. See ``doc/privacy.md``, section "Floating-point-safe
+releases", for the derivation; in short, a released coordinate is
+
+    gamma * floor(c + 1/2 + S * Z),     c = v / gamma  (exact: gamma is 2^j),
+
+with ``Z`` an *exact* standard normal (Karney 2016, algorithm N) or standard
+Laplace variate, and ``S`` a public integer. The integer is computed exactly
+from the random bits: no floating-point operation touches ``Z``. The released
+double is therefore a function of ``floor(c + 1/2 + S Z)`` alone, i.e.
+post-processing of the Gaussian (Laplace) mechanism with noise ``gamma * S``,
+whatever the bits of ``v``.
+
+Uniform deviates are *lazy*: an array whose slot 0 counts the base-2^32 digits
+drawn so far (slots 1, 2, ... hold them); a digit is drawn from the generator
+only when a comparison or the final floor needs it, so every comparison is
+exact. ``_CAP`` digits (2,048 bits) per deviate are kept; a comparison that
+would need more (64 equal digits in a row, probability below 2^-2000) is
+decided by the 64th digit: a data-independent event whose probability is
+counted in delta (``doc/privacy.md``).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+_BITS = 32
+_BASE = 1 << 32
+_MASK = _BASE - 1
+_HALF = 1 << 31
+_CAP = 64
+# Quantisation of c = v / gamma: |c| is clamped to 2^62 and truncated to 2^-64.
+CLAMP = float(2 ** 62)
+
+
+# The random digits come from xoshiro256** (Blackman and Vigna), whose 256-bit
+# state is seeded from the caller's numpy Generator on every call, so results
+# are reproducible from ``random_state`` and copies of a generator that are
+# re-seeded draw fresh digits. The state lives in a uint64 array of length 4.
+@njit(cache=True, inline="always")
+def _rotl(x, k):
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True, inline="always")
+def _next(s):
+    result = _rotl(s[1] * np.uint64(5), 7) * np.uint64(9)
+    t = s[1] << np.uint64(17)
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], 45)
+    return result
+
+
+@njit(cache=True, inline="always")
+def _digit(s):
+    """A uniform base-2^32 digit (the high half of a xoshiro256** output)."""
+    return np.int64(_next(s) >> np.uint64(32))
+
+
+@njit(cache=True, inline="always")
+def _below(s, m):
+    """A uniform integer in [0, m), exactly (rejection of the top remainder)."""
+    limit = (_BASE // m) * m
+    while True:
+        d = _digit(s)
+        if d < limit:
+            return d % m
+
+
+def generator_state(rng):
+    """A fresh xoshiro256** state drawn from a numpy Generator (never all zero)."""
+    state = rng.bit_generator.random_raw(4).astype(np.uint64)
+    if not state.any():
+        state[0] = 1
+    return state
+
+
+# A workspace is an int64 array of shape (4, _CAP + 1): one lazy uniform per
+# row. Row X holds the normal's (exponential's) fraction; rows A and B are the
+# decreasing runs' scratch; row W the thinning comparisons of algorithm B.
+# Rows are passed by index, so a run swaps integers, not arrays.
+X, A, B, W = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _ensure(ws, r, i, state):
+    """Draw digits of the lazy uniform in row ``r`` up to digit ``i`` (1-based)."""
+    while ws[r, 0] < i:
+        if ws[r, 0] < _CAP:
+            ws[r, 0] += 1
+        # else: 64 equal digits in a row (probability below 2^-2000 per
+        # comparison): the last digit is redrawn; see the module docstring.
+        ws[r, ws[r, 0]] = _digit(state)
+
+
+@njit(cache=True, inline="always")
+def _fresh(ws, r, state):
+    """Row ``r`` becomes a new lazy uniform with its first digit drawn."""
+    ws[r, 0] = 1
+    ws[r, 1] = _digit(state)
+
+
+@njit(cache=True, inline="always")
+def _less(ws, a, b, state):
+    """Row ``a`` < row ``b`` as lazy uniforms (ties broken by drawing more digits)."""
+    if ws[a, 0] == 0:
+        _fresh(ws, a, state)
+    if ws[b, 0] == 0:
+        _fresh(ws, b, state)
+    if ws[a, 1] != ws[b, 1]:
+        return ws[a, 1] < ws[b, 1]
+    i = 2
+    while True:
+        _ensure(ws, a, i, state)
+        _ensure(ws, b, i, state)
+        if ws[a, i] != ws[b, i] or i >= _CAP:
+            return ws[a, i] < ws[b, i]
+        i += 1
+
+
+@njit(cache=True)
+def _bernoulli_exp_half(ws, state):
+    """True with probability exp(-1/2): von Neumann's decreasing run from 1/2."""
+    _fresh(ws, A, state)
+    if ws[A, 1] >= _HALF:      # z >= 1/2 (z == 1/2 has probability 0)
+        return True            # run of length 0: even
+    y, z = A, B
+    n = 1
+    while True:
+        _fresh(ws, z, state)
+        if not _less(ws, z, y, state):
+            break
+        y, z = z, y
+        n += 1
+    return n % 2 == 0
+
+
+@njit(cache=True)
+def _bernoulli_exp_one(ws, state):
+    """True with probability exp(-1): von Neumann's decreasing run from 1."""
+    y, z = A, B
+    _fresh(ws, y, state)       # the first uniform is below 1 always
+    n = 1
+    while True:
+        _fresh(ws, z, state)
+        if not _less(ws, z, y, state):
+            break
+        y, z = z, y
+        n += 1
+    return n % 2 == 0
+
+
+@njit(cache=True)
+def _bernoulli_b(k, ws, state):
+    """True with probability exp(-x (2k + x) / (2k + 2)), x in row X (Karney's B).
+
+    A decreasing run x > z1 > z2 > ... where each step is kept with probability
+    (2k + x) / (2k + 2); the result is the parity of the run's length.
+    """
+    m = 2 * k + 2
+    n = 0
+    y, z = X, A                # the run starts at x itself (x's digits are shared)
+    while True:
+        _fresh(ws, z, state)
+        if not _less(ws, z, y, state):
+            break
+        r = _below(state, m)
+        if r >= 2 * k:
+            if r == 2 * k + 1:
+                break
+            _fresh(ws, W, state)
+            if not _less(ws, W, X, state):
+                break
+        if n == 0:
+            y, z = z, B
+        else:
+            y, z = z, y
+        n += 1
+    return n % 2 == 0
+
+
+@njit(cache=True)
+def _normal(ws, state):
+    """An exact standard normal: returns (sign bit, k); |Z| = k + x, x the lazy row X (Karney's N)."""
+    while True:
+        k = 0
+        while _bernoulli_exp_half(ws, state):         # P(k) propto exp(-k/2)
+            k += 1
+        accepted = True
+        for _ in range(k * (k - 1)):                   # times exp(-k(k-1)/2)
+            if not _bernoulli_exp_half(ws, state):
+                accepted = False
+                break
+        if not accepted:
+            continue
+        ws[X, 0] = 0
+        for _ in range(k + 1):                         # times exp(-x(2k+x)/2)
+            if not _bernoulli_b(k, ws, state):
+                accepted = False
+                break
+        if not accepted:
+            continue
+        return _digit(state) & 1, k
+
+
+@njit(cache=True)
+def _exponential(ws, state):
+    """An exact standard exponential k + x, x the lazy row X."""
+    k = 0
+    while _bernoulli_exp_one(ws, state):              # P(k) propto exp(-k)
+        k += 1
+    while True:
+        # x accepted with probability exp(-x): run x > z1 > z2 > ..., even length
+        ws[X, 0] = 0
+        _fresh(ws, X, state)
+        n = 0
+        y, z = X, A
+        while True:
+            _fresh(ws, z, state)
+            if not _less(ws, z, y, state):
+                break
+            if n == 0:
+                y, z = z, B
+            else:
+                y, z = z, y
+            n += 1
+        if n % 2 == 0:
+            return k
+
+
+@njit(cache=True)
+def _shift(v, s):
+    if s >= 64 or s <= -64:
+        return 0
+    if s >= 0:
+        return v << s
+    return v >> (-s)
+
+
+@njit(cache=True)
+def fixed_point(c):
+    """``(a, f1, f2)`` with ``a + f1 2^-32 + f2 2^-64`` = c + 1/2 (|c| <= 2^62),
+    exact up to truncating |c| below 2^-64 (an error below 2^-64)."""
+    x = abs(c)
+    a = 0
+    f1 = 0
+    f2 = 0
+    if x > 0.0:
+        m, e = math.frexp(x)                   # x = m 2^e, m in [1/2, 1)
+        mant = np.int64(m * 9007199254740992.0)  # m 2^53, exact
+        sh = 53 - e                            # x = mant 2^-sh
+        if sh <= 0:
+            a = mant << (-sh)
+        else:
+            if sh < 63:
+                a = mant >> sh
+                frac = mant & ((np.int64(1) << sh) - 1)
+            else:
+                frac = mant
+            f1 = _shift(frac, 32 - sh) & _MASK
+            f2 = _shift(frac, 64 - sh) & _MASK
+    if c < 0.0:
+        if f1 == 0 and f2 == 0:
+            a = -a
+        else:
+            if f2 != 0:
+                f2 = _BASE - f2
+                f1 = _MASK - f1
+            else:
+                f1 = _BASE - f1
+            a = -a - 1
+    f1 += _HALF
+    if f1 >= _BASE:
+        f1 -= _BASE
+        a += 1
+    return a, f1, f2
+
+
+@njit(cache=True)
+def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
+    """floor((F + sign scale D + adjust 2^-32L) ...) in units: see floor_offset."""
+    carry = adjust
+    for i in range(n_digits, 0, -1):
+        t = sign * scale * ws[X, i] + carry
+        if i == 1:
+            t += f1
+        elif i == 2:
+            t += f2
+        carry = t >> _BITS
+    return carry
+
+
+@njit(cache=True)
+def floor_offset(f1, f2, sign, scale, ws, state):
+    """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
+
+    With D the integer of u's first L digits, scale * u lies in
+    [scale D, scale (D + 1)) 2^-32L; digits are drawn until both ends give the
+    same floor.
+    """
+    n_digits = max(2, ws[X, 0])
+    _ensure(ws, X, n_digits, state)
+    while True:
+        if sign > 0:
+            lo = _integer_part(f1, f2, 1, scale, ws, n_digits, 0)
+            hi = _integer_part(f1, f2, 1, scale, ws, n_digits, scale - 1)
+        else:
+            lo = _integer_part(f1, f2, -1, scale, ws, n_digits, -scale)
+            hi = _integer_part(f1, f2, -1, scale, ws, n_digits, 0)
+        if lo == hi:
+            return lo
+        if n_digits >= _CAP:   # probability below 2^-1900: see the module docstring
+            return lo
+        n_digits += 1
+        _ensure(ws, X, n_digits, state)
+
+
+@njit(cache=True)
+def exact_point(c, scale, gaussian, ws, state):
+    """``floor(c + 1/2 + scale * Z)`` as an int64, Z exact N(0, 1) or Laplace(1).
+
+    ``c`` must be finite with |c| <= 2^62 (callers clamp); ``ws`` a workspace.
+    """
+    a, f1, f2 = fixed_point(c)
+    if gaussian:
+        bit, k = _normal(ws, state)
+    else:
+        k = _exponential(ws, state)
+        bit = _digit(state) & 1
+    sign = 1 if bit == 1 else -1
+    return a + sign * scale * k + floor_offset(f1, f2, sign, scale, ws, state)
+
+
+def workspace():
+    return np.zeros((4, _CAP + 1), np.int64)
+
+
+@njit(cache=True)
+def release_grid(c, scale, gaussian, state, out):
+    """``out[i] = floor(c[i] + 1/2 + scale * Z_i)`` for every i (int64)."""
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    for i in range(c.shape[0]):
+        out[i] = exact_point(c[i], scale, gaussian, ws, state)
+
+
+@njit(cache=True)
+def sample_parts(n, gaussian, state, signs, ks, digits):
+    """Test hook: n exact variates as (sign, integer part, first 2 digits of the fraction)."""
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    for i in range(n):
+        if gaussian:
+            bit, k = _normal(ws, state)
+        else:
+            k = _exponential(ws, state)
+            bit = _digit(state) & 1
+        signs[i] = 1 if bit == 1 else -1
+        ks[i] = k
+        _ensure(ws, X, 2, state)
+        digits[i, 0] = ws[X, 1]
+        digits[i, 1] = ws[X, 2]

@@ -1,0 +1,156 @@
+"""The exact samplers and the grid release (doc/privacy.md, section 13)."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sklearn_dpol._core import _exact_kernels as kernels
+from sklearn_dpol._core import noise
+from sklearn_dpol._core.noise import gaussian_release, laplace_release, noise_grid
+
+
+def _state(seed):
+    return kernels.generator_state(np.random.default_rng(seed))
+
+
+EDGE_VALUES = [0.0, -0.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.0 ** 62, -2.0 ** 62,
+               -2.0 ** -70, 2.0 ** -70, 0.5, -0.5, 3.25, -3.25, 2.0 ** -64, -2.0 ** -64,
+               2.0 ** -63 * 3, -(2.0 ** 52) - 0.5, 2.0 ** 53 + 2, 1 - 2.0 ** -53, -1 + 2.0 ** -53]
+
+
+def test_fixed_point_is_c_plus_half_to_2_pow_minus_64():
+    rng = np.random.default_rng(1)
+    values = list(rng.normal(size=300) * 10.0 ** rng.integers(-40, 18, size=300)) + EDGE_VALUES
+    for c in values:
+        a, f1, f2 = kernels.fixed_point(c)
+        assert 0 <= f1 < 2 ** 32 and 0 <= f2 < 2 ** 32
+        exact = Fraction(c) + Fraction(1, 2)
+        got = Fraction(a) + Fraction(f1, 2 ** 32) + Fraction(f2, 2 ** 64)
+        assert abs(got - exact) < Fraction(1, 2 ** 64), c
+
+
+def test_floor_offset_is_the_exact_floor():
+    """floor(F + s S x) decided from the digits drawn equals the rational floor of both ends."""
+    rng = np.random.default_rng(2)
+    state = _state(3)
+    undecided_with_three_digits = 0
+    for _ in range(3000):
+        scale = int(rng.integers(2 ** 28, 2 ** 29 + 2))
+        sign = int(rng.choice([-1, 1]))
+        f1, f2 = int(rng.integers(0, 2 ** 32)), int(rng.integers(0, 2 ** 32))
+        ws = kernels.workspace()
+        ws[0, 0] = 3
+        ws[0, 1:4] = rng.integers(0, 2 ** 32, size=3)
+        got = kernels.floor_offset(f1, f2, sign, scale, ws, state)
+        n_digits = int(ws[0, 0])
+        undecided_with_three_digits += n_digits > 3
+        D = sum(int(ws[0, i]) << (32 * (n_digits - i)) for i in range(1, n_digits + 1))
+        F = Fraction(f1, 2 ** 32) + Fraction(f2, 2 ** 64)
+        lo = F + sign * scale * Fraction(D, 2 ** (32 * n_digits))
+        hi = F + sign * scale * Fraction(D + 1, 2 ** (32 * n_digits))
+        # every x in [D, D+1) 2^-32L has the same floor: both ends agree with the result
+        assert math.floor(min(lo, hi)) == got
+        assert math.ceil(max(lo, hi)) - 1 == got
+    assert undecided_with_three_digits < 5
+
+
+def test_floor_offset_draws_digits_until_decided():
+    """x's first two digits put S x just below an integer: more digits are drawn."""
+    scale = 2 ** 28 + 3
+    D = -(-(2 ** 64) * 12345 // scale) - 1     # S D 2^-64 in (12345 - S 2^-64, 12345)
+    for seed in range(20):
+        ws = kernels.workspace()
+        ws[0, 0] = 2
+        ws[0, 1], ws[0, 2] = D >> 32, D & (2 ** 32 - 1)
+        got = kernels.floor_offset(0, 0, 1, scale, ws, _state(seed))
+        n_digits = int(ws[0, 0])
+        assert n_digits > 2
+        full = sum(int(ws[0, i]) << (32 * (n_digits - i)) for i in range(1, n_digits + 1))
+        assert got == math.floor(scale * Fraction(full, 2 ** (32 * n_digits)))
+        assert got in (12344, 12345)
+
+
+@pytest.mark.parametrize("gaussian, law", [(True, stats.norm), (False, stats.laplace)])
+def test_exact_variates_follow_their_law(gaussian, law):
+    n = 200_000
+    signs, ks = np.empty(n, np.int64), np.empty(n, np.int64)
+    digits = np.empty((n, 2), np.int64)
+    kernels.sample_parts(n, gaussian, _state(5), signs, ks, digits)
+    z = signs * (ks + digits[:, 0] / 2.0 ** 32 + digits[:, 1] / 2.0 ** 64)
+    assert stats.kstest(z, law.cdf).pvalue > 1e-3
+    # the integer part's law exactly: P(|Z| in [k, k+1))
+    for k in range(4):
+        p = 2 * (law.cdf(k + 1) - law.cdf(k))
+        assert abs(np.mean(ks == k) - p) < 5 * math.sqrt(p * (1 - p) / n)
+    # a wrong law is rejected by the same test (the test can fail)
+    assert stats.kstest(1.05 * z, law.cdf).pvalue < 1e-6
+
+
+def test_grid_rule():
+    for sigma in [1e-9, 0.3, 1.0, 1.5, 2.0 ** 40 * 1.7, 1e200]:
+        gamma, multiplier = noise_grid(sigma)
+        assert math.frexp(gamma)[0] == 0.5  # a power of two
+        assert sigma * 2.0 ** -29 < gamma <= sigma * 2.0 ** -28
+        assert gamma * multiplier >= sigma + gamma
+        assert gamma * multiplier <= sigma * (1 + 2.0 ** -26)
+    for bad in [0.0, -1.0, np.inf, np.nan, 1e-300]:
+        with pytest.raises(ValueError, match="noise scale"):
+            noise_grid(bad)
+
+
+def test_release_is_on_the_grid_with_the_requested_scale():
+    rng = np.random.default_rng(6)
+    v = rng.normal(size=100_000) * 3
+    for release, sd in [(gaussian_release, 1.0), (laplace_release, math.sqrt(2))]:
+        z = release(v, 0.7, np.random.default_rng(7))
+        gamma, multiplier = noise_grid(0.7)
+        k = z / gamma
+        assert np.array_equal(k, np.round(k))           # every released double is gamma * integer
+        assert abs((z - v).std() / (0.7 * sd) - 1) < 0.01
+        assert abs((z - v).mean()) < 0.02
+
+
+def test_release_is_exactly_shift_invariant():
+    """Same bits, query moved by m grid steps: the release moves by exactly m steps.
+
+    The noise does not depend on the query's value: only the floor sees it.
+    """
+    gamma, _ = noise_grid(1.3)
+    v = np.random.default_rng(8).normal(size=5000)
+    shift = gamma * np.random.default_rng(9).integers(-10 ** 9, 10 ** 9, size=5000)
+    a = gaussian_release(v, 1.3, np.random.default_rng(10))
+    b = gaussian_release(v + shift, 1.3, np.random.default_rng(10))
+    assert np.array_equal(b - a, shift)
+
+
+def test_release_reproducible_and_fresh():
+    v = np.zeros(10)
+    a = gaussian_release(v, 1.0, np.random.default_rng(11))
+    assert np.array_equal(a, gaussian_release(v, 1.0, np.random.default_rng(11)))
+    assert not np.array_equal(a, gaussian_release(v, 1.0, np.random.default_rng(12)))
+    rng = np.random.default_rng(13)
+    assert not np.array_equal(gaussian_release(v, 1.0, rng), gaussian_release(v, 1.0, rng))
+
+
+def test_extreme_values_give_finite_releases():
+    v = np.array([1.79e308, -1.79e308, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 0.0])
+    for sigma in [1e-10, 1.0, 1e300]:
+        z = gaussian_release(v, sigma, np.random.default_rng(14))
+        assert np.all(np.isfinite(z))
+        z = laplace_release(v, sigma, np.random.default_rng(14))
+        assert np.all(np.isfinite(z))
+
+
+def test_zero_sigma_adds_nothing_and_postprocess_applies():
+    v = np.array([1.0, -2.0])
+    assert np.array_equal(gaussian_release(v, 0.0, None), v)
+    out = gaussian_release(v, 1.0, np.random.default_rng(0), postprocess=lambda z: z * 0)
+    assert np.array_equal(out, np.zeros(2))
+
+
+def test_released_scale():
+    assert noise.released_scale(0) == 0.0
+    assert 1.0 < noise.released_scale(1.0) <= 1.0 + 2.0 ** -26
