@@ -212,7 +212,8 @@ def test_an_integer_seed_gives_every_clone_the_same_noise():
     exact, _ = fold_models(epsilon=np.inf, random_state=0)
     fresh, _ = fold_models(epsilon=1.0, random_state=None)
     noiseless = exact[0] - exact[1]
-    assert np.abs((seeded[0] - seeded[1]) - noiseless).max() < 1e-12
+    # the same noise, up to the noise grid's step sigma 2^-28 (doc/privacy.md section 13)
+    assert np.abs((seeded[0] - seeded[1]) - noiseless).max() <= sigma * 2.0 ** -27
     assert np.abs((fresh[0] - fresh[1]) - noiseless).max() > 0.1 * sigma
 
     def fit(epsilon):
@@ -222,4 +223,4 @@ def test_an_integer_seed_gives_every_clone_the_same_noise():
     low, high, exact = fit(1.0), fit(2.0), fit(np.inf)
     s1, s2 = low.noise_scale_, high.noise_scale_
     recovered = (s2 * released(low) - s1 * released(high)) / (s2 - s1)
-    np.testing.assert_allclose(recovered, released(exact), atol=1e-12)
+    np.testing.assert_allclose(recovered, released(exact), atol=1e-6)

@@ -365,3 +365,68 @@ def sample_parts(n, gaussian, state, signs, ks, digits):
         _ensure(ws, X, 2, state)
         digits[i, 0] = ws[X, 1]
         digits[i, 1] = ws[X, 2]
+
+
+_LARGEST = np.finfo(np.float64).max
+
+
+@njit(cache=True)
+def grid(scale):
+    """``(gamma, S)`` of :func:`sklearn_dpol._core.noise.noise_grid` (scale finite, > 0)."""
+    _, exponent = math.frexp(scale)
+    gamma = math.ldexp(1.0, exponent - 29)
+    return gamma, np.int64(math.floor(scale / gamma)) + 2
+
+
+@njit(cache=True)
+def release_value(v, scale, gaussian, ws, state):
+    """One coordinate released on the grid of ``scale``, inside a kernel.
+
+    ``gamma * floor(v / gamma + 1/2 + S Z)``, with the clamping and NaN rule of
+    :func:`sklearn_dpol._core.noise.gaussian_release`; ``scale <= 0`` returns
+    ``v``. Kernels that release per step (user-side reports, noisy gradients)
+    call this, so that no floating-point sum of a value and its noise is ever
+    released.
+    """
+    if not scale > 0.0:
+        return v
+    gamma, multiplier = grid(scale)
+    c = v / gamma
+    if c != c:
+        c = 0.0
+    elif c > CLAMP:
+        c = CLAMP
+    elif c < -CLAMP:
+        c = -CLAMP
+    released = exact_point(c, multiplier, gaussian, ws, state) * gamma
+    if released > _LARGEST:
+        return _LARGEST
+    if released < -_LARGEST:
+        return -_LARGEST
+    return released
+
+
+@njit(cache=True)
+def laplace_report(gradient, scales, out, ws, state):
+    """The local Laplace randomiser's report, in place: ``out_j = clip(g_j, -1, 1)``
+    released with Laplace noise of scale ``scales_j`` (0: no noise, the coordinate is public).
+
+    A non-finite gradient coordinate is mapped to 0 before clipping (a
+    data-independent value), so the report is finite whatever the row.
+    """
+    for j in range(gradient.shape[0]):
+        g = gradient[j]
+        if g != g:
+            g = 0.0
+        g = min(max(g, -1.0), 1.0)
+        out[j] = release_value(g, scales[j], False, ws, state)
+
+
+@njit(cache=True)
+def gaussian_report(mean, sigma, out, ws, state):
+    """A user-side Gaussian report, in place: ``out_j = mean_j`` released with noise ``sigma``.
+
+    The caller clips ``mean`` (its L2 norm bounds the sensitivity).
+    """
+    for j in range(mean.shape[0]):
+        out[j] = release_value(mean[j], sigma, True, ws, state)
