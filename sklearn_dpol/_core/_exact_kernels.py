@@ -430,3 +430,53 @@ def gaussian_report(mean, sigma, out, ws, state):
     """
     for j in range(mean.shape[0]):
         out[j] = release_value(mean[j], sigma, True, ws, state)
+
+
+@njit(cache=True)
+def _bernoulli_exp_fraction(f1, f2, ws, state):
+    """True with probability exp(-f), f = f1 2^-32 + f2 2^-64 in [0, 1) (von Neumann's run)."""
+    _fresh(ws, A, state)
+    if ws[A, 1] != f1:
+        below = ws[A, 1] < f1
+    else:
+        _ensure(ws, A, 2, state)
+        # equal first two digits: z >= f, since f has no further digits
+        below = ws[A, 2] < f2
+    if not below:
+        return True            # run of length 0
+    y, z = A, B
+    n = 1
+    while True:
+        _fresh(ws, z, state)
+        if not _less(ws, z, y, state):
+            break
+        y, z = z, y
+        n += 1
+    return n % 2 == 0
+
+
+@njit(cache=True)
+def exponential_choice(x, state):
+    """An index ``s`` with probability ``exp(-x_s) / sum_r exp(-x_r)``, exactly.
+
+    ``x`` is finite, nonnegative, below 2^52, with at least one entry below 1
+    (callers subtract the minimum). Rejection from the uniform proposal: ``s``
+    is kept with probability ``exp(-x_s)``, as ``k = floor(x_s)`` runs of
+    Bernoulli(exp(-1)) and one of Bernoulli(exp(-frac)), ``frac`` truncated to
+    2^-64. The expected number of proposals is at most ``len(x)``.
+    """
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    m = x.shape[0]
+    while True:
+        s = _below(state, m)
+        k = np.int64(math.floor(x[s]))
+        scaled = (x[s] - k) * 4294967296.0      # exact: a power-of-two scaling
+        f1 = np.int64(math.floor(scaled))
+        f2 = np.int64(math.floor((scaled - f1) * 4294967296.0))
+        accepted = True
+        for _ in range(k):
+            if not _bernoulli_exp_one(ws, state):
+                accepted = False
+                break
+        if accepted and _bernoulli_exp_fraction(f1, f2, ws, state):
+            return s

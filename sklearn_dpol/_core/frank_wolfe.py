@@ -54,7 +54,6 @@ CHUNK_ROWS = 8192
 # Keep the clipped data in memory when it is at most this many entries (32 MB).
 CACHE_ENTRIES = 2**22
 # Gumbel noise is drawn for this many steps at a time.
-NOISE_BLOCK = 256
 
 
 # -- bounds -------------------------------------------------------------------
@@ -403,14 +402,37 @@ def use_gram(n_dims, n_steps):
 
 # -- selection ------------------------------------------------------------------------
 
-def select_exponential(scores, scale, gumbel):
-    """Gumbel-max: ``argmin_s (u_s - scale g_s)`` with ``g_s ~ Gumbel(0, 1)`` i.i.d.
+# Scores more than _MAX_EXPONENT scales above the best are capped there (a
+# contraction: it never increases the score's sensitivity); their probability
+# is below exp(-4096) either way.
+_MAX_EXPONENT = 4096.0
+# x is scaled by (1 - 2^-40): it pays for truncating x to 2^-64 (doc/privacy.md 13.5).
+_EXPONENT_SHRINK = 1.0 - 2.0 ** -40
 
-    It picks ``s`` with probability ``exp(-u_s / scale) / sum exp(-u / scale)``,
-    the exponential mechanism (the maximum of ``-u_s / scale + g_s`` is
-    attained at ``s`` with these softmax probabilities).
+
+def exponents(scores, scale):
+    """``x_s = (u_s - min u) / scale``, shrunk by ``1 - 2^-40``, capped, NaN-free."""
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = np.isfinite(scores)
+    low = np.min(scores[finite]) if finite.any() else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = (scores - low) / scale * _EXPONENT_SHRINK
+    # a non-finite score (never produced from clipped data) gets the cap: data-independent
+    return np.where(np.isfinite(x), np.clip(x, 0.0, _MAX_EXPONENT), _MAX_EXPONENT)
+
+
+def select_exponential(scores, scale, state):
+    """The exponential mechanism, sampled exactly: ``s`` with probability
+    ``exp(-u_s / scale) / sum exp(-u / scale)``.
+
+    ``state`` is an exact sampler's generator state
+    (:func:`~sklearn_dpol._core._exact_kernels.generator_state`). No
+    floating-point noise is involved: the choice is made by comparing random
+    bits with the exponents (doc/privacy.md section 13.5).
     """
-    return int(np.argmin(scores - scale * gumbel))
+    from . import _exact_kernels
+
+    return int(_exact_kernels.exponential_choice(exponents(scores, scale), state))
 
 
 def exponential_probabilities(scores, scale):
@@ -421,14 +443,12 @@ def exponential_probabilities(scores, scale):
 
 
 def _exponential_selector(vertices, scale, n_steps, rng):
-    block = {"noise": None}
+    from . import _exact_kernels
+
+    state = _exact_kernels.generator_state(rng)
 
     def choose(t, gradient):
-        row = t % NOISE_BLOCK
-        if row == 0:
-            rows = min(NOISE_BLOCK, n_steps - t)
-            block["noise"] = rng.gumbel(size=(rows, vertices.size))
-        return select_exponential(vertices.scores(gradient), scale, block["noise"][row])
+        return select_exponential(vertices.scores(gradient), scale, state)
 
     return choose
 
