@@ -266,3 +266,22 @@ def test_mi_ogd_clips_rows_whose_squared_norm_overflows():
     assert scale > 0 and np.isfinite(r)
     assert np.hypot(scale * BIG, scale * BIG) <= 1.0
     assert r == pytest.approx(0.5 * np.sqrt(2.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("data_norm", [1e-3, 1e-5, 1e-10, 1e-15])
+def test_huge_rows_are_clipped_inside_a_small_bound(data_norm):
+    """A subnormal clipping factor (huge row, small bound) rounded the clipped norm
+    past the bound: by 6e-11 relative at data_norm=1e-5 and 50% at 1e-15."""
+    from sklearn_dpol._core import _mi_kernels as k
+    from sklearn_dpol._core._clip import clip_row_scales
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        d = int(rng.integers(1, 6))
+        x = rng.uniform(-1, 1, d) * BIG / np.sqrt(d)
+        scale, clipped_sq = clip_row_scales(x[np.newaxis], data_norm)
+        z = scale[0] * x
+        assert np.sqrt(np.sum((z / data_norm) ** 2)) <= 1.0
+        assert clipped_sq[0] == pytest.approx(np.dot(z, z), rel=1e-12, abs=0)
+        _, mi_scale = k._residual(np.zeros(d), x, 0.0, False, data_norm, 1.0)
+        assert np.sqrt(np.sum((mi_scale * x / data_norm) ** 2)) <= 1.0

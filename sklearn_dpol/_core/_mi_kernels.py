@@ -54,6 +54,10 @@ def _residual(w, x, y, intercept, data_norm, y_bound):
         scale = (data_norm / largest) / math.sqrt(unit)
         # Round the factor down so that the clipped row stays inside the ball.
         scale = min(1.0, scale * (1.0 - 4.0 * (n_features + 2) * 2.220446049250313e-16))
+        if scale < 2.2250738585072014e-308:
+            # Subnormal: its rounding error is absolute, not relative (see
+            # _clip.clip_row_scales); round down by two ulps.
+            scale = max(scale - 1e-323, 0.0)
     r = -min(max(y, -y_bound), y_bound)
     for j in range(n_features):
         r += w[j] * (scale * x[j])

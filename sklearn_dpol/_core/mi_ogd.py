@@ -173,6 +173,8 @@ def _clipped_row(x, data_norm):
     largest = float(np.max(np.abs(x)))
     scale = (data_norm / largest) / float(np.sqrt(np.sum((x / largest) ** 2)))
     scale = min(1.0, scale * (1.0 - 4.0 * (x.size + 2) * np.finfo(np.float64).eps))
+    if scale < np.finfo(np.float64).tiny:
+        scale = max(scale - 1e-323, 0.0)
     return scale * x
 
 
