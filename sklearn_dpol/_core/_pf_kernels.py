@@ -228,13 +228,35 @@ def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weig
         # finite) would become 0, so the report is finite whatever the row.
         g = min(max(g, -1.0), 1.0) if g == g else 0.0
         if weights[j] > 0.0 and epsilon < np.inf:
-            g += (2.0 / (epsilon * weights[j])) * unit_noise[j]
+            tau = epsilon * weights[j]
+            # A budget that underflows to 0 has infinite noise (never a
+            # ZeroDivisionError): the report is +-inf whatever the data.
+            g += (2.0 / tau if tau > 0.0 else np.inf) * unit_noise[j]
         out[j] = g
 
 
 # --------------------------------------------------------------------------
 # Learner side: sees only the noisy reports g~.
 # --------------------------------------------------------------------------
+
+# A report beyond this magnitude (only a budget below about 1e-100 gives one:
+# Laplace noise of scale 2 / (epsilon w)) is received as this: the sums L and
+# S then stay finite for any stream shorter than 1e100 rounds.
+REPORT_CAP = 1e100
+
+
+@njit(cache=True, nogil=True)
+def received(g):
+    """The learner's reading of one report coordinate: NaN -> 0, clamped to +-REPORT_CAP.
+
+    Post-processing of the (private) report: with a tiny budget the noise can
+    overflow to +-inf (or inf * 0 = NaN), which would turn the learner's
+    state, and every later release, into NaN.
+    """
+    if g != g:
+        return 0.0
+    return min(max(g, -REPORT_CAP), REPORT_CAP)
+
 
 @njit(cache=True, nogil=True)
 def learner_coordinate_predict(L, S, C, b, prior, log_z, out):
@@ -247,8 +269,9 @@ def learner_coordinate_predict(L, S, C, b, prior, log_z, out):
 @njit(cache=True, nogil=True)
 def learner_coordinate_update(L, S, g_tilde):
     for j in range(L.shape[0]):
-        L[j] -= g_tilde[j]
-        S[j] += g_tilde[j] * g_tilde[j]
+        g = received(g_tilde[j])
+        L[j] -= g
+        S[j] += g * g
 
 
 @njit(cache=True, nogil=True)
@@ -269,8 +292,9 @@ def learner_reduction_update(scalars, z, g_tilde):
     inner = 0.0
     sq = 0.0
     for j in range(z.shape[0]):
-        inner += z[j] * g_tilde[j]
-        sq += g_tilde[j] * g_tilde[j]
+        g = received(g_tilde[j])
+        inner += z[j] * g
+        sq += g * g
     scalars[0] -= inner
     scalars[1] += inner * inner
     scalars[2] += sq
@@ -278,7 +302,7 @@ def learner_reduction_update(scalars, z, g_tilde):
         eta = 1.0 / math.sqrt(scalars[2])
         norm_sq = 0.0
         for j in range(z.shape[0]):
-            z[j] -= eta * g_tilde[j]
+            z[j] -= eta * received(g_tilde[j])
             norm_sq += z[j] * z[j]
         if norm_sq > 1.0:
             shrink = 1.0 / math.sqrt(norm_sq)
