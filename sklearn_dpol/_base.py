@@ -3,13 +3,25 @@
 * Randomness: ``fit`` re-seeds from ``random_state``; a stream of
   ``partial_fit`` calls keeps drawing from one generator, so no two releases
   reuse noise.
+* Copies never reuse noise: with ``random_state=None``, ``copy.deepcopy`` and
+  a ``pickle`` round trip give the copy a generator freshly seeded from the
+  operating system, so two continuations of one checkpoint draw independent
+  noise. With an integer (or ``RandomState``/``Generator``) seed the copy
+  keeps the generator's state, which reproduces the noise: an
+  experiments-only setting (``doc/privacy.md``, "Failures and refunds").
 * Atomic calls: a call that raises leaves the estimator exactly as it was,
-  generator state included, so a failed call releases and spends nothing.
+  generator state included.
+* Failures cost what they reveal: a call that fails while only its
+  parameters and the shape and finiteness of its input have been checked is
+  refunded; once the estimator has declared that it reads the data's values
+  (:meth:`PrivateEstimatorMixin._mark_data_read`), a failure is charged its
+  planned cost (``doc/privacy.md``, "Failures and refunds").
 * Frozen privacy hyperparameters: a stream's calibration is fixed when it
   starts; changing it needs ``fit``.
 * Budget accounting: with an ``accountant``, every call reserves the guarantee
   it will have (planned from hyperparameters and metadata, before any data is
-  read), is refunded if it fails and settles at its ``privacy_``; a
+  read), is refunded if it fails before reading the data's values, charged
+  if it fails after, and settles at its ``privacy_``; a
   ``partial_fit`` stream is one charge, for the stream's whole guarantee. The
   ledger refuses a charge whose noise generator repeats a live charge's, and a
   stale copy of a stream.
@@ -69,6 +81,35 @@ class PrivateEstimatorMixin:
     _stream_params = ()
     # State that is not released: the uncorrupted iterate and the generator.
     _private_state = ("_w_private", "_rng")
+
+    # -- copies: never continue with the original's noise ---------------------------
+
+    def __deepcopy__(self, memo):
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            new.__dict__[name] = copy.deepcopy(value, memo)
+        new._reseed_copy()
+        return new
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._reseed_copy()
+
+    def _reseed_copy(self):
+        """Give a copy (deep copy, unpickled object) fresh noise when unseeded.
+
+        With ``random_state=None`` the user asked for fresh entropy: a copied
+        generator would make the copy's next release draw exactly the noise
+        of the original's next release (or of another copy's), and the
+        difference of the two releases would be the noiseless difference of
+        the models. Re-seeding from the operating system makes the two
+        continuations independent. A seeded estimator keeps its generator, so
+        that experiments reproduce: an experiments-only hazard, documented.
+        """
+        if getattr(self, "random_state", 0) is None and "_rng" in self.__dict__:
+            self._rng = make_generator(None)
 
     def export_public(self):
         """A copy that predicts from released values only.
@@ -138,13 +179,15 @@ class PrivateEstimatorMixin:
             charge = self._reserve_privacy(
                 X, fitting=True, engine_kwargs=engine_kwargs,
                 noise=None if self.random_state is None else rng)
-            with _refunded_on_failure(charge):
+            with _refunded_on_failure(charge) as call:
                 # A fit ends any stream, and the stream's charge with it.
                 for name in (*reset, "_exported_public", "_accountant_stream"):
                     self.__dict__.pop(name, None)
                 self._rng = rng
                 self._freeze_stream_params()
+                self._call = call
                 self._partial_fit(X, y, fitting=True, **engine_kwargs)
+                del self._call
                 _settle(charge, self.privacy_)
         return self
 
@@ -163,10 +206,26 @@ class PrivateEstimatorMixin:
                 X, fitting=False, engine_kwargs=engine_kwargs,
                 noise=None if fresh and self.random_state is None else self._rng,
                 carried=not fresh)
-            with _refunded_on_failure(charge):
+            with _refunded_on_failure(charge) as call:
+                self._call = call
                 self._partial_fit(X, y, fitting=False, **engine_kwargs)
+                del self._call
                 _settle(charge, self.privacy_)
         return self
+
+    def _mark_data_read(self):
+        """Declare that the call now reads the values of its data.
+
+        Called by the engine once validation (parameters, shapes, dtypes and
+        finiteness, all checked before any other work) is over. From here on
+        a failure is a function of the data: it is charged its planned cost
+        instead of being refunded. Nothing after this point raises on purpose
+        (``doc/privacy.md``, "Failures and refunds"); the charge covers what
+        cannot be ruled out (a bug, an interrupt).
+        """
+        call = self.__dict__.get("_call")
+        if call is not None:
+            call.data_read = True
 
     def _planned_privacy(self, X, *, fitting, **engine_kwargs):
         """The guarantee the call will have, from hyperparameters and metadata.
@@ -246,21 +305,33 @@ class PrivateEstimatorMixin:
             )
 
 
+class _Call:
+    """One ``fit`` or ``partial_fit`` call: has it read the data's values yet?"""
+
+    def __init__(self):
+        self.data_read = False
+
+
 @contextmanager
 def _refunded_on_failure(charge):
-    """Refund ``charge`` if the body raises: a failed call spends nothing.
+    """Refund ``charge`` if the body raises before reading the data's values.
 
-    Except when objective perturbation cannot certify its solve: the failure
-    happens after the noise met the data and is one bit outside the guarantee
-    (``doc/privacy.md``, section 7.4), so the reservation stays spent.
+    A failure after :meth:`PrivateEstimatorMixin._mark_data_read` depends on
+    the data, so the reservation stays spent (its planned cost): a refunded
+    failure would be a free query. So does a failure of objective
+    perturbation to certify its solve: it happens after the noise met the
+    data and is one bit outside the guarantee (``doc/privacy.md``, section
+    7.4). A failure during validation (parameters, shapes, finiteness) is
+    refunded: the input was rejected before any work on its values.
     """
+    call = _Call()
     try:
-        yield
+        yield call
     except BaseException as exc:
         if charge is not None:
             from ._core.objective_perturbation import SolverDidNotConverge
 
-            if isinstance(exc, SolverDidNotConverge):
+            if call.data_read or isinstance(exc, SolverDidNotConverge):
                 charge.settle(charge.cost)
             else:
                 charge.refund()

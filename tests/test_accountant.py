@@ -494,15 +494,26 @@ def test_a_copied_stream_continues_once(make_copy, accountant):
     assert [c.kind for c in accountant.charges] == ["stream", "fit"]
 
 
-def test_copies_of_a_fitted_estimator_start_one_stream(accountant):
-    # The copies share the generator the fit left: two streams from it would
-    # draw the same noise, even with random_state=None.
-    est = PrivateQFTLRegressor(accountant=accountant).fit(X, Y)
+def test_copies_of_a_seeded_fitted_estimator_start_one_stream(accountant):
+    # Seeded copies share the generator the fit left: two streams from it
+    # would draw the same noise.
+    est = PrivateQFTLRegressor(accountant=accountant, random_state=0).fit(X, Y)
     first, second = copy.deepcopy(est), copy.deepcopy(est)
     first.partial_fit(X[:50], Y[:50])
     with pytest.raises(NoiseReuseError):
         second.partial_fit(X[:50], Y[:50])
     assert [c.kind for c in accountant.charges] == ["fit", "stream"]
+
+
+def test_unseeded_copies_of_a_fitted_estimator_draw_fresh_noise(accountant):
+    # Issue 15 item 5: with random_state=None a copy re-seeds from the OS, so
+    # two streams from copies of one fit draw independent noise: two charges.
+    est = PrivateQFTLRegressor(accountant=accountant).fit(X, Y)
+    first, second = copy.deepcopy(est), copy.deepcopy(est)
+    first.partial_fit(X[:50], Y[:50])
+    second.partial_fit(X[:50], Y[:50])
+    assert not np.array_equal(first.coef_, second.coef_)
+    assert [c.kind for c in accountant.charges] == ["fit", "stream", "stream"]
 
 
 def _seeded(random_state, accountant):

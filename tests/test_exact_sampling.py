@@ -1,4 +1,4 @@
-"""The exact samplers and the grid release (doc/privacy.md, section 13)."""
+"""The exact samplers and the grid release (doc/privacy.md, section 14)."""
 
 import math
 from fractions import Fraction

@@ -1,4 +1,4 @@
-"""Floating-point attacks on the released bits (doc/privacy.md section 13, doc/audit.md).
+"""Floating-point attacks on the released bits (doc/privacy.md section 14, doc/audit.md).
 
 The attacker knows every record but one and the two candidates for it, computes the
 noiseless release ``W_b`` of each hypothesis (the estimator at ``epsilon=inf``), and

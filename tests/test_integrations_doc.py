@@ -41,5 +41,5 @@ def test_every_example_runs_and_says_what_is_true():
     assert namespace["remote"].privacy_.n_releases == 8
     assert namespace["routed"][-1].sample_epsilon_summary_["n_users"] == 2000
     seeded, noiseless = namespace["seeded"], namespace["noiseless"]
-    # equal up to the noise grid (sigma 2^-28, doc/privacy.md section 13)
+    # equal up to the noise grid (sigma 2^-28, doc/privacy.md section 14)
     assert abs((seeded[0] - seeded[1]) - (noiseless[0] - noiseless[1])).max() < 1e-7

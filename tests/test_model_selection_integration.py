@@ -212,7 +212,7 @@ def test_an_integer_seed_gives_every_clone_the_same_noise():
     exact, _ = fold_models(epsilon=np.inf, random_state=0)
     fresh, _ = fold_models(epsilon=1.0, random_state=None)
     noiseless = exact[0] - exact[1]
-    # the same noise, up to the noise grid's step sigma 2^-28 (doc/privacy.md section 13)
+    # the same noise, up to the noise grid's step sigma 2^-28 (doc/privacy.md section 14)
     assert np.abs((seeded[0] - seeded[1]) - noiseless).max() <= sigma * 2.0 ** -27
     assert np.abs((fresh[0] - fresh[1]) - noiseless).max() > 0.1 * sigma
 

@@ -16,7 +16,21 @@ def clip_row_scales(X, max_norm):
     # Scaling a row to the bound and recomputing its norm can round one ulp
     # above it; aim a few ulps below, so the clipped rows provably respect it.
     shrink = 1.0 - 4.0 * (X.shape[1] + 2) * np.finfo(np.float64).eps
-    return clip_scales(X, float(max_norm) * shrink)
+    scale, clipped_sq = clip_scales(X, float(max_norm) * shrink)
+    # A huge row (entries near 1.8e308) and a small bound give a subnormal
+    # factor, whose rounding error (up to a subnormal ulp, 5e-324) is not
+    # relative: times an entry of 1e308 it can push the clipped norm past the
+    # bound (by 6e-11 relative at max_norm=1e-5, 50% at 1e-15). Round such
+    # factors down by two ulps (the error of the two divisions that form them
+    # is below one), so the clipped row stays inside the ball, and recompute
+    # their squared norms.
+    tiny = scale < np.finfo(np.float64).tiny
+    if np.any(tiny):
+        rows = np.flatnonzero(tiny)
+        scale[rows] = np.maximum(scale[rows] - 2 * 5e-324, 0.0)
+        Z = scale[rows, np.newaxis] * np.asarray(X[rows], dtype=np.float64)
+        clipped_sq[rows] = np.einsum("ij,ij->i", Z, Z)
+    return scale, clipped_sq
 
 
 def project_rows_to_ball(W, radius):

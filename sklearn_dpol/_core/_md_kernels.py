@@ -32,6 +32,10 @@ _BISECTION_MAX = 200
 @njit(cache=True, nogil=True)
 def loss_derivative(r, loss, threshold):
     """``f'(r)`` of the loss on the residual: bounded by ``Lf`` on the constraint set."""
+    if r != r:
+        # Unreachable with clipped rows, clipped targets and a bounded iterate;
+        # mapped to a data-independent value so no NaN can reach a release.
+        return 0.0
     if loss == SQUARED:
         return r
     if loss == ABSOLUTE:
@@ -60,14 +64,16 @@ def data_gradient(X, scales, y, w, b, loss, threshold, out):
     total = 0.0
     for i in range(n):
         s = scales[i]
+        # Clip first: every product below is on the clipped row z_i = s X[i]
+        # (norm <= data_norm), never on the raw row, whose finite entries up
+        # to 1.8e308 would overflow <x_i, w> to inf and the gradient to NaN.
         dot = 0.0
         for j in range(p):
-            dot += X[i, j] * w[j]
-        d = loss_derivative(s * dot + b - y[i], loss, threshold)
+            dot += (s * X[i, j]) * w[j]
+        d = loss_derivative(dot + b - y[i], loss, threshold)
         if d != 0.0:
-            ds = d * s
             for j in range(p):
-                out[j] += ds * X[i, j]
+                out[j] += d * (s * X[i, j])
             total += d
     for j in range(p):
         out[j] /= n

@@ -37,10 +37,27 @@ def _residual(w, x, y, intercept, data_norm, y_bound):
     sq = 0.0
     for j in range(n_features):
         sq += x[j] * x[j]
-    norm = math.sqrt(sq)
-    scale = 1.0
-    if norm > data_norm:
-        scale = data_norm / norm
+    if sq < 1e280:
+        norm = math.sqrt(sq)
+        scale = 1.0
+        if norm > data_norm:
+            scale = data_norm / norm
+    else:
+        # The squared norm of a finite row with entries near 1.8e308 overflows:
+        # take the norm as largest * ||x / largest||, which is finite.
+        largest = 0.0
+        for j in range(n_features):
+            largest = max(largest, abs(x[j]))
+        unit = 0.0
+        for j in range(n_features):
+            unit += (x[j] / largest) ** 2
+        scale = (data_norm / largest) / math.sqrt(unit)
+        # Round the factor down so that the clipped row stays inside the ball.
+        scale = min(1.0, scale * (1.0 - 4.0 * (n_features + 2) * 2.220446049250313e-16))
+        if scale < 2.2250738585072014e-308:
+            # Subnormal: its rounding error is absolute, not relative (see
+            # _clip.clip_row_scales); round down by two ulps.
+            scale = max(scale - 1e-323, 0.0)
     r = -min(max(y, -y_bound), y_bound)
     for j in range(n_features):
         r += w[j] * (scale * x[j])
@@ -87,8 +104,12 @@ def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_n
     shrink = 1.0
     if norm > clip_norm:
         shrink = clip_norm / norm
+    finite = math.isfinite(sq)
     for j in range(d):
-        out[j] = shrink * out[j] + sigma * unit_noise[j]
+        # A non-finite gradient (unreachable with clipped data and a bounded
+        # iterate) is replaced by 0, a data-independent value inside the ball.
+        g = shrink * out[j] if finite else 0.0
+        out[j] = g + sigma * unit_noise[j]
 
 
 @njit(cache=True, nogil=True)
@@ -102,7 +123,9 @@ def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, expl
     for j in range(d):
         query[j] = w[j] + exploration * direction[j]
     r, _ = _residual(query, x, y, intercept, data_norm, y_bound)
-    phi = min(max(loss_value(r, loss, huber), 0.0), loss_bound)
+    value = loss_value(r, loss, huber)
+    # NaN (unreachable) maps to 0, +inf to the clip F: the report stays bounded.
+    phi = min(max(value, 0.0), loss_bound) if value == value else 0.0
     factor = d * phi / exploration
     for j in range(d):
         out[j] = factor * direction[j] + sigma * unit_noise[j]

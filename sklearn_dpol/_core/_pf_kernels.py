@@ -170,6 +170,42 @@ def predictions(L, B, C, prior, log_z):
 # --------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
+def user_residual(w, x, y, intercept):
+    """``<w, (x, 1)> - y``, finite or +-inf with the right sign, never NaN.
+
+    The plain sum (bit-identical to the textbook one) is used when it is
+    finite. Otherwise some product overflowed (finite rows reach 1.8e308 and
+    ``|w_j|`` up to 1e100), and ``inf - inf`` would give NaN: the sum is
+    redone on the row divided by its largest magnitude ``m``, where every term
+    is at most ``|w_j|``, and multiplied back by ``m`` (overflowing to a
+    correctly signed infinity, which the loss's derivative maps to a clipped
+    value). Only the user's own value is affected; the report is clipped to
+    ``[-1, 1]`` whatever this returns.
+    """
+    d = w.shape[0]
+    n_features = x.shape[0]
+    residual = -y
+    for j in range(n_features):
+        residual += w[j] * x[j]
+    if intercept:
+        residual += w[d - 1]
+    if math.isfinite(residual):
+        return residual
+    m = 1.0
+    for j in range(n_features):
+        m = max(m, abs(x[j]))
+    m = max(m, abs(y))
+    scaled = -(y / m)
+    for j in range(n_features):
+        scaled += w[j] * (x[j] / m)
+    if intercept:
+        scaled += w[d - 1] / m
+    if not math.isfinite(scaled):  # unreachable: |scaled| <= sum_j |w_j| + 1
+        return 0.0
+    return scaled * m
+
+
+@njit(cache=True, nogil=True)
 def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weights, out):
     """One user's report: clipped subgradient at ``w`` plus local Laplace noise.
 
@@ -180,26 +216,47 @@ def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weig
     """
     d = w.shape[0]
     n_features = x.shape[0]
-    residual = -y
-    for j in range(n_features):
-        residual += w[j] * x[j]
-    if intercept:
-        residual += w[d - 1]
+    residual = user_residual(w, x, y, intercept)
     if loss == ABSOLUTE:
         psi = 1.0 if residual > 0.0 else (-1.0 if residual < 0.0 else 0.0)
     else:
         psi = min(max(residual, -huber_delta), huber_delta)
     for j in range(d):
         g = psi * (x[j] if j < n_features else 1.0)
-        g = min(max(g, -1.0), 1.0)  # Lemma 1 needs |g_j| <= 1
+        # Lemma 1 needs |g_j| <= 1; an overflowed product is clipped to +-1
+        # like any large one, and a NaN (not reachable: psi and x_j are
+        # finite) would become 0, so the report is finite whatever the row.
+        g = min(max(g, -1.0), 1.0) if g == g else 0.0
         if weights[j] > 0.0 and epsilon < np.inf:
-            g += (2.0 / (epsilon * weights[j])) * unit_noise[j]
+            tau = epsilon * weights[j]
+            # A budget that underflows to 0 has infinite noise (never a
+            # ZeroDivisionError): the report is +-inf whatever the data.
+            g += (2.0 / tau if tau > 0.0 else np.inf) * unit_noise[j]
         out[j] = g
 
 
 # --------------------------------------------------------------------------
 # Learner side: sees only the noisy reports g~.
 # --------------------------------------------------------------------------
+
+# A report beyond this magnitude (only a budget below about 1e-100 gives one:
+# Laplace noise of scale 2 / (epsilon w)) is received as this: the sums L and
+# S then stay finite for any stream shorter than 1e100 rounds.
+REPORT_CAP = 1e100
+
+
+@njit(cache=True, nogil=True)
+def received(g):
+    """The learner's reading of one report coordinate: NaN -> 0, clamped to +-REPORT_CAP.
+
+    Post-processing of the (private) report: with a tiny budget the noise can
+    overflow to +-inf (or inf * 0 = NaN), which would turn the learner's
+    state, and every later release, into NaN.
+    """
+    if g != g:
+        return 0.0
+    return min(max(g, -REPORT_CAP), REPORT_CAP)
+
 
 @njit(cache=True, nogil=True)
 def learner_coordinate_predict(L, S, C, b, prior, log_z, out):
@@ -212,8 +269,9 @@ def learner_coordinate_predict(L, S, C, b, prior, log_z, out):
 @njit(cache=True, nogil=True)
 def learner_coordinate_update(L, S, g_tilde):
     for j in range(L.shape[0]):
-        L[j] -= g_tilde[j]
-        S[j] += g_tilde[j] * g_tilde[j]
+        g = received(g_tilde[j])
+        L[j] -= g
+        S[j] += g * g
 
 
 @njit(cache=True, nogil=True)
@@ -234,8 +292,9 @@ def learner_reduction_update(scalars, z, g_tilde):
     inner = 0.0
     sq = 0.0
     for j in range(z.shape[0]):
-        inner += z[j] * g_tilde[j]
-        sq += g_tilde[j] * g_tilde[j]
+        g = received(g_tilde[j])
+        inner += z[j] * g
+        sq += g * g
     scalars[0] -= inner
     scalars[1] += inner * inner
     scalars[2] += sq
@@ -243,7 +302,7 @@ def learner_reduction_update(scalars, z, g_tilde):
         eta = 1.0 / math.sqrt(scalars[2])
         norm_sq = 0.0
         for j in range(z.shape[0]):
-            z[j] -= eta * g_tilde[j]
+            z[j] -= eta * received(g_tilde[j])
             norm_sq += z[j] * z[j]
         if norm_sq > 1.0:
             shrink = 1.0 / math.sqrt(norm_sq)

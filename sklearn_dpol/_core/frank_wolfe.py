@@ -406,7 +406,7 @@ def use_gram(n_dims, n_steps):
 # contraction: it never increases the score's sensitivity); their probability
 # is below exp(-4096) either way.
 _MAX_EXPONENT = 4096.0
-# x is scaled by (1 - 2^-40): it pays for truncating x to 2^-64 (doc/privacy.md 13.5).
+# x is scaled by (1 - 2^-40): it pays for truncating x to 2^-64 (doc/privacy.md 14.5).
 _EXPONENT_SHRINK = 1.0 - 2.0 ** -40
 
 
@@ -428,7 +428,7 @@ def select_exponential(scores, scale, state):
     ``state`` is an exact sampler's generator state
     (:func:`~sklearn_dpol._core._exact_kernels.generator_state`). No
     floating-point noise is involved: the choice is made by comparing random
-    bits with the exponents (doc/privacy.md section 13.5).
+    bits with the exponents (doc/privacy.md section 14.5).
     """
     from . import _exact_kernels
 

@@ -158,11 +158,29 @@ def run_protocol(learner, X, y, unit_noise, directions, *, loss, huber, data_nor
     return learner
 
 
+def _clipped_row(x, data_norm):
+    """``x`` clipped to L2 norm ``data_norm``, as the kernel's ``_residual`` does.
+
+    A finite row near 1.8e308 has an overflowing squared norm: its norm is
+    then taken as ``largest * ||x / largest||`` (the factor rounded down).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        sq = float(np.dot(x, x))
+    if sq < 1e280:
+        norm = np.sqrt(sq)
+        return x * (data_norm / norm) if norm > data_norm else x
+    largest = float(np.max(np.abs(x)))
+    scale = (data_norm / largest) / float(np.sqrt(np.sum((x / largest) ** 2)))
+    scale = min(1.0, scale * (1.0 - 4.0 * (x.size + 2) * np.finfo(np.float64).eps))
+    if scale < np.finfo(np.float64).tiny:
+        scale = max(scale - 1e-323, 0.0)
+    return scale * x
+
+
 def user_gradient(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
     """A user's subgradient at ``w`` on its clipped row (before the L-clipping), numpy."""
-    x = np.asarray(x, dtype=np.float64)
-    norm = np.linalg.norm(x)
-    x = x * (data_norm / norm) if norm > data_norm else x
+    x = _clipped_row(x, data_norm)
     x_aug = np.append(x, 1.0) if intercept else x
     r = float(np.dot(w, x_aug)) - min(max(float(y), -y_bound), y_bound)
     if loss == SQUARED:
@@ -176,9 +194,7 @@ def user_gradient(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
 
 def user_loss(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
     """A user's loss at ``w`` on its clipped row, numpy."""
-    x = np.asarray(x, dtype=np.float64)
-    norm = np.linalg.norm(x)
-    x = x * (data_norm / norm) if norm > data_norm else x
+    x = _clipped_row(x, data_norm)
     x_aug = np.append(x, 1.0) if intercept else x
     r = float(np.dot(w, x_aug)) - min(max(float(y), -y_bound), y_bound)
     return float(loss_value(r, loss, huber))

@@ -304,12 +304,20 @@ def make_learner(method, n_dims, *, G, prior, b):
 def user_gradient(w, x, y, *, loss, huber_delta=1.0, intercept=True):
     """A user's subgradient of its loss at ``w`` (before clipping), in numpy."""
     x_aug = np.append(x, 1.0) if intercept else np.asarray(x, dtype=np.float64)
-    residual = float(np.dot(w, x_aug)) - float(y)
-    if loss == ABSOLUTE:
-        psi = float(np.sign(residual))
-    else:
-        psi = min(max(residual, -huber_delta), huber_delta)
-    return psi * x_aug
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = float(np.dot(w, x_aug)) - float(y)
+        if not np.isfinite(residual):
+            # As the kernel's ``user_residual``: an overflowed product gave
+            # inf (or inf - inf = NaN); redo the sum on the row scaled by its
+            # largest magnitude, which is finite, and scale back.
+            m = max(1.0, float(np.max(np.abs(x_aug))), abs(float(y)))
+            scaled = float(np.dot(w, x_aug / m)) - float(y) / m
+            residual = scaled * m if np.isfinite(scaled) else 0.0
+        if loss == ABSOLUTE:
+            psi = float(np.sign(residual))
+        else:
+            psi = min(max(residual, -huber_delta), huber_delta)
+        return psi * x_aug
 
 
 def run_protocol(learner, X, y, epsilons, weights, unit_noise, *, loss, huber_delta,

@@ -290,8 +290,10 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
                         n_dims)
         n_steps = self._n_steps(n_samples, n_dims)
         t_start = 0 if first_call else self.t_
+        start = self._warm_start(first_call, n_dims)  # public values only
+        self._mark_data_read()  # failures from here on are charged
         theta, calibration, _ = fw.frank_wolfe(
-            X, y, self._warm_start(first_call, n_dims), selection=self.selection,
+            X, y, start, selection=self.selection,
             epsilon=float(self.epsilon), delta=float(self.delta), radius=float(self.radius),
             feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,

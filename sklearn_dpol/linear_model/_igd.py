@@ -100,7 +100,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         The label set, from public knowledge. ``classes_`` is released as is;
         with ``None`` it is taken from ``y``, which reveals which labels occur
         (a label held by one record reveals that record) and warns with
-        :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`.
+        :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`. With public
+        classes, a record whose label is not one of them contributes nothing
+        (a zero gradient, like a record whose loss is constant): the call
+        neither fails nor reveals that such a record exists (``doc/privacy.md``,
+        "Failures and refunds").
     accountant : PrivacyAccountant or None, default=None
         The privacy budget of the data set, shared by every fit that charges
         it, clones and worker processes of a model-selection run included.
@@ -297,6 +301,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"update='gradient' (GIGA) needs a smooth loss; got loss={self.loss!r}. "
                 "Use loss='log_loss', or update='implicit' for the hinge loss."
             )
+        if self.classes is not None and np.unique(np.asarray(self.classes)).size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least two classes; got "
+                f"classes={self.classes!r}."
+            )
         _, lipschitz = self._geometry()
         igd.check_geometry(lipschitz, float(self.alpha), self.update)
 
@@ -318,10 +327,17 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _partial_fit(self, X, y, *, classes, n_passes, fitting):
         first_call = not hasattr(self, "classes_")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first_call)
-        check_classification_targets(y)
-        labels = np.unique(y)
+        labels = None
+        if classes is None and self.classes is None and fitting:
+            # The label set comes from y (released as classes_, outside the
+            # guarantee, with a PrivacyLeakWarning): only then are y's values
+            # inspected here. With public classes nothing below depends on
+            # which labels occur: out-of-class records contribute nothing.
+            check_classification_targets(y)
+            labels = np.unique(y)
         _check_partial_fit_first_call(self, self._label_set(labels, classes, fitting))
-        self._check_labels(labels)
+        self._check_labels()
+        self._mark_data_read()
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
@@ -357,15 +373,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             self._labels_from_data = False
         return classes
 
-    def _check_labels(self, labels):
-        if not np.all(np.isin(labels, self.classes_)):
-            # The message names no label and no count: a failed call is refunded,
-            # so its message must not carry a record's value out uncovered.
-            raise ValueError(
-                f"y contains labels that are not in classes_ {self.classes_.tolist()}. "
-                "Pass every label of the stream in `classes` on the first partial_fit "
-                "call, or call fit."
-            )
+    def _check_labels(self):
+        # Reads classes_ only: public classes, or labels already taken from y.
+        # A record whose label is outside classes_ is not an error (that would
+        # be a one-bit answer about the data): it contributes nothing, see
+        # _signed_targets.
         if self.classes_.size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least two classes; got one class "
@@ -457,9 +469,22 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         )
 
     def _signed_targets(self, y):
+        """The {-1, +1} targets of each binary problem; 0 for an out-of-class record.
+
+        A target of 0 makes the record's margin loss ``phi(0 * <w, z>)``
+        constant: its gradient is zero in every kernel (IGD, GIGA, objective
+        perturbation), so the step that sees it only applies the regulariser,
+        as a step on a record with a constant loss would. The sensitivity
+        analysis covers it unchanged (a constant loss is 0-Lipschitz, within
+        the bound L, and has zero curvature), and such a record is still one
+        record of the replace-one neighbourhood: ``n`` and the step count
+        include it.
+        """
+        members = np.stack([_equals(y, label) for label in self.classes_])
+        inside = members.any(axis=0)
         if self.classes_.size == 2:
-            return np.where(y == self.classes_[1], 1.0, -1.0)[np.newaxis, :]
-        return np.where(y[np.newaxis, :] == self.classes_[:, np.newaxis], 1.0, -1.0)
+            return (members[1].astype(np.float64) - members[0])[np.newaxis, :]
+        return np.where(members, 1.0, np.where(inside, -1.0, 0.0))
 
     def _release(self, share, *, n_occurrences, fitting):
         """Add calibrated noise to the private iterate and publish it."""
@@ -605,3 +630,15 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def _equals(y, label):
+    """Elementwise ``y == label`` as a boolean array of ``y``'s shape, never raising.
+
+    A label of another type (a string against numbers) matches nothing.
+    """
+    try:
+        equal = np.asarray(y == label, dtype=bool)
+    except (TypeError, ValueError):
+        equal = np.array([bool(v == label) for v in y], dtype=bool)
+    return np.broadcast_to(equal, y.shape)

@@ -341,6 +341,7 @@ class MutualInformationPrivateOGDRegressor(
             raise ValueError("y holds values too large for float64 (they became inf).")
         n_dims = self.n_features_in_ + int(self.fit_intercept)
         cal = self._calibration(n_dims)
+        self._mark_data_read()
         if first_call:
             learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(self.radius),
                                             eta=cal["eta"], anytime=self.step_size is None)

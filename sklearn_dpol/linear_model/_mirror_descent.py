@@ -330,6 +330,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
                              y_numeric=True, reset=first_call)
         y = np.asarray(y, dtype=np.float64)
+        self._mark_data_read()  # failures from here on are charged
         if self.solver == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y)
         else:

@@ -314,6 +314,7 @@ class ParameterFreeLocalDPRegressor(
         n_dims = self._n_dims()
         weights = normalise_feature_weights(self.feature_weights, n_dims)
         epsilons = check_sample_epsilon(sample_epsilon, X.shape[0], self.epsilon)
+        self._mark_data_read()
         if first_call:
             learner = pf.make_learner(self.method, n_dims, G=self._gradient_bound(n_dims),
                                       prior=self.prior, b=float(self.b))

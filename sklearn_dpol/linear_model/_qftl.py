@@ -261,6 +261,8 @@ class PrivateQFTLRegressor(
         first_call = not hasattr(self, "coef_")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
         y = _as_float64_targets(y)
+        if fitting:
+            self._mark_data_read()  # failures from here on are charged
         stats = self._statistics(X, y)
         if fitting:
             mu = gaussian_mu(self.epsilon, self.delta)
@@ -274,7 +276,8 @@ class PrivateQFTLRegressor(
         else:
             stream = self._continued_stream(stats.dim)
             mu = stream.mu
-            self._check_horizon_left(stream, stats.n_rows)
+            self._check_horizon_left(stream, stats.n_rows)  # public: the shape
+            self._mark_data_read()  # failures from here on are charged
             statistics = self._base_statistics + stream.advance(stats, self._rng)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
