@@ -111,6 +111,19 @@ class PrivateEstimatorMixin:
         if getattr(self, "random_state", 0) is None and "_rng" in self.__dict__:
             self._rng = make_generator(None)
 
+    def _exact_sampler(self):
+        """The exact sampler's generator state, drawn from ``self._rng`` and kept
+        with it: a new generator (a fit, a re-seeded copy) gives a new state, and
+        a stream's calls share one state advanced in place, so a stream cut into
+        ``partial_fit`` calls draws the same bits as one call.
+        """
+        from ._core.noise import sampler_state
+
+        if self.__dict__.get("_sampler_rng") is not self._rng:
+            self._sampler = sampler_state(self._rng)
+            self._sampler_rng = self._rng
+        return self._sampler
+
     def export_public(self):
         """A copy that predicts from released values only.
 

@@ -32,6 +32,7 @@ _BASE = 1 << 32
 _MASK = _BASE - 1
 _HALF = 1 << 31
 _CAP = 64
+WORKSPACE_DIGITS = _CAP + 1
 # Quantisation of c = v / gamma: |c| is clamped to 2^62 and truncated to 2^-64.
 CLAMP = float(2 ** 62)
 
@@ -368,6 +369,7 @@ def sample_parts(n, gaussian, state, signs, ks, digits):
 
 
 _LARGEST = np.finfo(np.float64).max
+_LARGEST_SCALE = 1e290
 
 
 @njit(cache=True)
@@ -386,10 +388,14 @@ def release_value(v, scale, gaussian, ws, state):
     :func:`sklearn_dpol._core.noise.gaussian_release`; ``scale <= 0`` returns
     ``v``. Kernels that release per step (user-side reports, noisy gradients)
     call this, so that no floating-point sum of a value and its noise is ever
-    released.
+    released. A scale above 1e290 (infinite noise) releases 0.
     """
     if not scale > 0.0:
         return v
+    if not scale <= _LARGEST_SCALE:
+        # Infinite (or astronomically large) noise: the release is a constant,
+        # independent of v (a zero budget that underflowed, for example).
+        return 0.0
     gamma, multiplier = grid(scale)
     c = v / gamma
     if c != c:

@@ -23,6 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._exact_kernels import WORKSPACE_DIGITS, gaussian_report
+
 SQUARED = 0
 ABSOLUTE = 1
 HUBER = 2
@@ -89,8 +91,13 @@ def loss_derivative(r, loss, huber):
 
 @njit(cache=True, nogil=True)
 def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_norm,
-                     sigma, unit_noise, out):
-    """Algorithm 1, lines 3-4: clipped subgradient plus ``sigma * unit_noise``."""
+                     sigma, ws, state, out):
+    """Algorithm 1, lines 3-4: clipped subgradient plus Gaussian noise ``sigma``.
+
+    The noise is added by the public randomiser's kernel
+    (:func:`._exact_kernels.gaussian_report`, also behind
+    :func:`sklearn_dpol.privacy.local_gaussian_report`): exact, on a grid.
+    """
     d = w.shape[0]
     n_features = x.shape[0]
     r, scale = _residual(w, x, y, intercept, data_norm, y_bound)
@@ -108,13 +115,13 @@ def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_n
     for j in range(d):
         # A non-finite gradient (unreachable with clipped data and a bounded
         # iterate) is replaced by 0, a data-independent value inside the ball.
-        g = shrink * out[j] if finite else 0.0
-        out[j] = g + sigma * unit_noise[j]
+        out[j] = shrink * out[j] if finite else 0.0
+    gaussian_report(out, sigma, out, ws, state)
 
 
 @njit(cache=True, nogil=True)
 def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, exploration,
-                       loss_bound, sigma, direction, unit_noise, query, out):
+                       loss_bound, sigma, direction, ws, state, query, out):
     """Algorithm 2, lines 3-7: one loss value at ``w + delta e``, then noise.
 
     ``direction`` is ``e_t`` (unit norm); ``query`` is scratch space.
@@ -128,7 +135,8 @@ def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, expl
     phi = min(max(value, 0.0), loss_bound) if value == value else 0.0
     factor = d * phi / exploration
     for j in range(d):
-        out[j] = factor * direction[j] + sigma * unit_noise[j]
+        out[j] = factor * direction[j]
+    gaussian_report(out, sigma, out, ws, state)
 
 
 # --------------------------------------------------------------------------
@@ -188,7 +196,7 @@ def learner_replay(reports, theta, t0, w_sum, eta, anytime, radius):
 
 @njit(cache=True)
 def run_protocol(X, y, intercept, loss, huber, data_norm, y_bound, feedback, clip_norm,
-                 exploration, loss_bound, sigma, unit_noise, directions, theta, t0, w_sum,
+                 exploration, loss_bound, sigma, state, directions, theta, t0, w_sum,
                  eta, anytime, radius):
     """Rows in order: the learner plays ``w_t``, user ``t`` reports, the learner updates.
 
@@ -198,15 +206,16 @@ def run_protocol(X, y, intercept, loss, huber, data_norm, y_bound, feedback, cli
     w = np.empty(d)
     report = np.empty(d)
     query = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     for i in range(X.shape[0]):
         learner_predict(theta, t0 + i, eta, anytime, radius, w)
         for j in range(d):
             w_sum[j] += w[j]
         if feedback == FULL:
             user_full_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
-                             clip_norm, sigma, unit_noise[i], report)
+                             clip_norm, sigma, ws, state, report)
         else:
             user_bandit_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
-                               exploration, loss_bound, sigma, directions[i], unit_noise[i],
+                               exploration, loss_bound, sigma, directions[i], ws, state,
                                query, report)
         learner_update(theta, report)

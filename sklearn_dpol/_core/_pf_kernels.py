@@ -30,6 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._exact_kernels import WORKSPACE_DIGITS, laplace_report
+
 CONJUGATE = 0
 IMPROPER = 1
 ABSOLUTE = 0
@@ -206,13 +208,18 @@ def user_residual(w, x, y, intercept):
 
 
 @njit(cache=True, nogil=True)
-def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weights, out):
+def user_report(w, x, y, intercept, loss, huber_delta, epsilon, weights, scales, ws,
+                state, out):
     """One user's report: clipped subgradient at ``w`` plus local Laplace noise.
 
     Coordinate ``j`` gets Laplace noise of scale ``2 / tau_j`` with
     ``tau_j = epsilon * weights[j]``; ``weights[j] == 0`` (public coordinate)
-    or ``epsilon == inf`` adds none. ``unit_noise`` holds standard Laplace
-    draws (scale 1).
+    or ``epsilon == inf`` adds none. The noise is added by the public
+    randomiser's kernel (:func:`._exact_kernels.laplace_report`, also behind
+    :func:`sklearn_dpol.privacy.local_laplace_report`): exact Laplace noise on
+    a grid, so the report's bits carry nothing but the mechanism's output.
+    ``scales`` is scratch space, ``ws`` an exact-sampler workspace and
+    ``state`` its generator state.
     """
     d = w.shape[0]
     n_features = x.shape[0]
@@ -226,13 +233,15 @@ def user_report(w, x, y, intercept, loss, huber_delta, unit_noise, epsilon, weig
         # Lemma 1 needs |g_j| <= 1; an overflowed product is clipped to +-1
         # like any large one, and a NaN (not reachable: psi and x_j are
         # finite) would become 0, so the report is finite whatever the row.
-        g = min(max(g, -1.0), 1.0) if g == g else 0.0
+        out[j] = min(max(g, -1.0), 1.0) if g == g else 0.0
         if weights[j] > 0.0 and epsilon < np.inf:
             tau = epsilon * weights[j]
             # A budget that underflows to 0 has infinite noise (never a
-            # ZeroDivisionError): the report is +-inf whatever the data.
-            g += (2.0 / tau if tau > 0.0 else np.inf) * unit_noise[j]
-        out[j] = g
+            # ZeroDivisionError): the report is then a constant.
+            scales[j] = 2.0 / tau if tau > 0.0 else np.inf
+        else:
+            scales[j] = 0.0
+    laplace_report(out, scales, out, ws, state)
 
 
 # --------------------------------------------------------------------------
@@ -315,7 +324,7 @@ def learner_reduction_update(scalars, z, g_tilde):
 # --------------------------------------------------------------------------
 
 @njit(cache=True)
-def run_coordinate_protocol(X, y, intercept, loss, huber_delta, unit_noise, epsilons,
+def run_coordinate_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
                             weights, L, S, w_sum, C, b, prior, log_z):
     """Rows in order: the learner plays, the user reports, the learner updates.
 
@@ -324,27 +333,31 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_delta, unit_noise, epsi
     d = L.shape[0]
     w = np.empty(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     for i in range(X.shape[0]):
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_delta, unit_noise[i],
-                    epsilons[i], weights, report)
+        user_report(w, X[i], y[i], intercept, loss, huber_delta, epsilons[i], weights,
+                    scales, ws, state, report)
         learner_coordinate_update(L, S, report)
 
 
 @njit(cache=True)
-def run_reduction_protocol(X, y, intercept, loss, huber_delta, unit_noise, epsilons,
+def run_reduction_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
                            weights, scalars, z, w_sum, C, b, prior, log_z):
     d = z.shape[0]
     w = np.empty(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_delta, unit_noise[i],
-                    epsilons[i], weights, report)
+        user_report(w, X[i], y[i], intercept, loss, huber_delta, epsilons[i], weights,
+                    scales, ws, state, report)
         learner_reduction_update(scalars, z, report)
 
 

@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from .noise import sampler_state
+
 __all__ = [
     "LocalBanditGaussianRandomizer",
     "LocalGaussianRandomizer",
@@ -33,6 +35,12 @@ __all__ = [
 
 
 _SMALLEST_SHARE = 1e-12
+
+
+def _workspace():
+    from . import _exact_kernels
+
+    return _exact_kernels, _exact_kernels.workspace()
 
 
 def normalise_feature_weights(feature_weights, n_dims):
@@ -119,11 +127,18 @@ class LocalLaplaceRandomizer:
         """Coordinates clipped to ``[-1, 1]``: the premise of Lemma 1."""
         return np.clip(gradient, -1.0, 1.0)
 
-    def report(self, gradient, epsilon, unit_noise):
-        """``clip(g) + scale * unit_noise``; ``unit_noise`` is standard Laplace (scale 1)."""
-        scales = self.scales(epsilon)
-        clipped = self.clip(np.asarray(gradient, dtype=np.float64))
-        return np.where(scales > 0, clipped + scales * unit_noise, clipped)
+    def report(self, gradient, epsilon, rng):
+        """``clip(g)`` released with Laplace noise of scale ``2 / tau_j`` per coordinate.
+
+        Exact Laplace noise on a grid (``doc/privacy.md`` section 14): the same
+        kernel the protocol runs. ``rng`` is a numpy Generator, a seed, or a
+        sampler state (:func:`sampler_state`).
+        """
+        kernels, ws = _workspace()
+        gradient = np.array(gradient, dtype=np.float64, ndmin=1)
+        out = np.empty_like(gradient)
+        kernels.laplace_report(gradient, self.scales(epsilon), out, ws, sampler_state(rng))
+        return out
 
     def logpdf(self, z, gradient, epsilon):
         """Log density of the report ``z`` given the (unclipped) gradient, per coordinate.
@@ -178,9 +193,16 @@ class LocalGaussianRandomizer:
         norm = float(np.linalg.norm(g))
         return g * (self.clip_norm / norm) if norm > self.clip_norm else g
 
-    def report(self, gradient, unit_noise):
-        """``clip_L(g) + sigma * unit_noise``; ``unit_noise`` is standard normal."""
-        return self.clip(gradient) + self.sigma * np.asarray(unit_noise, dtype=np.float64)
+    def report(self, gradient, rng):
+        """``clip_L(g)`` released with exact Gaussian noise ``sigma`` on a grid.
+
+        The same kernel the protocol runs; ``rng`` as in :func:`sampler_state`.
+        """
+        kernels, ws = _workspace()
+        clipped = np.array(self.clip(gradient), dtype=np.float64, ndmin=1)
+        out = np.empty_like(clipped)
+        kernels.gaussian_report(clipped, self.sigma, out, ws, sampler_state(rng))
+        return out
 
     def logpdf(self, z, gradient):
         """Log density of the report ``z`` given the (unclipped) gradient."""
@@ -238,8 +260,13 @@ class LocalBanditGaussianRandomizer:
         phi = min(max(float(phi), 0.0), self.loss_bound)
         return (self.n_dims * phi / self.exploration) * np.asarray(direction, dtype=np.float64)
 
-    def report(self, phi, direction, unit_noise):
-        return self.mean(phi, direction) + self.sigma * np.asarray(unit_noise, dtype=np.float64)
+    def report(self, phi, direction, rng):
+        """The one-point estimate released with exact Gaussian noise ``sigma`` on a grid."""
+        kernels, ws = _workspace()
+        mean = np.array(self.mean(phi, direction), dtype=np.float64, ndmin=1)
+        out = np.empty_like(mean)
+        kernels.gaussian_report(mean, self.sigma, out, ws, sampler_state(rng))
+        return out
 
     def logpdf(self, z, phi, direction):
         """Log density of ``z`` given the loss value and the direction."""

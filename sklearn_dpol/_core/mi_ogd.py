@@ -136,21 +136,23 @@ class LazyOGDLearner:
 # The protocol: users and learner, round by round.
 # ---------------------------------------------------------------------------
 
-def run_protocol(learner, X, y, unit_noise, directions, *, loss, huber, data_norm, y_bound,
+def run_protocol(learner, X, y, rng, directions, *, loss, huber, data_norm, y_bound,
                  intercept, feedback, clip_norm, exploration, loss_bound, sigma):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
-    User ``i`` draws ``unit_noise[i]`` (standard normal) and, for bandit
-    feedback, ``directions[i]`` (unit vector); the kernel hands the learner only
-    the reports.
+    User ``i`` adds exact Gaussian noise (the public randomiser's kernel, its
+    random bits from ``rng``: a numpy Generator or an exact sampler state) and,
+    for bandit feedback, uses ``directions[i]`` (unit vector); the kernel hands
+    the learner only the reports.
     """
     from . import _mi_kernels as kernels
+    from .noise import sampler_state
 
     kernels.run_protocol(
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
         bool(intercept), _LOSS_CODES[loss], float(huber), float(data_norm), float(y_bound),
         _FEEDBACK_CODES[feedback], float(clip_norm), float(exploration), float(loss_bound),
-        float(sigma), np.ascontiguousarray(unit_noise, dtype=np.float64),
+        float(sigma), sampler_state(rng),
         np.ascontiguousarray(directions, dtype=np.float64),
         learner.theta, learner.t, learner.w_sum, *learner._config(),
     )
@@ -200,7 +202,7 @@ def user_loss(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
     return float(loss_value(r, loss, huber))
 
 
-def run_protocol_python(learner, X, y, randomizer, unit_noise, directions=None, *, loss,
+def run_protocol_python(learner, X, y, randomizer, rng, directions=None, *, loss,
                         huber=1.0, data_norm, y_bound, intercept):
     """The same protocol in plain Python with separate objects (reference for tests).
 
@@ -208,15 +210,18 @@ def run_protocol_python(learner, X, y, randomizer, unit_noise, directions=None, 
     :class:`LocalBanditGaussianRandomizer` (bandit). Returns the reports the
     learner received.
     """
+    from .noise import sampler_state
+
+    state = sampler_state(rng)      # one stream of random bits, as in the kernel
     reports = []
     kw = dict(loss=loss, huber=huber, data_norm=data_norm, y_bound=y_bound, intercept=intercept)
     for i in range(X.shape[0]):
         w = learner.predict()
         if directions is None:
-            report = randomizer.report(user_gradient(w, X[i], y[i], **kw), unit_noise[i])
+            report = randomizer.report(user_gradient(w, X[i], y[i], **kw), state)
         else:
             phi = user_loss(w + randomizer.exploration * directions[i], X[i], y[i], **kw)
-            report = randomizer.report(phi, directions[i], unit_noise[i])
+            report = randomizer.report(phi, directions[i], state)
         learner.update(report)
         reports.append(report)
     return np.array(reports).reshape(X.shape[0], learner.n_dims)

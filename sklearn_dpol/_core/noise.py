@@ -114,6 +114,25 @@ def laplace_release(values, scale, rng):
     return values.copy()
 
 
+def sampler_state(rng):
+    """The exact sampler's generator state for ``rng``.
+
+    A numpy ``Generator`` gives a fresh state drawn from it (reproducible from
+    its seed); a state array (``uint64``, length 4) is used as it is and
+    advanced in place, so that a sequence of reports shares one stream of
+    random bits, exactly as the protocol kernels do.
+    """
+    if isinstance(rng, np.ndarray):
+        if rng.dtype != np.uint64 or rng.shape != (4,):
+            raise ValueError("a sampler state is a uint64 array of length 4.")
+        return rng
+    from . import _exact_kernels
+
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    return _exact_kernels.generator_state(rng)
+
+
 @contextmanager
 def recording_releases():
     """Log every :func:`gaussian_release` made by this thread in the block."""

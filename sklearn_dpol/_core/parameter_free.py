@@ -320,20 +320,22 @@ def user_gradient(w, x, y, *, loss, huber_delta=1.0, intercept=True):
         return psi * x_aug
 
 
-def run_protocol(learner, X, y, epsilons, weights, unit_noise, *, loss, huber_delta,
+def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_delta,
                  intercept):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
-    User ``i`` has budget ``epsilons[i]`` split by ``weights`` and Laplace
-    draws ``unit_noise[i]`` (scale 1); the numba kernel hands the learner only
-    the reports.
+    User ``i`` has budget ``epsilons[i]`` split by ``weights`` and adds exact
+    Laplace noise (the public randomiser's kernel, its random bits from
+    ``rng``: a numpy Generator or an exact sampler state); the numba kernel
+    hands the learner only the reports.
     """
     from . import _pf_kernels as kernels
+    from .noise import sampler_state
 
     args = (
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
         bool(intercept), _LOSS_CODES[loss], float(huber_delta),
-        np.ascontiguousarray(unit_noise, dtype=np.float64),
+        sampler_state(rng),
         np.ascontiguousarray(epsilons, dtype=np.float64),
         np.ascontiguousarray(weights, dtype=np.float64),
     )
@@ -342,19 +344,22 @@ def run_protocol(learner, X, y, epsilons, weights, unit_noise, *, loss, huber_de
     return learner
 
 
-def run_protocol_python(learner, X, y, epsilons, randomizer, unit_noise, *, loss,
+def run_protocol_python(learner, X, y, epsilons, randomizer, rng, *, loss,
                         huber_delta, intercept):
     """The same protocol in plain Python with separate objects (reference for tests).
 
     Returns the reports the learner received.
     """
+    from .noise import sampler_state
+
+    state = sampler_state(rng)      # one stream of random bits, as in the kernel
     reports = []
     for i in range(X.shape[0]):
         w = learner.predict()
         report = randomizer.report(
             user_gradient(w, X[i], y[i], loss=loss, huber_delta=huber_delta,
                           intercept=intercept),
-            epsilons[i], unit_noise[i],
+            epsilons[i], state,
         )
         learner.update(report)
         reports.append(report)

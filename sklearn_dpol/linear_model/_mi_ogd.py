@@ -194,7 +194,7 @@ class MutualInformationPrivateOGDRegressor(
         "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
         "fit_intercept", "step_size", "feedback", "exploration_radius", "delta",
     )
-    _private_state = ("_rng",)
+    _private_state = ("_rng", "_sampler", "_sampler_rng")
 
     def __init__(
         self,
@@ -349,13 +349,13 @@ class MutualInformationPrivateOGDRegressor(
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
         n = X.shape[0]
-        unit_noise = self._rng.standard_normal(size=(n, n_dims))
+        sampler = self._exact_sampler()      # before the directions: one order of draws
         if self.feedback == mi_ogd.BANDIT:
             directions = sphere_directions(self._rng, n, n_dims)
         else:
             directions = np.zeros((0, n_dims))
         mi_ogd.run_protocol(
-            learner, X, y, unit_noise, directions, loss=self.loss,
+            learner, X, y, sampler, directions, loss=self.loss,
             huber=float(self.epsilon_huber), data_norm=float(self.data_norm),
             y_bound=float(self.y_bound), intercept=self.fit_intercept, feedback=self.feedback,
             clip_norm=float(self.gradient_bound),

@@ -182,7 +182,7 @@ class ParameterFreeLocalDPRegressor(
         "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
         "fit_intercept",
     )
-    _private_state = ("_rng",)
+    _private_state = ("_rng", "_sampler", "_sampler_rng")
 
     def __init__(
         self,
@@ -323,8 +323,7 @@ class ParameterFreeLocalDPRegressor(
             self._n_calls = 0
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
-        unit_noise = self._rng.laplace(size=(X.shape[0], n_dims))
-        pf.run_protocol(learner, X, y, epsilons, weights, unit_noise, loss=self.loss,
+        pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
                         huber_delta=float(self.epsilon_huber), intercept=self.fit_intercept)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just drawn.

@@ -21,6 +21,7 @@ from ._gaussian import (
     gaussian_sigma,
 )
 from ._guarantee import PrivacyGuarantee
+from ._local import local_gaussian_report, local_laplace_report
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 from ._selection import (
     candidate_rdp,
@@ -48,6 +49,8 @@ __all__ = [
     "gaussian_epsilon",
     "gaussian_mu",
     "gaussian_sigma",
+    "local_gaussian_report",
+    "local_laplace_report",
     "selection_candidate_rho",
     "selection_epsilon",
     "selection_rdp",

@@ -1,0 +1,103 @@
+"""The user-side randomisers of the local protocols, as public functions.
+
+In a real local-DP deployment each user runs one of these on its own device and
+sends only the report. The estimators simulate the same users with exactly the
+same numba kernels (``ParameterFreeLocalDPRegressor`` with
+:func:`local_laplace_report`, ``MutualInformationPrivateOGDRegressor`` with
+:func:`local_gaussian_report`). The noise is exact and the report lies on a grid
+(``doc/privacy.md`` section 14), so its floating-point bits say nothing beyond
+the mechanism's output: the parity attack on ``+-1 + fl(b n)`` finds nothing.
+"""
+
+import numpy as np
+
+from .._core.local_randomizers import (
+    LocalGaussianRandomizer,
+    LocalLaplaceRandomizer,
+    normalise_feature_weights,
+)
+
+__all__ = ["local_gaussian_report", "local_laplace_report"]
+
+
+def _vector(gradient):
+    gradient = np.array(gradient, dtype=np.float64, ndmin=1)
+    if gradient.ndim != 1:
+        raise ValueError(f"gradient must be one vector, got shape {gradient.shape}.")
+    return gradient
+
+
+def local_laplace_report(gradient, epsilon, *, feature_weights=None, random_state=None):
+    """A user's epsilon-LDP report of its gradient (seed 001, Lemma 1).
+
+    Each coordinate is clipped to ``[-1, 1]`` and released with Laplace noise of
+    scale ``2 / (epsilon * w_j)``, ``w`` the normalised ``feature_weights``: the
+    report is ``epsilon``-LDP (pure) under replace-one.
+
+    Parameters
+    ----------
+    gradient : array-like of shape (n_dims,)
+        The user's gradient (it is clipped here).
+    epsilon : float
+        The user's budget, ``> 0``; ``inf`` reports the clipped gradient.
+    feature_weights : array-like of shape (n_dims,), default=None
+        Budget split over coordinates (``None``: uniform); a zero weight makes
+        that coordinate public (no noise).
+    random_state : int, Generator or None, default=None
+        Source of the random bits.
+
+    Returns
+    -------
+    report : ndarray of shape (n_dims,)
+        The noisy report, on the noise grid of each coordinate.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import local_laplace_report
+    >>> local_laplace_report([0.3, -2.0], epsilon=1.0, random_state=0).shape
+    (2,)
+    """
+    gradient = _vector(gradient)
+    epsilon = float(epsilon)
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    weights = normalise_feature_weights(feature_weights, gradient.shape[0])
+    return LocalLaplaceRandomizer(weights).report(gradient, epsilon, random_state)
+
+
+def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
+    """A user's Gaussian report of its gradient (seed 003, Algorithm 1, line 4).
+
+    The gradient is clipped to L2 norm ``clip_norm`` and released with Gaussian
+    noise ``sigma`` per coordinate: ``mu = 2 clip_norm / sigma`` GDP under
+    replace-one.
+
+    Parameters
+    ----------
+    gradient : array-like of shape (n_dims,)
+        The user's gradient (it is clipped here).
+    sigma : float
+        Noise standard deviation, ``> 0``.
+    clip_norm : float
+        L2 clipping norm, ``> 0``.
+    random_state : int, Generator or None, default=None
+        Source of the random bits.
+
+    Returns
+    -------
+    report : ndarray of shape (n_dims,)
+        The noisy report, on the noise grid.
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import local_gaussian_report
+    >>> local_gaussian_report([0.3, -2.0], sigma=8.0, clip_norm=1.0, random_state=0).shape
+    (2,)
+    """
+    gradient = _vector(gradient)
+    sigma, clip_norm = float(sigma), float(clip_norm)
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be finite and > 0, got {sigma!r}.")
+    if not (np.isfinite(clip_norm) and clip_norm > 0):
+        raise ValueError(f"clip_norm must be finite and > 0, got {clip_norm!r}.")
+    return LocalGaussianRandomizer(sigma, clip_norm).report(gradient, random_state)
