@@ -11,6 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._exact_kernels import WORKSPACE_DIGITS, release_value
+
 SQUARED = 0
 ABSOLUTE = 1
 HUBER = 2
@@ -280,12 +282,14 @@ def l2_step(u, gradient, eta):
 
 @njit(cache=True, nogil=True)
 def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, threshold,
-              kind, q, c, power, xi, starts, radius, y_bound, eta, noise,
+              kind, q, c, power, xi, starts, radius, y_bound, eta, n_steps, sigma, state,
               u, v, log_u, u_sum, v_sum, trace):
-    """Take ``noise.shape[0]`` noisy mirror steps in place; add each new iterate to the sums.
+    """Take ``n_steps`` noisy mirror steps in place; add each new iterate to the sums.
 
-    ``noise[t]`` is the Gaussian noise of step ``t`` on the gradient in the
-    original coordinates ``(w, b)``; the step uses ``radius * g_w`` and
+    Each step's gradient in the original coordinates ``(w, b)`` is released
+    with Gaussian noise ``sigma`` on the noise grid (``release_value``: exact
+    noise, no floating-point sum of gradient and noise; ``state`` is the exact
+    sampler's generator state, ``sigma = 0`` adds nothing); the step uses ``radius * g_w`` and
     ``y_bound * g_b``, the gradient in the normalised coordinates. ``v`` holds
     the intercept (one entry, or none without intercept). ``trace`` receives
     every iterate when it has a row per step (for tests), else nothing.
@@ -302,7 +306,9 @@ def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, thres
     norms = np.empty(max(n_groups, 1))
     radii = np.empty(max(n_groups, 1))
     q_dual = q / (q - 1.0) if q > 1.0 else 2.0
-    for t in range(noise.shape[0]):
+    noisy = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
+    for t in range(n_steps):
         for j in range(p):
             w[j] = radius * u[j]
         b = y_bound * v[0] if intercept else 0.0
@@ -310,8 +316,10 @@ def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, thres
             gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, grad)
         else:
             data_gradient(X, scales, y, w, b, loss, threshold, grad)
+        for j in range(d):
+            noisy[j] = release_value(grad[j], sigma, True, ws, state)
         for j in range(p):
-            g_u[j] = radius * (grad[j] + noise[t, j])
+            g_u[j] = radius * noisy[j]
         if kind == BALL_L2:
             l2_step(u, g_u, eta)
         elif kind == BALL_L1:
@@ -327,12 +335,12 @@ def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, thres
                 z[j] -= eta * g_u[j]
             group_step(z, starts, power, xi, u, norms, radii)
         if intercept:
-            step = v[0] - eta * y_bound * (grad[p] + noise[t, p])
+            step = v[0] - eta * y_bound * noisy[p]
             v[0] = min(1.0, max(-1.0, step))
             v_sum[0] += v[0]
         for j in range(p):
             u_sum[j] += u[j]
-        if trace.shape[0] == noise.shape[0]:
+        if trace.shape[0] == n_steps:
             for j in range(p):
                 trace[t, j] = u[j]
             if intercept:

@@ -30,7 +30,7 @@ from scipy import integrate, special, stats
 
 from ..privacy import compose_gdp, gaussian_delta, gaussian_mu
 from ._clip import clip_row_scales
-from .noise import gaussian_release
+from .noise import sampler_state
 
 SQUARED = "squared"
 ABSOLUTE = "absolute"
@@ -56,8 +56,6 @@ _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
 AUTO_ITER_CAP = 2000
 COMPUTE_BUDGET = 2e9
 MAX_AUTO_ITER = 1_000_000
-# Noise is drawn for at most this many entries (steps x coordinates) at a time.
-NOISE_BLOCK_ENTRIES = 2**18
 # Rows per chunk when forming the Gram matrix, so X is never copied whole.
 CHUNK_ROWS = 8192
 # The Gram matrix is used up to this dimension (128 MB of float64).
@@ -715,28 +713,26 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
     u_sum, v_sum = np.zeros(u.size), np.zeros(v.size)
     log_u = np.log(u) if potential.kind == _SIMPLEX else np.zeros(0)
     trace = np.zeros((n_steps if record_iterates else 0, n_dims))
-    block = max(1, NOISE_BLOCK_ENTRIES // n_dims)
+    # The only randomness: Gaussian noise on each step's gradient, released on
+    # the noise grid inside the kernel (doc/privacy.md section 14), its bits
+    # drawn from ``rng`` once per run.
+    state = sampler_state(rng)
     # The kernel runs at most a tenth of the steps per call, verbose or not:
     # progress is reported between calls, and the arithmetic is the same
     # whichever way the steps are split.
     chunk = max(1, -(-n_steps // 10))
-    for first in range(0, n_steps, block):
-        rows = min(block, n_steps - first)
-        # The only randomness: Gaussian noise on each step's gradient, drawn
-        # through the one release function (zero mean; the kernel adds it).
-        noise = gaussian_release(np.zeros((rows, n_dims)), calibration.noise_scale, rng)
-        for lo in range(0, rows, chunk):
-            hi = min(rows, lo + chunk)
-            kernels.run_steps(
-                data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean,
-                data.y_mean, data.use_gram, _LOSS_CODES[loss], float(huber_threshold),
-                potential.kind, potential.q, potential.c, potential.power, potential.xi,
-                potential.block_starts(), float(radius), float(y_bound),
-                calibration.step_size, noise[lo:hi], u, v, log_u, u_sum, v_sum,
-                trace[first + lo:first + hi] if record_iterates else trace,
-            )
-            if on_steps is not None:
-                on_steps(first + hi, n_steps)
+    for lo in range(0, n_steps, chunk):
+        hi = min(n_steps, lo + chunk)
+        kernels.run_steps(
+            data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean,
+            data.y_mean, data.use_gram, _LOSS_CODES[loss], float(huber_threshold),
+            potential.kind, potential.q, potential.c, potential.power, potential.xi,
+            potential.block_starts(), float(radius), float(y_bound),
+            calibration.step_size, hi - lo, float(calibration.noise_scale), state,
+            u, v, log_u, u_sum, v_sum, trace[lo:hi] if record_iterates else trace,
+        )
+        if on_steps is not None:
+            on_steps(hi, n_steps)
     return u_sum, v_sum, trace
 
 
