@@ -68,13 +68,18 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         Fit an intercept in ``[-y_bound, y_bound]`` with its own Euclidean
         potential (the set is the product of the two). No centring is done.
     max_iter : int or None, default=None
-        Noisy steps per call. ``None`` takes the step count of Theorem 3.2
-        re-derived for the exact noise (see ``max_iter_``), capped by a
-        compute budget of ``2e9`` multiply-adds: ``2e9 / (n p)`` steps, or
-        ``(2e9 - n p^2) / p^2`` for the squared loss (which steps on the Gram
-        matrix), never fewer than 2,000 nor more than 1,000,000; the cap is the
-        step count for ``epsilon=inf``. It depends on public sizes only. The
-        noise grows with ``sqrt(max_iter)``.
+        Noisy steps per call. ``None`` takes a public rule (resolved into
+        ``max_iter_``, ``doc/privacy.md`` section 8.11): the fewest steps at
+        which the proven excess-risk bound reaches its floor (for the squared
+        and Huber losses on the L2 ball or simplex, ``T_s = (2 beta mu / s)
+        sqrt(Psi_max / (c B))``, linear in ``n mu``; otherwise the count of
+        Theorem 3.2 re-derived for the exact noise), softly capped by a
+        compute budget: ``2000 + n p^2 / (p^2 + p + 400)`` steps for the
+        squared loss (which steps on the Gram matrix), ``soft_max(2000,
+        2e9 / (n p))`` for the others. It is a continuous function of ``n``,
+        ``p``, ``epsilon``, ``delta`` and the bounds only (no data), and the
+        work it implies never drops as ``n`` grows. ``epsilon=inf`` takes the
+        cap. The noise grows with ``sqrt(max_iter)``.
     step_size : float or None, default=None
         The mirror step ``eta``; ``None`` takes the one that minimises the
         theorem's bound for the chosen ``max_iter`` or, for the smooth losses
@@ -120,7 +125,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     max_iter_ : int
-        Steps chosen for the last call (``max_iter`` or the theorem's count).
+        Steps chosen for the last call (``max_iter``, or the resolved rule of
+        ``max_iter=None``; the parameter itself is never changed).
     n_iter_ : int
         Steps taken in the last call (always ``max_iter_``: stopping on the
         data would leak); 1 for objective perturbation.
@@ -178,7 +184,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     >>> model = PrivateMirrorDescentRegressor(loss="huber", constraint="l1", radius=4.0,
     ...                                       random_state=0).fit(X, y)
     >>> model.max_iter_
-    10000
+    10004
     >>> float(np.abs(model.coef_).sum()) <= 4.0
     True
     >>> model.score(X, y) > 0.9
