@@ -130,7 +130,7 @@ VARIANTS = [
 def private_run(problem, selection, step_size, seed):
     n_steps = fw.default_iterations(
         selection, n_samples=problem.n_samples, n_dims=problem.n_dims, epsilon=EPSILON,
-        radius=RADIUS, feature_bound=1.0, y_bound=1.0, positive=False, intercept=False)
+        delta=DELTA, radius=RADIUS, feature_bound=1.0, y_bound=1.0, positive=False, intercept=False)
     theta, _, _ = fw.frank_wolfe_on(
         problem, np.zeros(problem.n_dims), selection=selection, epsilon=EPSILON, delta=DELTA,
         radius=RADIUS, feature_bound=1.0, y_bound=1.0, intercept=False, positive=False,
