@@ -88,9 +88,15 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         term) when that bound is smaller (``doc/privacy.md`` section 8.6).
     solver : {"mirror_descent", "objective_perturbation"}, default="mirror_descent"
         ``"objective_perturbation"`` supports the squared and Huber losses only.
-    alpha : float, default=1e-4
+    alpha : float or "auto", default="auto"
         Ridge strength (mean form) of objective perturbation; unused by mirror
-        descent.
+        descent. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
+        section 8.11) balances the regularisation's bias against the noise's
+        effect when the data add no curvature: ``Lambda = n alpha =
+        sqrt(k) sigma_0 / ||theta||_max`` with ``k`` the number of coefficients
+        (intercept included), ``sigma_0`` the noise of the smallest admissible
+        ``Lambda`` and ``||theta||_max = sqrt(radius^2 + y_bound^2)`` (without
+        the ``y_bound`` term when there is no intercept): public values only.
     tol : float or None, default=None
         Relative tolerance of the objective perturbation solver: it certifies a
         gradient norm of at most ``tol n L R`` (``None``: ``1e-10``). Only
@@ -132,6 +138,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         data would leak); 1 for objective perturbation.
     step_size_ : float
         The mirror step of the last call (``nan`` for objective perturbation).
+    alpha_ : float
+        The ridge strength (mean form) objective perturbation used in the last
+        call: ``alpha``, or its resolved rule for ``alpha="auto"``, raised if
+        needed to meet the curvature condition (``nan`` for mirror descent).
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
     sensitivity_ : float
@@ -205,7 +215,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [POSITIVE, None],
         "solver": [StrOptions({MIRROR_DESCENT, OBJECTIVE_PERTURBATION})],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "tol": [POSITIVE, None],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
@@ -233,7 +243,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         max_iter=None,
         step_size=None,
         solver="mirror_descent",
-        alpha=1e-4,
+        alpha="auto",
         tol=None,
         random_state=None,
         accountant=None,
@@ -367,6 +377,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self.intercept_ = float(result.intercept)
         self.max_iter_ = self.n_iter_ = calibration.n_steps
         self.step_size_ = float(calibration.step_size)
+        self.alpha_ = math.nan
         self.noise_scale_ = float(calibration.noise_scale)
         self.sensitivity_ = float(calibration.sensitivity)
         self.lipschitz_ = float(calibration.lipschitz)
@@ -389,9 +400,15 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         derivative = md.derivative_bound(self.loss, float(self.epsilon_huber), radius,
                                          data_norm, y_bound, self.fit_intercept)
         feature_norm = math.hypot(data_norm, 1.0) if self.fit_intercept else data_norm
+        alpha = self.alpha
+        if alpha == "auto":
+            alpha = default_alpha(float(self.epsilon), float(self.delta), n_samples=n_samples,
+                                  n_features=n_features, radius=radius, y_bound=y_bound,
+                                  intercept=self.fit_intercept, feature_norm=feature_norm,
+                                  derivative=derivative)
         plan = op.plan(float(self.epsilon), float(self.delta), n_samples=n_samples,
                        feature_norm=feature_norm, derivative_bound=derivative,
-                       curvature_bound=1.0, alpha=float(self.alpha), n_problems=1)
+                       curvature_bound=1.0, alpha=float(alpha), n_problems=1)
         Z = self._clipped_design(X)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
@@ -403,6 +420,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             if self.fit_intercept else 0.0
         self.max_iter_ = self.n_iter_ = 1
         self.step_size_ = math.nan
+        self.alpha_ = float(plan.regularization / n_samples)
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(plan.gradient_sensitivity)
         self.lipschitz_ = float(derivative * feature_norm)
@@ -464,6 +482,34 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         scales = md.row_scales(X, float(self.data_norm))
         return (X @ self.coef_) * scales + self.intercept_
+
+
+def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, intercept,
+                  feature_norm, derivative):
+    """``alpha="auto"`` of objective perturbation: public values only.
+
+    The perturbed objective is ``sum_i f + (Lambda/2) ||theta||^2 + <b, theta>``
+    with ``b ~ N(0, sigma^2 I_k)``. Where the data add no curvature the noise
+    moves the minimiser by ``b / Lambda`` and costs ``||b||^2 / (2 Lambda)``
+    (``k sigma^2 / (2 Lambda)`` in expectation), while the ridge costs at
+    most ``Lambda ||theta*||^2 / 2 <= Lambda T^2 / 2`` with
+    ``T^2 = radius^2 + y_bound^2`` (``radius^2`` without intercept). The sum
+    is smallest at ``Lambda = sqrt(k) sigma / T``; ``sigma`` is taken at the
+    smallest ``Lambda`` the curvature condition admits (a larger ``Lambda``
+    only lowers it). ``epsilon=inf``: the smallest positive ridge of the
+    mean form, ``1e-10``. Returns ``alpha = Lambda / n``.
+    """
+    from .._core import objective_perturbation as op
+
+    if math.isinf(epsilon):
+        return 1e-10
+    floor = op.plan(epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
+                    derivative_bound=derivative, curvature_bound=1.0, alpha=0.0,
+                    n_problems=1)
+    k = n_features + int(intercept)
+    extent = math.hypot(radius, y_bound) if intercept else radius
+    regularization = max(floor.regularization, math.sqrt(k) * floor.noise_std / extent)
+    return regularization / n_samples
 
 
 def _mirror_descent_description(calibration):
