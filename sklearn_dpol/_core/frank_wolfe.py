@@ -537,7 +537,7 @@ def default_iterations(selection, *, n_samples, n_dims, epsilon, delta, radius,
     ``e(T)`` is the expected selection error at ``T`` steps of the calibrated
     noise (:func:`selection_error`): it grows like ``sqrt(T) / n``. The count
     is the integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising
-    :func:`excess_risk_bound` (``doc/privacy.md``, section 4.8), with
+    :func:`excess_risk_bound` (``doc/privacy.md``, section 4, "Step count"), with
     ``Gamma = 4 B^2 r^2``; it reads public constants only. ``epsilon=inf``
     gives the cap.
     """

@@ -72,7 +72,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     max_iter : int or None, default=None
         Frank-Wolfe steps per call. ``None`` takes the step count that
         minimises the excess-risk bound ``2 Gamma / (T + 2) + e(T)`` with its
-        constants (``doc/privacy.md``, section 4.8): ``Gamma = 4 B^2 r^2`` the
+        constants (``doc/privacy.md``, section 4, "Step count"): ``Gamma = 4 B^2 r^2`` the
         curvature bound and ``e(T)`` the expected error of one private
         selection at the noise of ``T`` steps (``b ln |S|`` for the Gumbel
         scale ``b``; ``2 sigma r sqrt(2 ln |S|)`` for Gaussian selection), which
