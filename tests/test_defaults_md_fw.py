@@ -67,11 +67,11 @@ def test_smooth_step_count_is_the_bound_floor_softly_capped(loss, n, epsilon):
     mu = gaussian_mu(epsilon, 1e-6)
     floor = 2 * beta * mu / (2 * lipschitz / n) * math.sqrt(psi / (c * noise_sq))
     if loss == "squared":
-        cap = md.PASS_BUDGET + n * p * p / (p * p + p + md.GRAM_STEP_OVERHEAD)
+        step = p * p + p + md.GRAM_STEP_OVERHEAD
+        low, high = md.PASS_BUDGET + n * p * p / step, md.COMPUTE_BUDGET / step
     else:
-        big = max(md.PASS_BUDGET, md.COMPUTE_BUDGET / (n * p))
-        cap = big * ((md.PASS_BUDGET / big) ** 4 + (md.COMPUTE_BUDGET / (n * p) / big) ** 4) \
-            ** 0.25
+        low, high = md.PASS_BUDGET, md.COMPUTE_BUDGET / (n * p)
+    cap = (low ** 4 + high ** 4) ** 0.25
     expected = round((floor ** -4 + cap ** -4) ** -0.25)
     assert steps(n, p, loss, epsilon, radius=r, data_norm=R, y_bound=Y) == expected
 
@@ -116,7 +116,8 @@ def test_step_count_is_continuous_and_work_never_drops_as_n_grows(loss, constrai
 
 def test_infinite_epsilon_takes_the_compute_cap():
     for loss in ("squared", "huber", "absolute"):
-        assert steps(50_000, 10, loss, np.inf) == round(md.iteration_cap(loss, 50_000, 10))
+        assert steps(50_000, 10, loss, np.inf) == min(
+            md.MAX_AUTO_ITER, round(md.iteration_cap(loss, 50_000, 10)))
 
 
 def test_default_times_stay_within_the_counterparts_budget():
@@ -124,6 +125,8 @@ def test_default_times_stay_within_the_counterparts_budget():
     squared = [steps(n, 10, "squared") for n in (10_000, 100_000, 1_000_000)]
     huber = [steps(n, 10, "huber") for n in (10_000, 100_000, 1_000_000)]
     assert squared == sorted(squared) and max(squared) < 0.05 * 1_000_000
+    # Fewer steps than the fixed budget: the bound's floor, not the cap, decides.
+    assert max(squared) < 0.1 * md.iteration_cap("squared", 1_000_000, 10)
     assert max(huber) <= 1.1 * md.PASS_BUDGET * 1.2
 
 

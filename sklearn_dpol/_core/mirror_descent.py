@@ -50,12 +50,12 @@ _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
 # max_iter=None: a public, continuous rule in (n, p, epsilon, delta, the bounds)
 # (``default_iterations``, ``doc/privacy.md`` section 8.11): the fewest steps at
 # which the proven bound reaches its floor, softly capped by a compute budget:
-# the squared loss on the Gram matrix gets PASS_BUDGET steps plus one step per
-# Gram matrix's worth of work (a step costs p^2 + p + GRAM_STEP_OVERHEAD
-# multiply-adds against n p^2 for the Gram matrix); losses that step on the
-# rows get soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p)) steps, so their work is
-# soft_max(PASS_BUDGET n p, COMPUTE_BUDGET), never smaller for a larger n. The
-# cap is exactly the step count for epsilon=inf.
+# the squared loss on the Gram matrix gets soft_max(PASS_BUDGET + n p^2 / s,
+# COMPUTE_BUDGET / s) steps, s = p^2 + p + GRAM_STEP_OVERHEAD the multiply-adds
+# of one step (one Gram matrix's worth of steps, or COMPUTE_BUDGET); losses that
+# step on the rows get soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p)) steps, so
+# their work is soft_max(PASS_BUDGET n p, COMPUTE_BUDGET), never smaller for a
+# larger n. The cap is exactly the step count for epsilon=inf.
 PASS_BUDGET = 2000
 COMPUTE_BUDGET = 2e9
 GRAM_STEP_OVERHEAD = 400.0
@@ -372,9 +372,11 @@ def iteration_cap(loss, n_samples, n_features):
     """The compute cap of ``max_iter=None`` (a real number): public sizes only.
 
     The squared loss steps on the Gram matrix (``n p^2`` once, then
-    ``p^2 + p + c0`` multiply-adds a step, ``c0 = GRAM_STEP_OVERHEAD``) and
-    gets ``PASS_BUDGET + n p^2 / (p^2 + p + c0)`` steps: its steps cost at most
-    about one Gram matrix beyond ``PASS_BUDGET`` steps. Losses that step on the
+    ``s = p^2 + p + c0`` multiply-adds a step, ``c0 = GRAM_STEP_OVERHEAD``) and
+    gets ``soft_max(PASS_BUDGET + n p^2 / s, COMPUTE_BUDGET / s)`` steps: about
+    one Gram matrix's worth of steps beyond ``PASS_BUDGET``, or the fixed
+    budget when that is larger (this matters only where the bound's count is
+    large: the L1 and group-L1 balls, ``epsilon=inf``). Losses that step on the
     rows (``n p`` a step) get ``soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p))``
     steps. Both make the total work continuous and nondecreasing in ``n``.
     ``epsilon=inf`` takes exactly this many steps (rounded).
@@ -382,7 +384,8 @@ def iteration_cap(loss, n_samples, n_features):
     p = float(max(int(n_features), 1))
     n = float(n_samples)
     if loss == SQUARED and p <= GRAM_MAX_DIM:
-        return PASS_BUDGET + n * p * p / (p * p + p + GRAM_STEP_OVERHEAD)
+        step = p * p + p + GRAM_STEP_OVERHEAD
+        return soft_max(PASS_BUDGET + n * p * p / step, COMPUTE_BUDGET / step)
     return soft_max(float(PASS_BUDGET), COMPUTE_BUDGET / (n * p))
 
 
