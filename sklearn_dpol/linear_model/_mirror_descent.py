@@ -74,9 +74,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         and Huber losses on the L2 ball or simplex, ``T_s = (2 beta mu / s)
         sqrt(Psi_max / (c B))``, linear in ``n mu``; otherwise the count of
         Theorem 3.2 re-derived for the exact noise), softly capped by a
-        compute budget: ``2000 + n p^2 / (p^2 + p + 400)`` steps for the
-        squared loss (which steps on the Gram matrix), ``soft_max(2000,
-        2e9 / (n p))`` for the others. It is a continuous function of ``n``,
+        compute budget: ``soft_max(2000 + n p^2 / s, 2e9 / s)`` steps for the
+        squared loss (which steps on the Gram matrix, ``s = p^2 + p + 400``
+        multiply-adds a step), ``soft_max(2000, 2e9 / (n p))`` for the others,
+        at most 1,000,000. It is a continuous function of ``n``,
         ``p``, ``epsilon``, ``delta`` and the bounds only (no data), and the
         work it implies never drops as ``n`` grows. ``epsilon=inf`` takes the
         cap. The noise grows with ``sqrt(max_iter)``.
