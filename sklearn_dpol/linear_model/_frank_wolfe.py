@@ -316,8 +316,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             return int(self.max_iter)
         return fw.default_iterations(
             self.selection, n_samples=n_samples, n_dims=n_dims, epsilon=float(self.epsilon),
-            delta=float(self.delta), radius=float(self.radius), feature_bound=float(self.feature_bound),
-            y_bound=float(self.y_bound), positive=self.positive, intercept=self.fit_intercept,
+            delta=float(self.delta), radius=float(self.radius),
+            feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
+            positive=self.positive, intercept=self.fit_intercept,
         )
 
     def _warm_start(self, first_call, n_dims):
