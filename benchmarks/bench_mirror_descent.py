@@ -612,7 +612,7 @@ def speed_table(X_tr, y_tr, repeats, epsilon=1.0):
     blocks = []
     for loss, sgd_loss in (("huber", "huber"), ("squared", "squared_error")):
         # A fixed number of passes for both: the default T is capped by a compute
-        # budget (up to 780,000 Gram steps), far more epochs than SGD can run here.
+        # budget on the L1 ball, far more epochs than SGD can run here.
         T = SPEED_STEPS
         sgd_extra = {"epsilon": HUBER_THRESHOLD} if loss == "huber" else {}
         factories = {
@@ -878,9 +878,10 @@ def main(argv=None):
               f"theta*> + {TRUE_INTERCEPT} + {NOISE_STD} N(0,1), -1, 1), y_bound=1, "
               f"fit_intercept=True, std of the signal {SIGNAL_STD}; radius = the set's gauge "
               "of theta*. Data fixed per set; seeds vary the privacy noise only. 'ours': the "
-              "estimator as shipped (T from Theorem 3.2 with the exact GDP noise, capped by "
-              "the compute budget; the step of the better of Theorem 3.2's and the "
-              "smooth-loss bound). "
+              "estimator as shipped (T from the default rule, doc/privacy.md section 8.11: "
+              "the smooth-loss bound's floor on the L2 ball and simplex, Theorem 3.2's count "
+              "on the others, softly capped by the compute budget; the step of the better "
+              "of Theorem 3.2's and the smooth-loss bound). "
               "'paper': benchmark only, the paper's calibration: the same estimator with "
               "md.noise_scale patched to md.paper_noise_scale (seed 004, Algorithm 1), same "
               "T, same step-size rule (evaluated at the paper's sigma). Ratio = mean excess "
