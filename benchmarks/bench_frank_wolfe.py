@@ -18,6 +18,15 @@ Tables, printed in Markdown:
    ``alpha`` is the Lagrange multiplier of ``||theta||_1 <= 1`` at ``theta_hat``,
    so both solve the same problem), same data, same run, as a ratio.
 
+3. (``--sweep T1 T2 ...``) the same excess risk at fixed step counts, next to the
+   default's: the noise-against-progress trade-off the default rule resolves
+   from public constants (choosing ``T`` from this table would read the data).
+
+The issue-17 setting (p = 500, n = 2e3..3.2e4, slope target <= -0.6)::
+
+    python benchmarks/bench_frank_wolfe.py --n-features 500 --sizes 2000 4000 8000 16000 32000 \
+        --skip-timing --sweep 20 1600
+
 Run from anywhere::
 
     python benchmarks/bench_frank_wolfe.py            # n up to 1e6, ~4 minutes, 5 GB
@@ -130,7 +139,7 @@ VARIANTS = [
 def private_run(problem, selection, step_size, seed):
     n_steps = fw.default_iterations(
         selection, n_samples=problem.n_samples, n_dims=problem.n_dims, epsilon=EPSILON,
-        radius=RADIUS, feature_bound=1.0, y_bound=1.0, positive=False, intercept=False)
+        delta=DELTA, radius=RADIUS, feature_bound=1.0, y_bound=1.0, positive=False, intercept=False)
     theta, _, _ = fw.frank_wolfe_on(
         problem, np.zeros(problem.n_dims), selection=selection, epsilon=EPSILON, delta=DELTA,
         radius=RADIUS, feature_bound=1.0, y_bound=1.0, intercept=False, positive=False,
@@ -211,6 +220,49 @@ def print_risk_tables(rows, seeds, design):
               f"{row['optimum_support']:.2f} | {row['gap']:.1e} | {row['gram_seconds']:.2f} |")
 
 
+def sweep_rows(sizes, steps, seeds, design):
+    """Excess risk (exponential selection, decreasing steps) at fixed ``T``, per ``n``."""
+    rows = []
+    for n in sizes:
+        X, y, _ = make_data(n, design=design)
+        problem = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=1.0,
+                                         intercept=False, precompute=True)
+        G, b = problem.gram, problem.linear
+        best = quadratic_part(G, b, constrained_optimum(G, b, RADIUS)[0])
+        cells = {}
+        for n_steps in steps:
+            excess = []
+            for seed in range(seeds):
+                theta, _, _ = fw.frank_wolfe_on(
+                    problem, np.zeros(problem.n_dims), selection="exponential",
+                    epsilon=EPSILON, delta=DELTA, radius=RADIUS, feature_bound=1.0,
+                    y_bound=1.0, intercept=False, positive=False, n_steps=int(n_steps),
+                    step_size="decreasing", t_start=0, rng=np.random.default_rng(seed))
+                excess.append(quadratic_part(G, b, theta) - best)
+            cells[int(n_steps)] = float(np.mean(excess))
+        rows.append((n, cells, -best))
+    return rows
+
+
+def print_sweep(rows, default_rows, seeds):
+    steps = sorted(rows[0][1])
+    print(f"\nTable 3: excess risk (exponential, decreasing) at fixed T against the default "
+          f"rule, p={N_FEATURES}, epsilon={EPSILON}, mean over {seeds} seeds\n")
+    header = ["n", "default T", "default"] + [f"T={t}" for t in steps] + ["theta = 0"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for (n, cells, trivial), row in zip(rows, default_rows):
+        default = row[("exponential", "decreasing")]
+        print("| " + " | ".join([f"{n:.0e}", str(default["steps"]),
+                                 f"{np.mean(default['excess']):.4g}"]
+                                + [f"{cells[t]:.4g}" for t in steps] + [f"{trivial:.4g}"]) + " |")
+    sizes = np.array([n for n, _, _ in rows])
+    defaults = [np.mean(r[("exponential", "decreasing")]["excess"]) for r in default_rows]
+    cells = ["log-log slope", "", f"{slope(sizes, defaults):.3f}"]
+    cells += [f"{slope(sizes, [c[t] for _, c, _ in rows]):.3f}" for t in steps] + [""]
+    print("| " + " | ".join(cells) + " |")
+
+
 # -- table 2: time against Lasso ----------------------------------------------------------------
 
 def matched_alpha(X, y):
@@ -254,6 +306,7 @@ def print_timing(results, repeats):
 
 
 def main(argv=None):
+    global N_FEATURES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="n up to 1e5, 3 seeds, 2 timing repeats")
@@ -265,7 +318,12 @@ def main(argv=None):
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--design", choices=["uniform", "rademacher"], default="uniform",
                         help="feature distribution (both have ||x||_inf <= 1)")
+    parser.add_argument("--n-features", type=int, default=N_FEATURES,
+                        help="p (default %(default)s; issue 17's slope target is at 500)")
+    parser.add_argument("--sweep", type=int, nargs="*", default=None,
+                        help="also Table 3: excess risk at these fixed step counts")
     args = parser.parse_args(argv)
+    N_FEATURES = args.n_features
     sizes = args.sizes or ([1e3, 1e4, 1e5] if args.quick else [1e3, 1e4, 1e5, 1e6])
     seeds = args.seeds or (3 if args.quick else 5)
     repeats = args.repeats or (2 if args.quick else 3)
@@ -277,6 +335,9 @@ def main(argv=None):
     start = time.perf_counter()
     rows = [risk_for_size(int(n), seeds, args.design) for n in sizes]
     print_risk_tables(rows, seeds, args.design)
+    if args.sweep:
+        print_sweep(sweep_rows([int(n) for n in sizes], args.sweep, seeds, args.design),
+                    rows, seeds)
     if not args.skip_timing:
         print_timing([time_against_lasso(int(n), repeats, args.design)
                       for n in args.timing_sizes], repeats)

@@ -22,7 +22,7 @@ from sklearn.linear_model import Lasso
 
 from sklearn_dpol import PrivateFrankWolfeLasso
 from sklearn_dpol._core import frank_wolfe as fw
-from sklearn_dpol.privacy import zcdp_delta
+from sklearn_dpol.privacy import gaussian_mu, zcdp_delta, zcdp_rho
 
 # -- independent reference computations ----------------------------------------------
 
@@ -420,19 +420,46 @@ def test_infinite_epsilon_adds_no_noise():
 @pytest.mark.parametrize("n,epsilon,radius,feature_bound,y_bound",
                          [(100, 1.0, 1.0, 1.0, 1.0), (5000, 0.5, 2.0, 0.5, 3.0),
                           (1, 1.0, 1.0, 1.0, 1.0)])
-def test_iteration_count_is_the_seeds(n, epsilon, radius, feature_bound, y_bound):
+def test_iteration_count_minimises_the_bound_with_its_constants(n, epsilon, radius,
+                                                                 feature_bound, y_bound):
     X = np.zeros((n, 7))
     params = dict(epsilon=epsilon, radius=radius, feature_bound=feature_bound,
                   y_bound=y_bound, random_state=0)
     B, r, Y = feature_bound, radius, y_bound
+    steps = np.arange(1, fw.AUTO_ITER_CAP + 1, dtype=float)
+    curvature = 4 * B**2 * r**2
+    # Exponential: Gumbel scale Delta sqrt(T / (2 rho)), Delta = 2 B (B r + Y) r / n,
+    # expected error at most scale * ln |S|; |S| = 16 (+-r e_j, 7 features + intercept).
+    rho = zcdp_rho(epsilon, 1e-6)
+    unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * math.log(16)
+    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
     model = PrivateFrankWolfeLasso(**params).fit(X, np.zeros(n))
-    # T = (Gamma n eps / (L1 ||C||_1))^(2/3), Gamma = 4 B^2 r^2, L1 = B (B r + Y).
-    expected = math.ceil((4 * B**2 * r**2 * n * epsilon / (B * (B * r + Y) * r)) ** (2 / 3))
     assert model.max_iter_ == model.n_iter_ == expected
+    # Gaussian: sigma = 2 sqrt(8) B (B r + Y) sqrt(T) / (n mu), error <= 2 sigma r sqrt(2 ln 16).
+    sigma = 2 * math.sqrt(8) * B * (B * r + Y) / (n * gaussian_mu(epsilon, 1e-6))
+    unit = 2 * sigma * r * math.sqrt(2 * math.log(16))
+    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
     gaussian = PrivateFrankWolfeLasso(selection="gaussian", **params).fit(X, np.zeros(n))
-    # Gaussian: L2 = sqrt(d) L1 and the Gaussian width r sqrt(2 ln(2 d)), d = 8.
-    width = math.sqrt(8) * B * (B * r + Y) * r * math.sqrt(2 * math.log(16))
-    assert gaussian.max_iter_ == math.ceil((4 * B**2 * r**2 * n * epsilon / width) ** (2 / 3))
+    assert gaussian.max_iter_ == expected
+
+
+def test_iteration_count_reads_no_data_and_grows_with_n():
+    rng = np.random.default_rng(5)
+    X, y = rng.uniform(-1, 1, (3000, 20)), rng.uniform(-1, 1, 3000)
+    reference = PrivateFrankWolfeLasso(random_state=0).fit(X, y).max_iter_
+    for X2, y2 in [(X[::-1], y[::-1]), (X * 0, y), (X, -y), (rng.normal(size=X.shape) * 50,
+                                                             rng.normal(size=3000) * 50)]:
+        assert PrivateFrankWolfeLasso(random_state=1).fit(X2, y2).max_iter_ == reference
+    counts = [fw.default_iterations("exponential", n_samples=n, n_dims=500, epsilon=1.0,
+                                    delta=1e-6, radius=1.0, feature_bound=1.0, y_bound=1.0,
+                                    positive=False, intercept=False)
+              for n in (2000, 4000, 8000, 16000, 32000)]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000.
+    assert counts[-1] < 400
+    model = PrivateFrankWolfeLasso(random_state=0)
+    model.fit(X, y)
+    assert model.max_iter is None  # the resolved value is an attribute only
 
 
 def test_iteration_count_follows_the_batch_and_is_capped():

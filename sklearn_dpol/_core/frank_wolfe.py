@@ -547,14 +547,82 @@ def frank_wolfe_on(problem, theta_start, *, selection, epsilon, delta, radius, f
     return theta, calibration, selected
 
 
-def default_iterations(selection, *, n_samples, n_dims, epsilon, radius, feature_bound,
-                       y_bound, positive, intercept):
-    """``max_iter=None``: the seed's iteration count for this selection rule."""
+def default_iterations(selection, *, n_samples, n_dims, epsilon, delta, radius,
+                       feature_bound, y_bound, positive, intercept):
+    """``max_iter=None``: the count that minimises the excess-risk bound with its constants.
+
+    Frank-Wolfe with steps ``2/(t+2)`` and a selection whose score is off by
+    ``e_t`` has ``h_{t+1} <= (1 - g_t) h_t + g_t e_t + g_t^2 Gamma / 2``, so
+    ``E h_T <= 2 Gamma / (T + 2) + e(T)`` (Jaggi 2013 with additive errors).
+    ``e(T)`` is the expected selection error at ``T`` steps of the calibrated
+    noise (:func:`selection_error`): it grows like ``sqrt(T) / n``. The count
+    is the integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising
+    :func:`excess_risk_bound` (``doc/privacy.md``, section 4, "Step count"), with
+    ``Gamma = 4 B^2 r^2``; it reads public constants only. ``epsilon=inf``
+    gives the cap.
+    """
+    if math.isinf(epsilon):
+        return AUTO_ITER_CAP
     curvature = curvature_bound(radius, feature_bound)
+    n_vertices = make_vertices(n_dims, radius, positive, intercept).size
+    noise_unit = selection_error(selection, 1, n_samples=n_samples, n_dims=n_dims,
+                                 n_vertices=n_vertices, epsilon=epsilon, delta=delta,
+                                 radius=radius, feature_bound=feature_bound, y_bound=y_bound)
+    return bound_minimising_steps(curvature, noise_unit)
+
+
+def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilon, delta,
+                    radius, feature_bound, y_bound):
+    """A bound on the expected score error of one private selection among ``T = n_steps``.
+
+    Exponential (Gumbel-max with scale ``b = 2 Delta / epsilon0``,
+    ``epsilon0 = sqrt(8 rho / T)``): ``E error <= b ln |S|`` (the expected
+    maximum of ``|S|`` standard Gumbels is ``ln |S| + 0.577``, that of the
+    best vertex's ``0.577``). Gaussian (``sigma = Delta_2 sqrt(T) / mu``):
+    ``E error <= 2 sigma E max_s |<s, N(0, I)>| <= 2 sigma r sqrt(2 ln |S|)``.
+    Both are ``sqrt(T)`` times the value at ``T = 1``.
+    """
+    log_vertices = math.log(max(n_vertices, 2))
     if selection == EXPONENTIAL:
-        width = gradient_bound_max_norm(radius, feature_bound, y_bound) * radius
-    else:
-        n_vertices = make_vertices(n_dims, radius, positive, intercept).size
-        width = (gradient_bound_l2(radius, feature_bound, y_bound, n_dims)
-                 * gaussian_width_bound(radius, n_vertices))
-    return paper_iterations(n_samples, epsilon, curvature, width)
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound)
+        rho = zcdp_rho(epsilon, delta)
+        scale = sensitivity * math.sqrt(n_steps / (2.0 * rho))
+        return scale * log_vertices
+    sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims)
+    sigma = sensitivity * math.sqrt(n_steps) / gaussian_mu(epsilon, delta)
+    return 2.0 * sigma * gaussian_width_bound(radius, n_vertices)
+
+
+def excess_risk_bound(n_steps, curvature, noise_unit):
+    """``2 Gamma / (T + 2) + sqrt(T) e(1)``: the bound :func:`default_iterations` minimises."""
+    return 2.0 * curvature / (n_steps + 2.0) + math.sqrt(n_steps) * noise_unit
+
+
+def bound_minimising_steps(curvature, noise_unit):
+    """The integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising :func:`excess_risk_bound`.
+
+    The bound's derivative ``e(1) / (2 sqrt(T)) - 2 Gamma / (T + 2)^2`` changes
+    sign once for ``T >= 1`` (``(T + 2)^2 / sqrt(T)`` increases there), so the
+    continuous minimiser is found by bisection and the better neighbour taken.
+    """
+    if noise_unit <= 0.0:
+        return AUTO_ITER_CAP
+
+    def slope(t):
+        return noise_unit / (2.0 * math.sqrt(t)) - 2.0 * curvature / (t + 2.0) ** 2
+
+    low, high = 1.0, float(AUTO_ITER_CAP)
+    if slope(low) >= 0.0:
+        return 1
+    if slope(high) <= 0.0:
+        return AUTO_ITER_CAP
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if slope(mid) < 0.0:
+            low = mid
+        else:
+            high = mid
+    candidates = {max(1, min(AUTO_ITER_CAP, int(math.floor(low)))),
+                  max(1, min(AUTO_ITER_CAP, int(math.ceil(high))))}
+    return min(sorted(candidates),
+               key=lambda t: excess_risk_bound(t, curvature, noise_unit))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special, stats
 
-from ..privacy import compose_gdp, gaussian_delta, gaussian_mu
+from ..privacy import gaussian_delta, gaussian_mu
 from ._clip import clip_row_scales
 from .noise import sampler_state
 
@@ -47,14 +47,22 @@ _LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
 # does not load numba.
 _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
 
-# max_iter=None: the theorem's step count, capped by a compute budget (the cap
-# is exactly the step count for epsilon=inf). Beyond the balance point the bound
-# improves by at most sqrt(2); a capped T costs the factor sqrt((T*/cap + 1) / 2).
-# The cap is the number of steps that fit in COMPUTE_BUDGET multiply-adds at the
-# cost of one step (n p on the data, p^2 with the Gram matrix of the squared
-# loss), never below AUTO_ITER_CAP nor above MAX_AUTO_ITER.
-AUTO_ITER_CAP = 2000
+# max_iter=None: a public, continuous rule in (n, p, epsilon, delta, the bounds)
+# (``default_iterations``, ``doc/privacy.md`` section 8.11): the fewest steps at
+# which the proven bound reaches its floor, softly capped by a compute budget:
+# the squared loss on the Gram matrix gets soft_max(PASS_BUDGET + n p^2 / s,
+# COMPUTE_BUDGET / s) steps, s = p^2 + p + GRAM_STEP_OVERHEAD the multiply-adds
+# of one step (one Gram matrix's worth of steps, or COMPUTE_BUDGET); losses that
+# step on the rows get soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p)) steps, so
+# their work is soft_max(PASS_BUDGET n p, COMPUTE_BUDGET), never smaller for a
+# larger n. The cap is exactly the step count for epsilon=inf.
+PASS_BUDGET = 2000
 COMPUTE_BUDGET = 2e9
+GRAM_STEP_OVERHEAD = 400.0
+# Soft minimum ``(a^-k + b^-k)^(-1/k)`` (and maximum ``(a^k + b^k)^(1/k)``):
+# smooth, within 2^(1/k) of ``min(a, b)`` (``max(a, b)``).
+SOFT_POWER = 4.0
+MIN_AUTO_ITER = 1
 MAX_AUTO_ITER = 1_000_000
 # Rows per chunk when forming the Gram matrix, so X is never copied whole.
 CHUNK_ROWS = 8192
@@ -359,35 +367,116 @@ def geometry(potential, derivative, radius, data_norm, y_bound, intercept):
 
 
 def iteration_cap(loss, n_samples, n_features):
-    """The most steps ``max_iter=None`` takes: those that fit in the compute budget.
+    """The compute cap of ``max_iter=None`` (a real number): public sizes only.
 
-    Depends on public sizes only. The squared loss can step on the Gram matrix
-    (``p^2`` per step, plus ``n p^2`` once), the others pay ``n p`` per step.
+    The squared loss steps on the Gram matrix (``n p^2`` once, then
+    ``s = p^2 + p + c0`` multiply-adds a step, ``c0 = GRAM_STEP_OVERHEAD``) and
+    gets ``soft_max(PASS_BUDGET + n p^2 / s, COMPUTE_BUDGET / s)`` steps: about
+    one Gram matrix's worth of steps beyond ``PASS_BUDGET``, or the fixed
+    budget when that is larger (this matters only where the bound's count is
+    large: the L1 and group-L1 balls, ``epsilon=inf``). Losses that step on the
+    rows (``n p`` a step) get ``soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p))``
+    steps. Both make the total work continuous and nondecreasing in ``n``.
+    ``epsilon=inf`` takes exactly this many steps (rounded).
     """
-    p = max(int(n_features), 1)
-    per_step = float(n_samples) * p
+    p = float(max(int(n_features), 1))
+    n = float(n_samples)
     if loss == SQUARED and p <= GRAM_MAX_DIM:
-        budget = max(COMPUTE_BUDGET - float(n_samples) * p * p, 0.0)
-        per_step = float(p) * p
-    else:
-        budget = COMPUTE_BUDGET
-    return int(min(MAX_AUTO_ITER, max(AUTO_ITER_CAP, budget // per_step)))
+        step = p * p + p + GRAM_STEP_OVERHEAD
+        return soft_max(PASS_BUDGET + n * p * p / step, COMPUTE_BUDGET / step)
+    return soft_max(float(PASS_BUDGET), COMPUTE_BUDGET / (n * p))
 
 
-def theorem_iterations(n_samples, mu, geo, lipschitz, cap=AUTO_ITER_CAP):
-    """``T`` where the gradient and noise terms of the bound balance, in ``[1, cap]``.
+def soft_min(a, b, power=SOFT_POWER):
+    """``(a^-k + b^-k)^(-1/k)`` for positive ``a, b`` (``inf`` allowed)."""
+    if math.isinf(a):
+        return b
+    if math.isinf(b):
+        return a
+    return (a ** -power + b ** -power) ** (-1.0 / power)
+
+
+def soft_max(a, b, power=SOFT_POWER):
+    """``(a^k + b^k)^(1/k)``, computed without overflow."""
+    top = max(a, b)
+    return top * ((a / top) ** power + (b / top) ** power) ** (1.0 / power)
+
+
+def theorem_iterations(n_samples, mu, geo, lipschitz):
+    """``T* = A (n mu)^2 / (4 L^2 B)``: Theorem 3.2's bound is within ``sqrt(2)`` of its floor.
 
     With ``sigma^2 = 4 L^2 T / (n mu)^2`` the bound is
     ``2 sqrt(Psi_max (A / T + 4 L^2 B / (n mu)^2))`` at the best ``eta``: it
     decreases in ``T`` towards a noise floor and is within ``sqrt(2)`` of it at
-    ``T* = A (n mu)^2 / (4 L^2 B)`` (``||Q||^2 n^2 mu^2 / (4 (G^2 + ||Q||^2))``
-    without intercept). ``epsilon=inf`` (``mu=inf``) gives the cap.
+    ``T*`` (``||Q||^2 n^2 mu^2 / (4 (G^2 + ||Q||^2))`` without intercept). A
+    real number (``inf`` for ``mu = inf``); :func:`default_iterations` rounds.
     """
     if math.isinf(mu):
-        return cap
+        return math.inf
     ratio = n_samples * mu / (2.0 * lipschitz)
-    steps = geo.grad_sq / geo.noise_sq * ratio * ratio
-    return int(min(cap, max(1, round(steps))))
+    return geo.grad_sq / geo.noise_sq * ratio * ratio
+
+
+def smoothness(radius, data_norm, y_bound, intercept):
+    """``beta = radius^2 R^2 + Y^2`` (``Y^2`` with intercept): the mean loss's smoothness.
+
+    For ``f'' <= 1`` (squared, Huber), in the normalised coordinates, w.r.t.
+    the norm of ``Q`` (every unit set here lies in the unit L2 ball).
+    """
+    return (radius * data_norm) ** 2 + (y_bound ** 2 if intercept else 0.0)
+
+
+def smooth_iterations(n_samples, mu, geo, lipschitz, potential, *, loss, radius, data_norm,
+                      y_bound, intercept):
+    """``T_s``: the fewest steps at which the smooth-loss bound reaches its floor, or ``None``.
+
+    The bound ``Psi_max/(eta T) + eta sigma^2 B / c`` with ``eta <= c/(2 beta)``
+    and ``sigma^2 = s^2 T / mu^2`` (``s = 2L/n``) has the floor
+    ``2 s sqrt(Psi_max B / c) / mu`` for every ``T >= T_s`` and is larger below:
+    ``T_s = (2 beta mu / s) sqrt(Psi_max / (c B))``, linear in ``n mu``. Beyond
+    ``T_s`` the step shrinks like ``1/T`` and ``eta T`` stays constant: more
+    steps run the same noisy gradient flow on a finer grid. ``None`` when the
+    smooth analysis does not apply (absolute loss, group-L1 set).
+    """
+    modulus = strong_convexity(potential)
+    if loss not in (SQUARED, HUBER) or modulus is None:
+        return None
+    if math.isinf(mu):
+        return math.inf
+    beta = smoothness(radius, data_norm, y_bound, intercept)
+    sensitivity = gradient_sensitivity(lipschitz, n_samples)
+    return 2.0 * beta * mu / sensitivity * math.sqrt(geo.psi_max / (modulus * geo.noise_sq))
+
+
+def default_iterations(potential, geo, lipschitz, *, n_samples, n_features, mu, loss,
+                       radius, data_norm, y_bound, intercept):
+    """The step count of ``max_iter=None`` (``doc/privacy.md`` section 8.11).
+
+    ``T = max(1, round(soft_min(T_b, T_c)))`` with ``soft_min(a, b) =
+    (a^-4 + b^-4)^(-1/4)`` (smooth, within ``2^(1/4)`` of the minimum):
+
+    * ``T_b``, the bound's count: :func:`smooth_iterations` when the smooth
+      analysis applies and its floor is within ``sqrt(2)`` of Theorem 3.2's
+      (modulus ``c >= 1/2``: the L2 ball and the simplex), else
+      :func:`theorem_iterations`; ``inf`` for ``epsilon=inf``;
+    * ``T_c``, the compute cap of :func:`iteration_cap` (the ``soft_max`` there
+      is ``(a^4 + b^4)^(1/4)``).
+
+    A continuous function of public values only (``n``, ``p``, ``mu*(epsilon,
+    delta)``, the bounds and the loss constants), nondecreasing in ``n``, so
+    the fit time never drops as ``n`` grows.
+    """
+    count = None
+    modulus = strong_convexity(potential)
+    if modulus is not None and modulus >= 0.5:
+        count = smooth_iterations(n_samples, mu, geo, lipschitz, potential, loss=loss,
+                                  radius=radius, data_norm=data_norm, y_bound=y_bound,
+                                  intercept=intercept)
+    if count is None:
+        count = theorem_iterations(n_samples, mu, geo, lipschitz)
+    cap = iteration_cap(loss, n_samples, n_features)
+    steps = soft_min(count, cap) if count > 0 else 0.0
+    return int(min(MAX_AUTO_ITER, max(MIN_AUTO_ITER, round(steps))))
 
 
 def theorem_step_size(n_steps, geo, sigma):
@@ -433,7 +522,7 @@ def smooth_step_size(n_steps, geo, sigma, potential, *, loss, radius, data_norm,
     modulus = strong_convexity(potential)
     if loss not in (SQUARED, HUBER) or modulus is None:
         return None
-    beta = (radius * data_norm) ** 2 + (y_bound ** 2 if intercept else 0.0)
+    beta = smoothness(radius, data_norm, y_bound, intercept)
     cap = modulus / (2.0 * beta)
     if sigma == 0.0:
         return cap
@@ -467,29 +556,39 @@ def best_step_size(n_steps, geo, sigma, potential, *, loss, radius, data_norm, y
 
 @functools.lru_cache(maxsize=1024)
 def noise_scale(sensitivity, n_steps, epsilon, delta):
-    """``(sigma, mu)``: ``sigma = sensitivity sqrt(T) / mu*(epsilon, delta)`` (GDP composition).
+    """``(sigma, mu)``: ``sigma = sensitivity sqrt(T) / mu*(epsilon, delta)``, in closed form.
 
-    Each noisy gradient is ``(sensitivity / sigma)``-GDP and ``T`` of them
-    compose adaptively to ``sqrt(T) sensitivity / sigma = mu*``. ``sigma`` is
-    nudged up until the composed ``mu`` is at most ``mu*`` in floating point.
-    Cached: it depends on public constants only and costs a root search, which
-    would dominate a ``partial_fit`` on a small batch.
+    Each noisy gradient is ``(sensitivity / sigma)``-GDP and ``T`` identical
+    ones compose adaptively to exactly ``mu = sqrt(T) sensitivity / sigma``
+    (Dong, Roth and Su 2019, Corollary 2), computed here without a loop over
+    the steps. ``sigma`` is nudged up by a few ulps until the composed ``mu``
+    is at most ``mu*`` in floating point (and converts within ``delta``).
+    Cached: ``mu*`` costs a root search, which would dominate a small batch.
     """
     mu_total = _target_mu(epsilon, delta)
     if math.isinf(mu_total):
         return 0.0, math.inf
-    sigma = sensitivity * math.sqrt(n_steps) / mu_total
     if sensitivity == 0.0:
         return 0.0, 0.0  # the data cannot move the gradient (callers refuse this)
+    root = math.sqrt(n_steps)
+    sigma = sensitivity * root / mu_total
     for _ in range(1000):
         if not sigma > 0:
             break
-        mu = compose_gdp([sensitivity / sigma] * n_steps)
+        mu = composed_mu(sensitivity, sigma, n_steps)
         # mu_total is itself certified: delta(epsilon; mu_total) <= delta.
         if mu <= mu_total and gaussian_delta(epsilon, mu) <= delta:
             return sigma, mu
-        sigma *= 1.0 + 1e-12
+        sigma = max(sigma * (1.0 + 1e-15), math.nextafter(sigma, math.inf))
     return sigma, math.inf
+
+
+def composed_mu(sensitivity, sigma, n_steps):
+    """``sqrt(T) (sensitivity / sigma)``: ``T`` identical ``(s/sigma)``-GDP steps, composed.
+
+    Equal to ``compose_gdp([sensitivity / sigma] * T)`` up to rounding, in O(1).
+    """
+    return math.sqrt(n_steps) * (sensitivity / sigma)
 
 
 @functools.lru_cache(maxsize=256)
@@ -512,8 +611,8 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
               intercept, epsilon, delta, n_steps=None, step_size=None, n_features=None):
     """Step count, noise and step size for one call on ``n_samples`` records.
 
-    ``n_features`` (public) sets the compute cap of the theorem's step count;
-    ``None`` keeps the fixed ``AUTO_ITER_CAP``.
+    ``n_features`` (public, default ``potential.n_dims``) enters the compute cap
+    of the default step count (:func:`default_iterations`).
     """
     check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples)
     derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
@@ -522,9 +621,11 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
     geo = geometry(potential, derivative, radius, data_norm, y_bound, intercept)
     mu_total = _target_mu(float(epsilon), float(delta))
     if n_steps is None:
-        cap = AUTO_ITER_CAP if n_features is None else iteration_cap(loss, n_samples,
-                                                                      n_features)
-        n_steps = theorem_iterations(n_samples, mu_total, geo, lipschitz, cap=cap)
+        n_steps = default_iterations(
+            potential, geo, lipschitz, n_samples=n_samples,
+            n_features=potential.n_dims if n_features is None else n_features,
+            mu=mu_total, loss=loss, radius=radius, data_norm=data_norm, y_bound=y_bound,
+            intercept=intercept)
     sigma, mu = noise_scale(sensitivity, int(n_steps), float(epsilon), float(delta))
     if not math.isinf(epsilon) and not (TINY <= sigma < math.inf and mu <= mu_total):
         raise ValueError(

@@ -70,11 +70,16 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         its L2 sensitivity grows with ``sqrt(n_features)``, so it is offered for
         comparison.
     max_iter : int or None, default=None
-        Frank-Wolfe steps per call. ``None`` takes the seed's count
-        ``T = (Gamma n eps / (L W))^(2/3)`` for the ``n`` rows of the call
-        (Theorems 5.5 and B.2; see ``max_iter_``), at most 20,000 (exactly
-        20,000 for ``epsilon=inf``). The noise of every step grows with
-        ``sqrt(max_iter)``.
+        Frank-Wolfe steps per call. ``None`` takes the step count that
+        minimises the excess-risk bound ``2 Gamma / (T + 2) + e(T)`` with its
+        constants (``doc/privacy.md``, section 4, "Step count"): ``Gamma = 4 B^2 r^2`` the
+        curvature bound and ``e(T)`` the expected error of one private
+        selection at the noise of ``T`` steps (``b ln |S|`` for the Gumbel
+        scale ``b``; ``2 sigma r sqrt(2 ln |S|)`` for Gaussian selection), which
+        grows like ``sqrt(T) / n``. It reads public constants only (``n``, the
+        dimension, ``epsilon``, ``delta``, the bounds), is resolved into
+        ``max_iter_`` and is at most 20,000 (exactly 20,000 for
+        ``epsilon=inf``). The noise of every step grows with ``sqrt(max_iter)``.
     step_size : {"decreasing", "constant"}, default="decreasing"
         ``"decreasing"``: ``2 / (t + 2)``, with ``t`` counting the steps since
         ``fit`` (so a ``partial_fit`` stream keeps its warm start);
@@ -109,7 +114,8 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         Names of features seen during fit, when ``X`` has string column names.
     max_iter_ : int
         The number of steps chosen for the last call: ``max_iter``, or the
-        seed's count when ``max_iter=None``.
+        bound-minimising count when ``max_iter=None`` (the parameter itself is
+        never changed).
     n_iter_ : int
         Steps taken in the last call (always ``max_iter_``: stopping early on
         the data would leak).
@@ -158,7 +164,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     >>> y = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=20000), -1, 1)
     >>> model = PrivateFrankWolfeLasso(radius=1.5, random_state=0).fit(X, y)
     >>> model.max_iter_
-    1321
+    273
     >>> model.score(X, y) > 0.6
     True
     """
@@ -312,8 +318,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             return int(self.max_iter)
         return fw.default_iterations(
             self.selection, n_samples=n_samples, n_dims=n_dims, epsilon=float(self.epsilon),
-            radius=float(self.radius), feature_bound=float(self.feature_bound),
-            y_bound=float(self.y_bound), positive=self.positive, intercept=self.fit_intercept,
+            delta=float(self.delta), radius=float(self.radius),
+            feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
+            positive=self.positive, intercept=self.fit_intercept,
         )
 
     def _warm_start(self, first_call, n_dims):

@@ -68,13 +68,19 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         Fit an intercept in ``[-y_bound, y_bound]`` with its own Euclidean
         potential (the set is the product of the two). No centring is done.
     max_iter : int or None, default=None
-        Noisy steps per call. ``None`` takes the step count of Theorem 3.2
-        re-derived for the exact noise (see ``max_iter_``), capped by a
-        compute budget of ``2e9`` multiply-adds: ``2e9 / (n p)`` steps, or
-        ``(2e9 - n p^2) / p^2`` for the squared loss (which steps on the Gram
-        matrix), never fewer than 2,000 nor more than 1,000,000; the cap is the
-        step count for ``epsilon=inf``. It depends on public sizes only. The
-        noise grows with ``sqrt(max_iter)``.
+        Noisy steps per call. ``None`` takes a public rule (resolved into
+        ``max_iter_``, ``doc/privacy.md`` section 8.11): the fewest steps at
+        which the proven excess-risk bound reaches its floor (for the squared
+        and Huber losses on the L2 ball or simplex, ``T_s = (2 beta mu / s)
+        sqrt(Psi_max / (c B))``, linear in ``n mu``; otherwise the count of
+        Theorem 3.2 re-derived for the exact noise), softly capped by a
+        compute budget: ``soft_max(2000 + n p^2 / s, 2e9 / s)`` steps for the
+        squared loss (which steps on the Gram matrix, ``s = p^2 + p + 400``
+        multiply-adds a step), ``soft_max(2000, 2e9 / (n p))`` for the others,
+        at most 1,000,000. It is a continuous function of ``n``,
+        ``p``, ``epsilon``, ``delta`` and the bounds only (no data), and the
+        work it implies never drops as ``n`` grows. ``epsilon=inf`` takes the
+        cap. The noise grows with ``sqrt(max_iter)``.
     step_size : float or None, default=None
         The mirror step ``eta``; ``None`` takes the one that minimises the
         theorem's bound for the chosen ``max_iter`` or, for the smooth losses
@@ -83,9 +89,15 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         term) when that bound is smaller (``doc/privacy.md`` section 8.6).
     solver : {"mirror_descent", "objective_perturbation"}, default="mirror_descent"
         ``"objective_perturbation"`` supports the squared and Huber losses only.
-    alpha : float, default=1e-4
+    alpha : float or "auto", default="auto"
         Ridge strength (mean form) of objective perturbation; unused by mirror
-        descent.
+        descent. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
+        section 8.11) balances the regularisation's bias against the noise's
+        effect when the data add no curvature: ``Lambda = n alpha =
+        sqrt(k) sigma_0 / ||theta||_max`` with ``k`` the number of coefficients
+        (intercept included), ``sigma_0`` the noise of the smallest admissible
+        ``Lambda`` and ``||theta||_max = sqrt(radius^2 + y_bound^2)`` (without
+        the ``y_bound`` term when there is no intercept): public values only.
     tol : float or None, default=None
         Relative tolerance of the objective perturbation solver: it certifies a
         gradient norm of at most ``tol n L R`` (``None``: ``1e-10``). Only
@@ -120,12 +132,17 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     max_iter_ : int
-        Steps chosen for the last call (``max_iter`` or the theorem's count).
+        Steps chosen for the last call (``max_iter``, or the resolved rule of
+        ``max_iter=None``; the parameter itself is never changed).
     n_iter_ : int
         Steps taken in the last call (always ``max_iter_``: stopping on the
         data would leak); 1 for objective perturbation.
     step_size_ : float
         The mirror step of the last call (``nan`` for objective perturbation).
+    alpha_ : float
+        The ridge strength (mean form) objective perturbation used in the last
+        call: ``alpha``, or its resolved rule for ``alpha="auto"``, raised if
+        needed to meet the curvature condition (``nan`` for mirror descent).
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
     sensitivity_ : float
@@ -178,7 +195,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     >>> model = PrivateMirrorDescentRegressor(loss="huber", constraint="l1", radius=4.0,
     ...                                       random_state=0).fit(X, y)
     >>> model.max_iter_
-    10000
+    10004
     >>> float(np.abs(model.coef_).sum()) <= 4.0
     True
     >>> model.score(X, y) > 0.9
@@ -199,7 +216,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [POSITIVE, None],
         "solver": [StrOptions({MIRROR_DESCENT, OBJECTIVE_PERTURBATION})],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "tol": [POSITIVE, None],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
@@ -227,7 +244,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         max_iter=None,
         step_size=None,
         solver="mirror_descent",
-        alpha=1e-4,
+        alpha="auto",
         tol=None,
         random_state=None,
         accountant=None,
@@ -362,6 +379,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self.intercept_ = float(result.intercept)
         self.max_iter_ = self.n_iter_ = calibration.n_steps
         self.step_size_ = float(calibration.step_size)
+        self.alpha_ = math.nan
         self.noise_scale_ = float(calibration.noise_scale)
         self.sensitivity_ = float(calibration.sensitivity)
         self.lipschitz_ = float(calibration.lipschitz)
@@ -384,9 +402,15 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         derivative = md.derivative_bound(self.loss, float(self.epsilon_huber), radius,
                                          data_norm, y_bound, self.fit_intercept)
         feature_norm = math.hypot(data_norm, 1.0) if self.fit_intercept else data_norm
+        alpha = self.alpha
+        if alpha == "auto":
+            alpha = default_alpha(float(self.epsilon), float(self.delta), n_samples=n_samples,
+                                  n_features=n_features, radius=radius, y_bound=y_bound,
+                                  intercept=self.fit_intercept, feature_norm=feature_norm,
+                                  derivative=derivative)
         plan = op.plan(float(self.epsilon), float(self.delta), n_samples=n_samples,
                        feature_norm=feature_norm, derivative_bound=derivative,
-                       curvature_bound=1.0, alpha=float(self.alpha), n_problems=1)
+                       curvature_bound=1.0, alpha=float(alpha), n_problems=1)
         Z = self._clipped_design(X)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
@@ -398,6 +422,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             if self.fit_intercept else 0.0
         self.max_iter_ = self.n_iter_ = 1
         self.step_size_ = math.nan
+        self.alpha_ = float(plan.regularization / n_samples)
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(plan.gradient_sensitivity)
         self.lipschitz_ = float(derivative * feature_norm)
@@ -459,6 +484,34 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         scales = md.row_scales(X, float(self.data_norm))
         return (X @ self.coef_) * scales + self.intercept_
+
+
+def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, intercept,
+                  feature_norm, derivative):
+    """``alpha="auto"`` of objective perturbation: public values only.
+
+    The perturbed objective is ``sum_i f + (Lambda/2) ||theta||^2 + <b, theta>``
+    with ``b ~ N(0, sigma^2 I_k)``. Where the data add no curvature the noise
+    moves the minimiser by ``b / Lambda`` and costs ``||b||^2 / (2 Lambda)``
+    (``k sigma^2 / (2 Lambda)`` in expectation), while the ridge costs at
+    most ``Lambda ||theta*||^2 / 2 <= Lambda T^2 / 2`` with
+    ``T^2 = radius^2 + y_bound^2`` (``radius^2`` without intercept). The sum
+    is smallest at ``Lambda = sqrt(k) sigma / T``; ``sigma`` is taken at the
+    smallest ``Lambda`` the curvature condition admits (a larger ``Lambda``
+    only lowers it). ``epsilon=inf``: the smallest positive ridge of the
+    mean form, ``1e-10``. Returns ``alpha = Lambda / n``.
+    """
+    from .._core import objective_perturbation as op
+
+    if math.isinf(epsilon):
+        return 1e-10
+    floor = op.plan(epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
+                    derivative_bound=derivative, curvature_bound=1.0, alpha=0.0,
+                    n_problems=1)
+    k = n_features + int(intercept)
+    extent = math.hypot(radius, y_bound) if intercept else radius
+    regularization = max(floor.regularization, math.sqrt(k) * floor.noise_std / extent)
+    return regularization / n_samples
 
 
 def _mirror_descent_description(calibration):
