@@ -20,6 +20,7 @@ from unittest import SkipTest
 import dp_accounting
 import numpy as np
 import pytest
+from _ledger_postgres import ledger_path, new_ledger_url
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from joblib import parallel_backend
 from sklearn.base import clone
@@ -99,9 +100,13 @@ def reference_guarantee(estimator, **params):
     return model.fit(X, targets(estimator)).privacy_
 
 
-@pytest.fixture
-def accountant():
-    with PrivacyAccountant(epsilon=np.inf, delta=1e-3) as acc:
+@pytest.fixture(params=["sqlite", "postgres"])
+def accountant(request):
+    """An infinite budget, on a temporary SQLite ledger and on a PostgreSQL server
+    (``tests/_ledger_postgres.py``: skipped where no server can be started,
+    except in CI)."""
+    path = new_ledger_url() if request.param == "postgres" else None
+    with PrivacyAccountant(epsilon=np.inf, delta=1e-3, path=path) as acc:
         yield acc
 
 
@@ -221,8 +226,9 @@ def _charge_tenths(path, attempts):
     return granted
 
 
-def test_concurrent_processes_never_overspend(tmp_path):
-    path = tmp_path / "shared.sqlite"
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_concurrent_processes_never_overspend(backend, tmp_path):
+    path = ledger_path(backend, tmp_path)
     PrivacyAccountant(1.0, 0.0, path=path)
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(4, mp_context=context) as pool:
