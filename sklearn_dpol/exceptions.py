@@ -201,6 +201,6 @@ class LedgerError(ValueError):
     >>> try:
     ...     PrivacyAccountant(epsilon=1.0, delta=1e-6, path=path)
     ... except LedgerError as error:
-    ...     print(str(error)[:40])
-    The privacy ledger at ... is corrupt
+    ...     print("is corrupt" in str(error), "How to recover" in str(error))
+    True True
     """
