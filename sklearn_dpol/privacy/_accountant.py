@@ -907,7 +907,7 @@ class PrivacyAccountant:
                 )
         return head, ledger
 
-    def _transact(self, decide, write=True):
+    def _transact(self, decide, write=True, durable=True):
         """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
 
         ``decide`` may raise (nothing is appended) or return ``None`` (no
@@ -918,7 +918,7 @@ class PrivacyAccountant:
         with _thread_lock(self.path):
             # Set again only once the transaction has committed (or wrote nothing).
             cache, self._cache = self._cache, None
-            with self._store.transaction(write, self._missing) as tx:
+            with self._store.transaction(write, self._missing, durable) as tx:
                 head, ledger = self._refresh(tx, cache)
                 try:
                     event = decide(ledger)
@@ -951,9 +951,14 @@ class PrivacyAccountant:
                 "new data set; a data set's budget cannot be restarted."
             )
 
-    def _record(self, decide):
+    def _record(self, decide, durable=True):
+        # Entries that spend budget (open, increase) are durable at commit, so
+        # a reservation survives a crash of the machine. A settlement or a
+        # refund may be lost with the last commits before such a crash (never
+        # reordered with later ones): that leaves the reservation counted,
+        # which can overstate the spend, never understate it.
         self._check_open()
-        self._transact(decide)
+        self._transact(decide, durable=durable)
 
     @staticmethod
     def _check_noise(ledger, noise, label):
@@ -1046,7 +1051,7 @@ class Reservation:
                 return None
             return {"op": "settle", "id": self.id, "cost": charge["reserved"].as_dict()}
 
-        self.accountant._record(spend_reserved)
+        self.accountant._record(spend_reserved, durable=False)
         return False
 
     @property
@@ -1161,7 +1166,7 @@ class Reservation:
                 total = reserved
             return {"op": "settle", "id": self.id, "cost": total.as_dict()}
 
-        self.accountant._record(record)
+        self.accountant._record(record, durable=False)
         if not found["covered"]:
             raise PrivacyAccountingError(
                 f"{found['label']} spent {actual} but reserved only {found['reserved']} "
@@ -1171,7 +1176,8 @@ class Reservation:
 
     def refund(self):
         """Undo what is reserved beyond the last settlement (all of it if none)."""
-        self.accountant._record(lambda ledger: {"op": "refund", "id": self.id})
+        self.accountant._record(lambda ledger: {"op": "refund", "id": self.id},
+                                durable=False)
 
     def _charge(self):
         return _charge_in(self.accountant._ledger(), self.id)

@@ -265,6 +265,7 @@ class SQLiteStore(Store):
         self._conn = None
         self._pid = None
         self._inode = None
+        self._durable = True
         self._lock = threading.RLock()
 
     # -- creation ------------------------------------------------------------------------
@@ -362,6 +363,7 @@ class SQLiteStore(Store):
         if self._conn is None:
             self._conn = self._open(missing)
             self._pid, self._inode = os.getpid(), inode
+            self._durable = True
         return self._conn
 
     def _open(self, missing):
@@ -424,9 +426,15 @@ class SQLiteStore(Store):
                 f"by sklearn_dpol). Nothing was charged. {RECOVERY}")
 
     @contextmanager
-    def _begin(self, write, missing):
+    def _begin(self, write, missing, durable=True):
         with self._lock:
             conn = self._connection(missing)
+            if write and not self.temporary and durable != self._durable:
+                # FULL: the write-ahead log is synced at commit. NORMAL: at the
+                # next FULL commit or checkpoint (durable against a crash of
+                # the process, and never reordered).
+                conn.execute("PRAGMA synchronous = " + ("FULL" if durable else "NORMAL"))
+                self._durable = durable
             try:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             except sqlite3.OperationalError as error:
@@ -449,9 +457,9 @@ class SQLiteStore(Store):
                                   f"({error}). Nothing was charged.") from None
 
     @contextmanager
-    def transaction(self, write, missing):
+    def transaction(self, write, missing, durable=True):
         try:
-            with self._begin(write, missing) as cursor:
+            with self._begin(write, missing, durable) as cursor:
                 yield Transaction(self, cursor)
         except sqlite3.DatabaseError as error:
             self.close()
@@ -544,7 +552,8 @@ class PostgresStore(Store):
         if self._conn is not None and self._pid != os.getpid():
             _INHERITED.append(self._conn)
             self._conn = None
-        if self._conn is not None and (self._conn.closed or self._conn.broken):
+        if self._conn is not None and (self._conn.closed
+                                       or getattr(self._conn, "broken", False)):
             self._conn = None
         if self._conn is None:
             try:
@@ -575,7 +584,7 @@ class PostgresStore(Store):
         )
 
     @contextmanager
-    def _begin(self, write, missing, lock_head=True):
+    def _begin(self, write, missing, lock_head=True, durable=True):
         psycopg = _psycopg()
         with self._lock:
             for attempt in (0, 1):
@@ -584,6 +593,8 @@ class PostgresStore(Store):
                 try:
                     with conn.transaction():
                         cursor = conn.cursor()
+                        if not durable:  # as SQLite's NORMAL: may be lost, never reordered
+                            cursor.execute("SET LOCAL synchronous_commit = off")
                         if lock_head:
                             cursor.execute(f"SELECT 1 FROM {HEAD} WHERE name = %s FOR "
                                            + ("UPDATE" if write else "SHARE"), (self.name,))
@@ -601,8 +612,8 @@ class PostgresStore(Store):
                                       f"transaction: {error}. Nothing was charged.") from None
 
     @contextmanager
-    def transaction(self, write, missing):
-        with self._begin(write, missing) as cursor:
+    def transaction(self, write, missing, durable=True):
+        with self._begin(write, missing, durable=durable) as cursor:
             yield Transaction(self, cursor)
 
 
