@@ -673,7 +673,10 @@ class PrivacyAccountant:
                 "_host": self._host, "_mark": self._mark}
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        # (Copies pickled by version 0.1 carry no identity: they attach to the
+        # ledger at their path, whose budget they then check.)
+        self.__dict__.update({"_temporary": False, "_ledger_id": None, "_host": hostname(),
+                              "_mark": None}, **state)
         self._cache = None
         self._store = open_store(self.path, temporary=self._temporary)
 

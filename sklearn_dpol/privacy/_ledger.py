@@ -284,9 +284,12 @@ class SQLiteStore(Store):
             raise LedgerError(f"Cannot create the privacy ledger at {self.path}: {error}. "
                               "Nothing was charged.") from None
         try:
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            # No syncing while the staging file is written: no process can see
+            # it until it is complete, synced (below) and linked into place.
+            conn.execute("PRAGMA synchronous = OFF")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             for statement in _SCHEMA:
                 conn.execute(statement)
             body = canonical(header)
@@ -300,8 +303,9 @@ class SQLiteStore(Store):
             conn.close()  # checkpoints the WAL into the file and removes it
         try:
             os.chmod(staging, 0o600)
-            with open(staging, "rb") as handle:
-                os.fsync(handle.fileno())
+            if not self.temporary:
+                with open(staging, "rb") as handle:
+                    os.fsync(handle.fileno())
             if not os.path.exists(self.path):
                 # A WAL left by a ledger that was moved or deleted must not be
                 # replayed into this one.
@@ -320,7 +324,7 @@ class SQLiteStore(Store):
                     os.remove(staging + suffix)
                 except FileNotFoundError:
                     pass
-        if created:
+        if created and not self.temporary:
             _fsync_directory(directory)
         return created
 
