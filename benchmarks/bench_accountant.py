@@ -16,7 +16,7 @@ start a private server as the tests do). The same script runs against an
 older checkout (``PYTHONPATH=old``) for a before/after comparison; backends
 that checkout lacks are skipped.
 
-    python benchmarks/accountant_overhead.py --postgres auto
+    python benchmarks/bench_accountant.py --postgres auto
 """
 
 import argparse
