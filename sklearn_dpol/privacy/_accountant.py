@@ -852,9 +852,12 @@ class PrivacyAccountant:
         header = {"op": "budget", "epsilon": self.epsilon, "delta": self.delta,
                   "version": LEDGER_VERSION, "ledger": uuid.uuid4().hex, "host": self._host}
         with _thread_lock(self.path):
-            if not self._store.exists():
-                self._store.create(header)  # False: another process created it first
+            # create() is False when another process created the ledger first.
+            created = not self._store.exists() and self._store.create(header)
             self._read()  # verifies the whole chain, and the budget
+            if created and self._ledger_id != header["ledger"]:  # pragma: no cover
+                raise corrupt(self._store.location, "the ledger just created reads as "
+                                                    "another one (a stale write-ahead log?)")
 
     def _missing(self):
         if self._temporary:
