@@ -10,11 +10,16 @@ not be checked.
 
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 pyproject = Path(sys.argv[1] if len(sys.argv) > 1 else "pyproject.toml")
-dependencies = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the [project] table's dependencies array, read plainly
+    block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", pyproject.read_text(), re.M | re.S)
+    dependencies = re.findall(r'"([^"]+)"', block.group(1))
+else:
+    dependencies = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
 for requirement in dependencies:
     match = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)\s*(,[^;]*)?",
                          requirement)
