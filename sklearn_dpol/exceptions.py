@@ -2,6 +2,7 @@
 
 __all__ = [
     "BudgetExceededError",
+    "LedgerError",
     "NoiseReuseError",
     "PrivacyAccountingError",
     "PrivacyLeakWarning",
@@ -168,4 +169,38 @@ class StaleStreamError(ValueError):
     ...     except StaleStreamError:
     ...         print("refused")
     refused
+    """
+
+
+class LedgerError(ValueError):
+    """A privacy ledger cannot be trusted or reached: nothing is charged.
+
+    Raised by :class:`~sklearn_dpol.privacy.PrivacyAccountant` when its ledger
+    fails a check (an entry missing, reordered or edited, the ledger truncated,
+    emptied or replaced, a budget that differs from the one stored), or when
+    the process cannot reach the ledger's file or server. The accountant never
+    falls back to another ledger: the call that needed it raises before it
+    reads any data. The message says how to recover.
+
+    See Also
+    --------
+    sklearn_dpol.privacy.PrivacyAccountant : The ledger's checks.
+
+    Examples
+    --------
+    >>> import os, sqlite3, tempfile
+    >>> from sklearn_dpol.exceptions import LedgerError
+    >>> from sklearn_dpol.privacy import PrivacyAccountant
+    >>> path = os.path.join(tempfile.mkdtemp(), "budget.sqlite")
+    >>> budget = PrivacyAccountant(epsilon=1.0, delta=1e-6, path=path)
+    >>> budget.reserve((0.5, 0.0), label="a count").settle((0.5, 0.0))
+    >>> budget.close()
+    >>> with sqlite3.connect(path) as db:  # an entry edited by hand
+    ...     _ = db.execute("UPDATE sklearn_dpol_ledger_entries "
+    ...                    "SET body = replace(body, '0.5', '0.0')")
+    >>> try:
+    ...     PrivacyAccountant(epsilon=1.0, delta=1e-6, path=path)
+    ... except LedgerError as error:
+    ...     print("is corrupt" in str(error), "How to recover" in str(error))
+    True True
     """

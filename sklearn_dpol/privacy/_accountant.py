@@ -1,11 +1,15 @@
 """A user-held privacy budget for one data set, charged by every fit that uses it.
 
-The ledger lives in a file, so that every copy of the accountant charges the
-same budget: ``sklearn.base.clone`` keeps the object itself (``__deepcopy__``
-returns ``self``), and the pickled copies that joblib sends to worker processes
-carry the file's path. Each change is appended to the file under an exclusive
-lock (``fcntl.flock``) after checking the budget under the same lock, so
-concurrent workers can never jointly overspend.
+The ledger lives in a database, so that every copy of the accountant charges
+the same budget: ``sklearn.base.clone`` keeps the object itself
+(``__deepcopy__`` returns ``self``), and the pickled copies that joblib or dask
+send to worker processes carry the ledger's address and identity. An SQLite
+file serves the processes of one machine; a PostgreSQL server (``path`` a
+``postgresql://`` URL) the processes of a cluster that spans machines. Each
+change is one transaction that locks the ledger, verifies its hash chain,
+checks the budget and appends the entry (``_ledger.py``), so concurrent
+workers can never jointly overspend, and a damaged or unreachable ledger
+refuses every charge.
 
 Composition (``doc/privacy.md``, section 11): charges that carry a Gaussian DP
 ``mu`` compose exactly, ``mu = sqrt(sum mu_i^2)``; the others (pure epsilon,
@@ -19,29 +23,25 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
 import uuid
 import weakref
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..exceptions import (
     BudgetExceededError,
+    LedgerError,
     NoiseReuseError,
     PrivacyAccountingError,
     StaleStreamError,
 )
 from ._gaussian import compose_gdp, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._guarantee import PrivacyGuarantee
+from ._ledger import LEDGER_VERSION, _Head, corrupt, hostname, is_url, open_store, redact
+from ._ledger import temporary_path
 from ._validation import check_epsilon, check_mu
-
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one process only (see PrivacyAccountant)
-    fcntl = None
 
 __all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reservation",
            "noise_fingerprint"]
@@ -51,8 +51,6 @@ __all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reserv
 # whose root searches land a few ulps above the target (a Frank-Wolfe mu is up
 # to 4.4e-16 above mu*(epsilon, delta), and still within (epsilon, delta)).
 ROUNDING_SLACK = 1e-12
-
-_LEDGER_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -377,48 +375,158 @@ def noise_fingerprint(generator, origin="seeded"):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-class _Ledger:
-    """Replay of the ledger's events into the current charges."""
+class _InvalidEntry(Exception):
+    """An entry that no accountant writes (raised by :meth:`_Ledger.apply`)."""
 
-    def __init__(self, events):
+
+# Each event's fields: (required, optional).
+_EVENT_FIELDS = {
+    "budget": ({"op", "epsilon", "delta", "version", "ledger"}, {"host"}),
+    "open": ({"op", "id", "label", "kind", "pid", "cost"}, {"noise"}),
+    "increase": ({"op", "id", "cost"}, {"calls"}),
+    "settle": ({"op", "id", "cost"}, set()),
+    "refund": ({"op", "id"}, set()),
+}
+
+
+def _field(event, name, types):
+    value = event[name]
+    if isinstance(value, bool) or not isinstance(value, types):
+        raise _InvalidEntry(f"has a {name} of type {type(value).__name__}")
+    return value
+
+
+def _cost_field(event):
+    cost = event["cost"]
+    if not isinstance(cost, dict) or set(cost) != {"epsilon", "delta", "mu"}:
+        raise _InvalidEntry(f"has a malformed cost {cost!r}")
+    for value in cost.values():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _InvalidEntry(f"has a malformed cost {cost!r}")
+    try:
+        return PrivacyCost(**cost)
+    except ValueError as error:
+        raise _InvalidEntry(f"has an invalid cost ({error})") from None
+
+
+def _dominates(new, old):
+    """True when ``new`` counts at least ``old`` against any budget (no slack).
+
+    Within a group, :meth:`PrivacyCost.covers`; a basic cost dominates a GDP
+    one when its ``(epsilon, delta)`` do (the GDP cost is ``(epsilon,
+    delta)``-DP too); a GDP cost never dominates a basic one.
+    """
+    if new.is_gdp == old.is_gdp:
+        return new.covers(old, slack=0.0)
+    return (not new.is_gdp and new.epsilon >= old.epsilon and new.delta >= old.delta)
+
+
+class _Ledger:
+    """Replay of the ledger's events into the current charges.
+
+    Every event is checked before it changes anything: its fields, the
+    charge it names, and the rules the accountant follows when it writes
+    (entry 1 is the budget and only entry 1; an ``increase`` or a ``settle``
+    never lowers what a charge counts or has spent; a stream's calls advance
+    one at a time). A ledger holding anything else was not written by an
+    accountant, and :meth:`apply` raises :class:`_InvalidEntry`.
+    """
+
+    def __init__(self, events=()):
         self.budget = None
+        self.ledger_id = None
         self.charges = {}
         self.n_events = 0
+        self._ids = set()
         for event in events:
             self.apply(event)
 
     def apply(self, event):
+        if not isinstance(event, dict):
+            raise _InvalidEntry(f"is {type(event).__name__}, not an event")
+        op = event.get("op")
+        if op not in _EVENT_FIELDS:
+            raise _InvalidEntry(f"has an unknown operation {op!r}")
+        required, optional = _EVENT_FIELDS[op]
+        missing = required - set(event)
+        if missing:
+            raise _InvalidEntry(f"({op}) lacks {sorted(missing)}")
+        extra = set(event) - required - optional
+        if extra:
+            raise _InvalidEntry(f"({op}) has unknown fields {sorted(extra)}")
+        if (op == "budget") != (self.n_events == 0):
+            raise _InvalidEntry("is a budget: only entry 1 is" if op == "budget"
+                                else "is not the budget, which entry 1 must be")
+        getattr(self, "_" + op)(event)
         self.n_events += 1
-        op = event["op"]
-        if op == "budget":
-            self.budget = (event["epsilon"], event["delta"])
-            return
-        if op == "open":
-            self.charges[event["id"]] = {
-                "label": event["label"], "kind": event["kind"], "pid": event["pid"],
-                "spent": None, "reserved": PrivacyCost(**event["cost"]),
-                "settled": False, "noise": event.get("noise"), "calls": 1,
-            }
-            return
-        charge = self.charges[event["id"]]
-        if op == "increase":
-            charge["reserved"], charge["settled"] = PrivacyCost(**event["cost"]), False
-            charge["calls"] = event.get("calls", charge["calls"])
-        elif op == "settle":
-            charge["spent"] = charge["reserved"] = PrivacyCost(**event["cost"])
-            charge["settled"] = True
-        elif op == "refund":
-            if charge["spent"] is None:
-                del self.charges[event["id"]]
-            else:
-                charge["reserved"], charge["settled"] = charge["spent"], True
+
+    def _budget(self, event):
+        if event["version"] != LEDGER_VERSION:
+            raise _InvalidEntry(f"is a ledger of version {event['version']!r}, not "
+                                f"{LEDGER_VERSION}")
+        epsilon = _field(event, "epsilon", (int, float))
+        delta = _field(event, "delta", (int, float))
+        ledger_id = _field(event, "ledger", str)
+        try:
+            check_epsilon(epsilon)
+        except ValueError as error:
+            raise _InvalidEntry(f"has an invalid budget ({error})") from None
+        if not 0.0 <= delta < 1.0:
+            raise _InvalidEntry(f"has an invalid budget delta {delta!r}")
+        self.budget, self.ledger_id = (float(epsilon), float(delta)), ledger_id
+
+    def _open(self, event):
+        charge_id = _field(event, "id", str)
+        if charge_id in self._ids:
+            raise _InvalidEntry(f"opens charge {charge_id} a second time")
+        label, kind = _field(event, "label", str), _field(event, "kind", str)
+        pid = _field(event, "pid", int)
+        noise = _field(event, "noise", str) if "noise" in event else None
+        cost = _cost_field(event)
+        self._ids.add(charge_id)
+        self.charges[charge_id] = {
+            "label": label, "kind": kind, "pid": pid, "spent": None, "reserved": cost,
+            "settled": False, "noise": noise, "calls": 1,
+        }
+
+    def _live(self, event):
+        charge_id = _field(event, "id", str)
+        if charge_id not in self.charges:
+            raise _InvalidEntry(f"({event['op']}) names charge {charge_id}, which is not "
+                                "open")
+        return self.charges[charge_id]
+
+    def _increase(self, event):
+        charge = self._live(event)
+        cost = _cost_field(event)
+        calls = charge["calls"]
+        if "calls" in event:
+            calls = _field(event, "calls", int)
+            if calls != charge["calls"] + 1:
+                raise _InvalidEntry(f"sets a stream's call count from {charge['calls']} "
+                                    f"to {calls}")
+        if not _dominates(cost, charge["reserved"]):
+            raise _InvalidEntry(f"lowers a reservation from {charge['reserved']} to {cost}")
+        charge.update(reserved=cost, settled=False, calls=calls)
+
+    def _settle(self, event):
+        charge = self._live(event)
+        cost = _cost_field(event)
+        if charge["spent"] is not None and not _dominates(cost, charge["spent"]):
+            raise _InvalidEntry(f"lowers a spent charge from {charge['spent']} to {cost}")
+        charge.update(spent=cost, reserved=cost, settled=True)
+
+    def _refund(self, event):
+        charge = self._live(event)
+        if charge["spent"] is None:
+            del self.charges[event["id"]]
         else:
-            raise ValueError(f"unknown ledger event {op!r}")
+            charge.update(reserved=charge["spent"], settled=True)
 
     def snapshot(self):
         """A copy that later events, applied by other threads, leave unchanged."""
-        copy = _Ledger([])
-        copy.budget, copy.n_events = self.budget, self.n_events
+        copy = _Ledger()
+        copy.budget, copy.ledger_id, copy.n_events = self.budget, self.ledger_id, self.n_events
         copy.charges = {cid: dict(c) for cid, c in self.charges.items()}
         return copy
 
@@ -437,23 +545,20 @@ class _Ledger:
         ]
 
 
-# Threads of one process serialise on this lock before taking the file lock.
+# Threads of one process serialise on this lock before the database's lock.
 _THREAD_LOCKS = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
 
 
-def _thread_lock(path):
+def _thread_lock(key):
     with _THREAD_LOCKS_GUARD:
-        return _THREAD_LOCKS.setdefault(path, threading.RLock())
+        return _THREAD_LOCKS.setdefault(key, threading.RLock())
 
 
-def _remove_ledger(path, owner_pid):
+def _remove_store(store, owner_pid):
     # A forked child inherits the owner object; only the creating process removes.
     if os.getpid() == owner_pid:
-        try:
-            os.remove(path)
-        except FileNotFoundError:
-            pass
+        store.remove()
 
 
 class PrivacyAccountant:
@@ -464,9 +569,10 @@ class PrivacyAccountant:
     and raises :class:`~sklearn_dpol.exceptions.BudgetExceededError` if the
     budget would be exceeded; a call that fails is refunded, and a successful
     one settles at its ``privacy_``. Copies share one ledger: ``clone`` keeps
-    this very object, and pickled copies (joblib's worker processes) write to
-    the same file, under an exclusive lock, so a model-selection run in
-    parallel processes is charged for every fit it makes.
+    this very object, and pickled copies (joblib's or dask's worker processes)
+    charge the same ledger, each charge one locked database transaction, so a
+    model-selection run in parallel processes is charged for every fit it
+    makes.
 
     Parameters
     ----------
@@ -474,10 +580,16 @@ class PrivacyAccountant:
         Total epsilon for the data set, ``>= 0``; ``np.inf`` only records.
     delta : float
         Total delta, in ``[0, 1)``.
-    path : str or None, default=None
-        File of the ledger. ``None`` creates a temporary file, removed when the
-        accountant is closed (the end of its ``with`` block, or :meth:`close`)
-        or garbage collected in the process that created it. A given path
+    path : str, path-like or None, default=None
+        Where the ledger lives. A file path: an SQLite ledger, for the
+        processes of one machine. A ``postgresql://user@host:port/database``
+        URL: a ledger on a PostgreSQL server, for processes on several
+        machines (needs ``pip install "sklearn-dpol[postgres]"``); the URL's
+        fragment names the ledger within the database
+        (``postgresql://host/db#census-2020``; ``default`` without one).
+        ``None`` creates a temporary SQLite file, removed when the accountant
+        is closed (the end of its ``with`` block, or :meth:`close`) or
+        garbage collected in the process that created it. A given path or URL
         persists, so a data set's budget is tracked across sessions; opening
         an existing ledger requires the same budget.
 
@@ -505,11 +617,12 @@ class PrivacyAccountant:
     :class:`~sklearn_dpol.exceptions.StaleStreamError`. Use
     ``random_state=None`` for fits that share a budget.
 
-    The lock is ``fcntl.flock`` on the ledger file: local POSIX file systems
-    (on NFS it depends on the server). Without ``fcntl`` (Windows) the
-    accountant serialises threads of one process and refuses to be pickled,
-    so that a process-based parallel run fails loudly instead of losing
-    charges.
+    The ledger fails closed: its entries are numbered and chained by hashes,
+    and an accountant that finds them truncated, reordered, edited, emptied
+    or replaced, or that cannot reach the ledger's file or server, raises
+    :class:`~sklearn_dpol.exceptions.LedgerError` and charges nothing (never
+    another ledger). An SQLite ledger serves one machine: a pickled copy that
+    arrives on another host refuses to charge it.
 
     Examples
     --------
@@ -528,12 +641,18 @@ class PrivacyAccountant:
             raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
         self._closed_ledger = None
         self._cache = None
-        self._owner = path is None
+        self._owner = self._temporary = path is None
+        self._host = hostname()
+        self._ledger_id = None
+        self._mark = None  # (seq, hash) of the last entry ever verified
         if path is None:
-            fd, path = tempfile.mkstemp(prefix="sklearn_dpol_budget_", suffix=".jsonl")
-            os.close(fd)
-            weakref.finalize(self, _remove_ledger, path, os.getpid())
-        self.path = os.path.abspath(os.fspath(path))
+            path = temporary_path()
+        elif not is_url(path):
+            path = os.path.abspath(os.fspath(path))
+        self.path = path
+        self._store = open_store(path, temporary=self._temporary)
+        if self._temporary:
+            weakref.finalize(self, _remove_store, self._store, os.getpid())
         self._attach_or_create()
 
     # -- copies ---------------------------------------------------------------
@@ -545,22 +664,26 @@ class PrivacyAccountant:
         return self
 
     def __getstate__(self):
-        if fcntl is None:
-            raise TypeError(
-                "PrivacyAccountant cannot be pickled on this platform (no fcntl file "
-                "lock): copies in other processes could not charge the ledger safely. "
-                "Use a thread-based backend, e.g. joblib.parallel_backend('threading')."
-            )
+        # The budget, the ledger's address and identity, and the host: an
+        # unpickled copy re-checks all of them against the ledger before it
+        # charges (a copy is never trusted to carry a budget of its own).
         return {"epsilon": self.epsilon, "delta": self.delta, "path": self.path,
-                "_closed_ledger": self._closed_ledger, "_owner": False}
+                "_closed_ledger": self._closed_ledger, "_owner": False,
+                "_temporary": self._temporary, "_ledger_id": self._ledger_id,
+                "_host": self._host, "_mark": self._mark}
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        # (Copies pickled by version 0.1 carry no identity: they attach to the
+        # ledger at their path, whose budget they then check.)
+        self.__dict__.update({"_temporary": False, "_ledger_id": None, "_host": hostname(),
+                              "_mark": None}, **state)
         self._cache = None
+        self._store = open_store(self.path, temporary=self._temporary)
 
     def __repr__(self):
+        path = redact(self.path) if is_url(self.path) else self.path
         return (f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, "
-                f"path={self.path!r})")
+                f"path={path!r})")
 
     # -- life cycle -----------------------------------------------------------
 
@@ -575,10 +698,13 @@ class PrivacyAccountant:
         """Stop charging; keep the final ledger readable; remove a temporary file."""
         if self._closed_ledger is not None:
             return
-        with self._locked() as fd:
-            self._closed_ledger = self._refresh(fd).snapshot()
+        try:
+            final = self._read()
+        finally:
+            self._store.close()
+        self._closed_ledger = final
         if self._owner:
-            _remove_ledger(self.path, os.getpid())
+            _remove_store(self._store, os.getpid())
 
     @property
     def closed(self):
@@ -717,75 +843,111 @@ class PrivacyAccountant:
                 event["noise"] = str(noise)
             return event
 
-        self._transact(open_charge)
+        self._record(open_charge)
         return Reservation(self, charge_id)
 
-    # -- ledger file ----------------------------------------------------------
+    # -- the ledger -----------------------------------------------------------
 
     def _attach_or_create(self):
         header = {"op": "budget", "epsilon": self.epsilon, "delta": self.delta,
-                  "version": _LEDGER_VERSION}
+                  "version": LEDGER_VERSION, "ledger": uuid.uuid4().hex, "host": self._host}
         with _thread_lock(self.path):
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                _lock(fd)
-                events = _read_events(fd)
-                if not events:
-                    _append(fd, header)
-                elif _Ledger(events).budget != (self.epsilon, self.delta):
-                    raise ValueError(
-                        f"The ledger {self.path} holds a budget of "
-                        f"{_Ledger(events).budget}, not ({self.epsilon}, {self.delta}). "
-                        "A data set has one budget: pass the same epsilon and delta, "
-                        "or another path for another data set."
-                    )
-            finally:
-                os.close(fd)
+            # create() is False when another process created the ledger first.
+            created = not self._store.exists() and self._store.create(header)
+            self._read()  # verifies the whole chain, and the budget
+            if created and self._ledger_id != header["ledger"]:  # pragma: no cover
+                raise corrupt(self._store.location, "the ledger just created reads as "
+                                                    "another one (a stale write-ahead log?)")
 
-    @contextmanager
-    def _locked(self):
+    def _missing(self):
+        if self._temporary:
+            return LedgerError(
+                f"The ledger file {self.path} of this PrivacyAccountant is gone (its "
+                "accountant was closed or garbage collected). Charges cannot be "
+                "recorded; keep the accountant open while its estimators fit."
+            )
+        return LedgerError(
+            f"Cannot reach the privacy ledger file {self.path} from this process (host "
+            f"{hostname()}): there is no such file here. Nothing was charged, and no "
+            "other ledger is charged instead. If the file was moved, open it where it "
+            "is now; if this process runs on another machine, use a PostgreSQL ledger "
+            "(path='postgresql://...') that every machine reaches; if it was deleted, "
+            "restore it from a backup (a new file would restart the budget from zero)."
+        )
+
+    def _check_host(self):
+        if not is_url(self.path) and self._host != hostname():
+            raise LedgerError(
+                f"This PrivacyAccountant's ledger is the SQLite file {self.path} on host "
+                f"{self._host}, and this copy of it runs on host {hostname()}. SQLite's "
+                "locks do not span machines, so charging it from here could overspend "
+                "the budget (or charge another file of the same name). Nothing was "
+                "charged. For a cluster that spans machines, use a PostgreSQL ledger: "
+                "PrivacyAccountant(epsilon, delta, path='postgresql://user@host/db#name')."
+            )
+
+    def _refresh(self, tx, cache):
+        """The ledger up to its last entry, verifying only what is new to ``cache``."""
+        head, ledger = cache if cache is not None else (_Head(), None)
+        fresh = ledger is None
+        if fresh:
+            ledger = _Ledger()
+        location = self._store.location
+        for seq, event in tx.entries(head, self._ledger_id, self._mark):
+            try:
+                ledger.apply(event)
+            except _InvalidEntry as error:
+                raise corrupt(location, f"entry {seq} {error}") from None
+        if fresh:
+            if self._ledger_id is None:
+                self._ledger_id = ledger.ledger_id
+            elif ledger.ledger_id != self._ledger_id:  # pragma: no cover - head checked
+                raise corrupt(location, "its budget entry names another ledger")
+            if ledger.budget != (self.epsilon, self.delta):
+                raise LedgerError(
+                    f"The ledger {redact(location)} holds a budget of {ledger.budget}, "
+                    f"not ({self.epsilon}, {self.delta}). A data set has one budget: pass "
+                    "the same epsilon and delta, or another path for another data set. "
+                    "(An unpickled accountant whose budget differs from its ledger's is "
+                    "refused too.) Nothing was charged."
+                )
+        return head, ledger
+
+    def _transact(self, decide, write=True, durable=True):
+        """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
+
+        ``decide`` may raise (nothing is appended) or return ``None`` (no
+        change). Returns the ledger as of the end of the transaction (shared
+        with this accountant's later transactions: callers copy it).
+        """
+        self._check_host()
         with _thread_lock(self.path):
-            try:
-                # No O_CREAT: a missing ledger must never restart from zero.
-                fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
-            except FileNotFoundError:
-                raise ValueError(
-                    f"The ledger file {self.path} of this PrivacyAccountant is gone (its "
-                    "accountant was closed or garbage collected). Charges cannot be "
-                    "recorded; keep the accountant open while its estimators fit."
-                ) from None
-            try:
-                _lock(fd)
-                yield fd
-            finally:
-                os.close(fd)  # releases the lock
+            # Set again only once the transaction has committed (or wrote nothing).
+            cache, self._cache = self._cache, None
+            with self._store.transaction(write, self._missing, durable) as tx:
+                head, ledger = self._refresh(tx, cache)
+                try:
+                    event = decide(ledger)
+                except BaseException:
+                    self._cache = (head, ledger)  # verified, and nothing was written
+                    self._mark = (head.seq, head.hash)
+                    raise
+                if event is not None:
+                    ledger.apply(event)  # the same checks as a replay, before writing
+                    tx.append(head, event)
+            self._cache = (head, ledger)
+            self._mark = (head.seq, head.hash)
+            return ledger
+
+    def _read(self):
+        """A verified snapshot of the ledger (no change)."""
+        with _thread_lock(self.path):
+            return self._transact(lambda ledger: None, write=False).snapshot()
 
     def _ledger(self):
         if self._closed_ledger is not None:
             return self._closed_ledger
-        # The cached replay is shared with this accountant's other threads, which
-        # apply events to it once the lock is released: readers get a snapshot.
-        with self._locked() as fd:
-            return self._refresh(fd).snapshot()
-
-    def _refresh(self, fd):
-        """The ledger up to the end of the file, parsing only what was appended since.
-
-        The file is append-only, so a copy keeps its replay and its offset in
-        the file; call with the lock held.
-        """
-        identity = os.fstat(fd).st_ino
-        offset, ledger, known = self._cache or (0, _Ledger([]), identity)
-        if known != identity or os.fstat(fd).st_size < offset:
-            raise ValueError(
-                f"The ledger file {self.path} was replaced while this accountant used it; "
-                "refusing to charge a ledger that may have lost charges."
-            )
-        data = _read_from(fd, offset)
-        for event in _parse(data, first_line=ledger.n_events + 1):
-            ledger.apply(event)
-        self._cache = (offset + len(data), ledger, identity)
-        return ledger
+        return self._read()
 
     def _check_open(self):
         if self._closed_ledger is not None:
@@ -795,23 +957,14 @@ class PrivacyAccountant:
                 "new data set; a data set's budget cannot be restarted."
             )
 
-    def _transact(self, decide):
-        """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
-
-        ``decide`` may raise (nothing is appended) or return ``None`` (no change).
-        """
+    def _record(self, decide, durable=True):
+        # Entries that spend budget (open, increase) are durable at commit, so
+        # a reservation survives a crash of the machine. A settlement or a
+        # refund may be lost with the last commits before such a crash (never
+        # reordered with later ones): that leaves the reservation counted,
+        # which can overstate the spend, never understate it.
         self._check_open()
-        with self._locked() as fd:
-            ledger = self._refresh(fd)
-            event = decide(ledger)
-            if event is None:
-                return
-            if event["op"] != "open":
-                _charge_in(ledger, event["id"])  # never write an event for no charge
-            written = _append(fd, event)
-            ledger.apply(event)
-            offset, ledger, identity = self._cache
-            self._cache = (offset + written, ledger, identity)
+        self._transact(decide, durable=durable)
 
     @staticmethod
     def _check_noise(ledger, noise, label):
@@ -904,7 +1057,7 @@ class Reservation:
                 return None
             return {"op": "settle", "id": self.id, "cost": charge["reserved"].as_dict()}
 
-        self.accountant._transact(spend_reserved)
+        self.accountant._record(spend_reserved, durable=False)
         return False
 
     @property
@@ -935,7 +1088,7 @@ class Reservation:
                 return None
             return self._increase_event(ledger, charge, cost, label)
 
-        self.accountant._transact(raise_reservation)
+        self.accountant._record(raise_reservation)
 
     def _increase_event(self, ledger, charge, cost, label):
         # Any cost not exactly covered is reserved and budget-checked: covering
@@ -984,7 +1137,7 @@ class Reservation:
             event["calls"] = self.calls + 1
             return event
 
-        self.accountant._transact(advance)
+        self.accountant._record(advance)
         self.calls += 1
 
     def settle(self, actual):
@@ -1019,7 +1172,7 @@ class Reservation:
                 total = reserved
             return {"op": "settle", "id": self.id, "cost": total.as_dict()}
 
-        self.accountant._transact(record)
+        self.accountant._record(record, durable=False)
         if not found["covered"]:
             raise PrivacyAccountingError(
                 f"{found['label']} spent {actual} but reserved only {found['reserved']} "
@@ -1029,7 +1182,8 @@ class Reservation:
 
     def refund(self):
         """Undo what is reserved beyond the last settlement (all of it if none)."""
-        self.accountant._transact(lambda ledger: {"op": "refund", "id": self.id})
+        self.accountant._record(lambda ledger: {"op": "refund", "id": self.id},
+                                durable=False)
 
     def _charge(self):
         return _charge_in(self.accountant._ledger(), self.id)
@@ -1042,51 +1196,3 @@ def _charge_in(ledger, charge_id):
     if charge_id not in ledger.charges:
         raise ValueError(f"charge {charge_id} is not in the ledger (it was refunded).")
     return ledger.charges[charge_id]
-
-
-def _lock(fd):
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def _read_events(fd):
-    return _parse(_read_from(fd, 0))
-
-
-def _read_from(fd, offset):
-    os.lseek(fd, offset, os.SEEK_SET)
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _parse(data, first_line=1):
-    """The events of whole lines; a corrupt or unfinished line raises."""
-    if data and not data.endswith(b"\n"):
-        raise ValueError(_CORRUPT.format(line="the last line"))
-    events = []
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=first_line):
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise ValueError(_CORRUPT.format(line=f"line {number}")) from None
-    return events
-
-
-_CORRUPT = ("The privacy ledger is corrupt at {line}; refusing to guess what was spent. "
-            "Inspect the file, or start a new ledger with the budget left.")
-
-
-def _append(fd, event):
-    # One write of a short line to an O_APPEND file. Events that spend budget
-    # are synced to disk before the call goes on, so a reservation survives a
-    # crash of the machine; losing a settlement or a refund only leaves the
-    # reservation counted, which can overstate the spend, never understate it.
-    line = (json.dumps(event) + "\n").encode("utf-8")
-    os.write(fd, line)
-    if event["op"] in ("budget", "open", "increase"):
-        os.fsync(fd)
-    return len(line)

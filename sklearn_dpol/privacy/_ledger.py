@@ -1,0 +1,642 @@
+"""Where a :class:`PrivacyAccountant` keeps its ledger: SQLite or PostgreSQL.
+
+Both stores hold the same two tables:
+
+* ``sklearn_dpol_ledger_entries(ledger_id, seq, body, hash)``: the entries of
+  each ledger, numbered ``1, 2, ...`` (``seq``), each a JSON event (``body``)
+  chained to the previous one by ``hash = sha256(previous hash, seq, body)``;
+  entry 1 is the budget, which carries the ledger's random identifier.
+* ``sklearn_dpol_ledger_head(name, ledger_id, n_entries, last_hash)``: per
+  ledger, the number of entries and the hash of the last, written in the same
+  transaction as each entry.
+
+Every read verifies the chain from the last entry this copy of the accountant
+had verified (from entry 1 when it opens the ledger), and that the head
+matches: a ledger whose entries were dropped, reordered, edited or emptied,
+or that was replaced by another ledger, raises :class:`LedgerError` instead of
+being read. Every write happens in one database transaction that first locks
+the ledger (SQLite ``BEGIN IMMEDIATE``, PostgreSQL ``SELECT ... FOR UPDATE``
+on the head row), so that the budget check and the entry are atomic across
+processes; a transaction that does not commit leaves no entry.
+"""
+
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+import tempfile
+import threading
+import urllib.parse
+import uuid
+from contextlib import contextmanager
+
+from ..exceptions import LedgerError
+
+__all__ = ["LedgerError", "open_store"]
+
+GENESIS = "0" * 64
+LEDGER_VERSION = 2
+# PRAGMA application_id of a ledger file ("dpol"), so that another SQLite
+# database is refused as "not a ledger" rather than read.
+APPLICATION_ID = 0x64706F6C
+ENTRIES = "sklearn_dpol_ledger_entries"
+HEAD = "sklearn_dpol_ledger_head"
+SQLITE_NAME = "default"
+
+_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {HEAD} (name TEXT PRIMARY KEY, ledger_id TEXT NOT NULL "
+    "UNIQUE, n_entries BIGINT NOT NULL, last_hash TEXT NOT NULL)",
+    f"CREATE TABLE IF NOT EXISTS {ENTRIES} (ledger_id TEXT NOT NULL, seq BIGINT NOT NULL, "
+    "body TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (ledger_id, seq))",
+)
+
+RECOVERY = (
+    "How to recover: charge this ledger no more. Restore it from a backup taken while "
+    "no process used it (SQLite: `sqlite3 LEDGER \".backup COPY\"`; PostgreSQL: "
+    "pg_dump of the tables sklearn_dpol_ledger_head and sklearn_dpol_ledger_entries), "
+    "or, if you know what this data set has spent, start a new ledger for it whose "
+    "budget is what is left: PrivacyAccountant(epsilon=LEFT, delta=LEFT, path=NEW). "
+    "Deleting the ledger and opening the same path again would restart the data "
+    "set's budget from zero."
+)
+
+
+def canonical(event):
+    """The JSON text of an event, as stored and hashed."""
+    return json.dumps(event, sort_keys=True, separators=(",", ":"))
+
+
+def chain_hash(previous, seq, body):
+    """The hash of entry ``seq``: it covers the previous entry's hash."""
+    return hashlib.sha256(f"{previous}\n{seq}\n{body}".encode("utf-8")).hexdigest()
+
+
+def hostname():
+    return socket.gethostname()
+
+
+def is_url(path):
+    return isinstance(path, str) and path.split(":", 1)[0].lower() in ("postgresql",
+                                                                       "postgres")
+
+
+def open_store(path, temporary=False):
+    """The store of ``path``: a PostgreSQL URL or an SQLite file."""
+    if is_url(path):
+        return PostgresStore(path)
+    return SQLiteStore(path, temporary=temporary)
+
+
+def corrupt(location, detail):
+    return LedgerError(
+        f"The privacy ledger at {location} is corrupt: {detail}. Refusing to guess what "
+        f"was spent; nothing was charged. {RECOVERY}"
+    )
+
+
+class _Head:
+    """A position in a ledger's chain: entry ``seq`` has hash ``hash``."""
+
+    __slots__ = ("seq", "hash")
+
+    def __init__(self, seq=0, hash=GENESIS):
+        self.seq, self.hash = seq, hash
+
+
+class Store:
+    """What both stores share: the chained entries and their verification.
+
+    Subclasses provide ``location`` (for messages), ``placeholder``,
+    ``exists()``, ``create(header)``, ``close()``, ``remove()`` and
+    ``transaction(write, missing)``: a context manager that locks the ledger
+    (for writing, or for a consistent read), yields a :class:`Transaction`,
+    and commits at the end (rolls back on an exception).
+    """
+
+    placeholder = "?"
+    name = SQLITE_NAME
+
+    def sql(self, text):
+        return text.replace("?", self.placeholder)
+
+    def read_head(self, cursor):
+        cursor.execute(self.sql(f"SELECT ledger_id, n_entries, last_hash FROM {HEAD} "
+                                "WHERE name = ?"), (self.name,))
+        rows = cursor.fetchall()
+        if not rows:
+            return None
+        return rows[0]
+
+
+class Transaction:
+    """One locked transaction on a ledger."""
+
+    def __init__(self, store, cursor):
+        self.store, self.cursor = store, cursor
+        self.ledger_id = None
+        self.n_entries = None
+
+    def entries(self, known, ledger_id=None, mark=None):
+        """The events after ``known`` (a :class:`_Head`), verified; advances ``known``.
+
+        Verifies that entry ``known.seq`` still has hash ``known.hash`` (no
+        entry this copy saw was dropped or changed), that the entries after it
+        are numbered consecutively and chained, and that the last one is the
+        head's. ``ledger_id``: the ledger this copy belongs to (a ledger
+        replaced by another one is refused). ``mark``: ``(seq, hash)`` of the
+        last entry this accountant (or the copy it was pickled from) ever
+        verified, checked when ``known`` starts afresh: a ledger rolled back
+        or rewritten behind it is refused even where its chain is consistent.
+        """
+        store, cursor = self.store, self.cursor
+        head = store.read_head(cursor)
+        if head is None:
+            raise corrupt(store.location, "its head record is missing (the ledger was "
+                                          "emptied, or its tables were dropped)")
+        head_id, n_entries, last_hash = head[0], int(head[1]), head[2]
+        if ledger_id is not None and head_id != ledger_id:
+            raise LedgerError(
+                f"The privacy ledger at {store.location} was replaced while this "
+                f"accountant used it (it is ledger {head_id}, not {ledger_id}); refusing "
+                "to charge a ledger that may have lost charges. Nothing was charged. "
+                "Open the current ledger with a new PrivacyAccountant if it is meant "
+                f"to hold this data set's budget. {RECOVERY}"
+            )
+        mark_seq, mark_hash = mark if mark is not None else (0, GENESIS)
+        if n_entries < max(known.seq, mark_seq):
+            known = _Head(max(known.seq, mark_seq))  # for the message
+            raise corrupt(store.location,
+                          f"it holds {n_entries} entries, but this accountant already "
+                          f"verified {known.seq} (entries were dropped, or the ledger "
+                          "was restored from an older copy)")
+        cursor.execute(store.sql(f"SELECT count(*) FROM {ENTRIES} WHERE ledger_id = ?"),
+                       (head_id,))
+        count = int(cursor.fetchall()[0][0])
+        if count != n_entries:
+            raise corrupt(store.location,
+                          f"it holds {count} entries where its head records {n_entries} "
+                          "(entries were dropped, added, or the ledger was truncated or "
+                          "emptied)")
+        cursor.execute(store.sql(f"SELECT seq, body, hash FROM {ENTRIES} WHERE ledger_id = ? "
+                                 "AND seq >= ? ORDER BY seq"),
+                       (head_id, max(known.seq, 1)))
+        rows = cursor.fetchall()
+        if known.seq > 0:
+            if not rows or int(rows[0][0]) != known.seq or rows[0][2] != known.hash:
+                raise corrupt(store.location,
+                              f"entry {known.seq}, which this accountant verified, is "
+                              "missing or was changed")
+            rows = rows[1:]
+        events = []
+        previous, expected = known.hash, known.seq + 1
+        for seq, body, stored in rows:
+            seq = int(seq)
+            if seq != expected:
+                what = "missing" if seq > expected else "duplicated"
+                raise corrupt(store.location, f"entry {expected} is {what} (entries "
+                                              "are numbered 1, 2, ... without gaps)")
+            if seq > n_entries:
+                raise corrupt(store.location, f"entry {seq} is beyond the head's "
+                                              f"{n_entries} entries")
+            if chain_hash(previous, seq, body) != stored:
+                raise corrupt(store.location,
+                              f"entry {seq} does not match its hash (it was edited, "
+                              "reordered, or a previous entry was)")
+            if seq == mark_seq and stored != mark_hash:
+                raise corrupt(store.location,
+                              f"entry {seq}, which this accountant verified, was "
+                              "changed (the ledger was rewritten)")
+            try:
+                event = json.loads(body)
+            except (TypeError, ValueError):
+                raise corrupt(store.location, f"entry {seq} is not JSON") from None
+            events.append((seq, event))
+            previous, expected = stored, seq + 1
+        if expected - 1 != n_entries:
+            raise corrupt(store.location,
+                          f"the head records {n_entries} entries but entries after "
+                          f"{expected - 1} are missing (the ledger was truncated or "
+                          "emptied)")
+        if previous != last_hash:
+            raise corrupt(store.location, "the head's hash is not the last entry's")
+        known.seq, known.hash = n_entries, previous
+        self.ledger_id, self.n_entries = head_id, n_entries
+        return events
+
+    def append(self, known, event):
+        """Write ``event`` as entry ``known.seq + 1``; advances ``known``."""
+        store, cursor = self.store, self.cursor
+        seq, body = known.seq + 1, canonical(event)
+        digest = chain_hash(known.hash, seq, body)
+        cursor.execute(store.sql(f"INSERT INTO {ENTRIES} (ledger_id, seq, body, hash) "
+                                 "VALUES (?, ?, ?, ?)"),
+                       (self.ledger_id, seq, body, digest))
+        cursor.execute(store.sql(f"UPDATE {HEAD} SET n_entries = ?, last_hash = ? "
+                                 "WHERE name = ? AND n_entries = ?"),
+                       (seq, digest, store.name, known.seq))
+        if cursor.rowcount != 1:  # pragma: no cover - the lock makes this impossible
+            raise LedgerError(f"The privacy ledger at {store.location} changed during a "
+                              "locked transaction; nothing was charged.")
+        known.seq, known.hash = seq, digest
+
+
+# -- SQLite ------------------------------------------------------------------------------
+
+# A connection opened before a fork must not be used or closed in the child
+# (SQLite's rule); the child opens its own and keeps the inherited one here.
+_INHERITED = []
+
+
+class SQLiteStore(Store):
+    """A ledger in an SQLite file: one machine, any number of processes.
+
+    The file is created complete (schema, budget entry and head written to a
+    temporary file in the same directory, which is then linked into place), so
+    a path holds a whole ledger or nothing. Write-ahead logging, with
+    ``synchronous=FULL`` (a committed charge survives a crash of the machine),
+    except for a temporary ledger, which no process reads after a crash.
+    """
+
+    def __init__(self, path, temporary=False):
+        self.path = os.path.abspath(os.fspath(path))
+        self.location = self.path
+        self.temporary = temporary
+        self._conn = None
+        self._pid = None
+        self._inode = None
+        self._durable = True
+        self._lock = threading.RLock()
+
+    # -- creation ------------------------------------------------------------------------
+
+    def exists(self):
+        return os.path.exists(self.path)
+
+    def create(self, header):
+        """Create the ledger with ``header`` as entry 1; False if the path exists."""
+        directory = os.path.dirname(self.path)
+        staging = os.path.join(directory, f".{os.path.basename(self.path)}."
+                                          f"{uuid.uuid4().hex}.creating")
+        try:
+            conn = sqlite3.connect(staging, isolation_level=None)
+        except sqlite3.Error as error:
+            raise LedgerError(f"Cannot create the privacy ledger at {self.path}: {error}. "
+                              "Nothing was charged.") from None
+        try:
+            # No syncing while the staging file is written: no process can see
+            # it until it is complete, synced (below) and linked into place.
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            body = canonical(header)
+            digest = chain_hash(GENESIS, 1, body)
+            conn.execute(f"INSERT INTO {ENTRIES} VALUES (?, 1, ?, ?)",
+                         (header["ledger"], body, digest))
+            conn.execute(f"INSERT INTO {HEAD} VALUES (?, ?, 1, ?)",
+                         (SQLITE_NAME, header["ledger"], digest))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()  # checkpoints the WAL into the file and removes it
+        try:
+            os.chmod(staging, 0o600)
+            if not self.temporary:
+                with open(staging, "rb") as handle:
+                    os.fsync(handle.fileno())
+            if not os.path.exists(self.path):
+                # A WAL left by a ledger that was moved or deleted must not be
+                # replayed into this one.
+                for suffix in ("-wal", "-shm"):
+                    try:
+                        os.remove(self.path + suffix)
+                    except FileNotFoundError:
+                        pass
+            os.link(staging, self.path)  # atomic; fails if the path exists
+            created = True
+        except FileExistsError:
+            created = False
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.remove(staging + suffix)
+                except FileNotFoundError:
+                    pass
+        if created and not self.temporary:
+            _fsync_directory(directory)
+        return created
+
+    def remove(self):
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(self.path + suffix)
+            except FileNotFoundError:
+                pass
+
+    # -- connections ---------------------------------------------------------------------
+
+    def close(self):
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            elif self._conn is not None:
+                _INHERITED.append(self._conn)
+            self._conn = self._pid = self._inode = None
+
+    def _connection(self, missing):
+        """The open connection, (re)opened if needed; ``missing()`` makes the error for no file."""
+        try:
+            inode = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            raise missing() from None
+        except OSError as error:
+            raise LedgerError(f"Cannot reach the privacy ledger file {self.path}: {error}. "
+                              "Nothing was charged.") from None
+        if self._conn is not None and self._pid != os.getpid():
+            _INHERITED.append(self._conn)  # opened before a fork: never touch it here
+            self._conn = None
+        if self._conn is not None and self._inode != inode:
+            # The path names another file now: read that one. The old connection
+            # is never closed: closing would checkpoint and remove a WAL file
+            # by name, which is now the new file's.
+            _INHERITED.append(self._conn)
+            self._conn = None
+        if self._conn is None:
+            self._conn = self._open(missing)
+            self._pid, self._inode = os.getpid(), inode
+            self._durable = True
+        return self._conn
+
+    def _open(self, missing):
+        # mode=rw: never create a file here (a missing ledger is never restarted).
+        uri = "file:" + urllib.parse.quote(self.path) + "?mode=rw"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=120.0,
+                                   check_same_thread=False)
+        except sqlite3.OperationalError:
+            if not os.path.exists(self.path):
+                raise missing() from None
+            raise LedgerError(f"Cannot open the privacy ledger file {self.path} for "
+                              "reading and writing. Nothing was charged.") from None
+        try:
+            if not self._starts_as_sqlite():
+                raise LedgerError(self._not_a_ledger())
+            if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                raise LedgerError(self._not_a_ledger())
+            check = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if check != ["ok"]:
+                raise corrupt(self.path, "SQLite's integrity check fails ("
+                                         + "; ".join(check[:3]) + ")")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":  # pragma: no cover - a file system without WAL
+                raise LedgerError(f"The privacy ledger file {self.path} cannot use "
+                                  "write-ahead logging here (journal mode {mode}).")
+            conn.execute("PRAGMA synchronous = " + ("OFF" if self.temporary else "FULL"))
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _starts_as_sqlite(self):
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read(16) == b"SQLite format 3\x00"
+        except OSError:
+            return False
+
+    def _not_a_ledger(self):
+        try:
+            with open(self.path, "rb") as handle:
+                start = handle.read(64)
+        except OSError:
+            start = b""
+        if not start:
+            return (f"The privacy ledger file {self.path} is empty: a ledger always holds "
+                    "at least its budget, so it was truncated or emptied. Nothing was "
+                    f"charged. {RECOVERY}")
+        if start.lstrip().startswith(b"{"):
+            return (f"{self.path} is a JSON-lines ledger of sklearn_dpol 0.1, which this "
+                    "version does not read (its entries are not chained, so its "
+                    "corruption could not be detected). Start an SQLite ledger at a new "
+                    "path with the budget that file leaves: PrivacyAccountant(epsilon="
+                    "LEFT, delta=LEFT, path=NEW).")
+        return (f"{self.path} is not a privacy ledger (it is not an SQLite database made "
+                f"by sklearn_dpol). Nothing was charged. {RECOVERY}")
+
+    @contextmanager
+    def _begin(self, write, missing, durable=True):
+        with self._lock:
+            conn = self._connection(missing)
+            if write and not self.temporary and durable != self._durable:
+                # FULL: the write-ahead log is synced at commit. NORMAL: at the
+                # next FULL commit or checkpoint (durable against a crash of
+                # the process, and never reordered).
+                conn.execute("PRAGMA synchronous = " + ("FULL" if durable else "NORMAL"))
+                self._durable = durable
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.OperationalError as error:
+                raise LedgerError(f"Cannot lock the privacy ledger file {self.path} "
+                                  f"({error}). Nothing was charged.") from None
+            cursor = conn.cursor()
+            try:
+                yield cursor
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise LedgerError(f"The privacy ledger file {self.path} could not commit "
+                                  f"({error}). Nothing was charged.") from None
+
+    @contextmanager
+    def transaction(self, write, missing, durable=True):
+        try:
+            with self._begin(write, missing, durable) as cursor:
+                yield Transaction(self, cursor)
+        except sqlite3.DatabaseError as error:
+            self.close()
+            raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
+
+
+def _fsync_directory(directory):
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def temporary_path():
+    return os.path.join(tempfile.gettempdir(),
+                        f"sklearn_dpol_budget_{uuid.uuid4().hex}.sqlite")
+
+
+# -- PostgreSQL --------------------------------------------------------------------------
+
+
+class PostgresStore(Store):
+    """A ledger in a PostgreSQL database: any number of processes on any machines.
+
+    ``url`` is a libpq connection URL; its fragment (``#name``) names the
+    ledger within the database (``default`` without one), so one database
+    holds the ledgers of many data sets. Each transaction locks the ledger's
+    head row (``SELECT ... FOR UPDATE``); the server's commit is durable
+    (``synchronous_commit`` as configured, ``on`` by default).
+    """
+
+    placeholder = "%s"
+
+    def __init__(self, url):
+        conninfo, _, fragment = url.partition("#")
+        self.url = url
+        self.conninfo = conninfo
+        self.name = urllib.parse.unquote(fragment) or "default"
+        self.location = f"{redact(conninfo)}#{self.name}"
+        self.temporary = False
+        self._conn = None
+        self._pid = None
+        self._lock = threading.RLock()
+
+    def exists(self):
+        with self.transaction(write=False, missing=None) as tx:
+            return self.read_head(tx.cursor) is not None
+
+    def create(self, header):
+        """Create the ledger with ``header`` as entry 1; False if it exists."""
+        psycopg = _psycopg()
+        body = canonical(header)
+        digest = chain_hash(GENESIS, 1, body)
+        try:
+            with self._begin(write=False, missing=None, lock_head=False) as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                               ("sklearn_dpol_ledger:" + self.name,))
+                if self.read_head(cursor) is not None:
+                    return False
+                cursor.execute(f"INSERT INTO {ENTRIES} VALUES (%s, 1, %s, %s)",
+                               (header["ledger"], body, digest))
+                cursor.execute(f"INSERT INTO {HEAD} VALUES (%s, %s, 1, %s)",
+                               (self.name, header["ledger"], digest))
+                return True
+        except psycopg.errors.UniqueViolation:  # pragma: no cover - the advisory lock
+            return False
+
+    def remove(self):  # a server ledger is never removed by an accountant
+        self.close()
+
+    def close(self):
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                try:
+                    self._conn.close()
+                except Exception:  # pragma: no cover - closing a broken connection
+                    pass
+            elif self._conn is not None:
+                _INHERITED.append(self._conn)
+            self._conn = self._pid = None
+
+    def _connection(self):
+        psycopg = _psycopg()
+        if self._conn is not None and self._pid != os.getpid():
+            _INHERITED.append(self._conn)
+            self._conn = None
+        if self._conn is not None and (self._conn.closed
+                                       or getattr(self._conn, "broken", False)):
+            self._conn = None
+        if self._conn is None:
+            try:
+                conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=10)
+            except psycopg.Error as error:
+                raise self.unreachable(error) from None
+            try:
+                with conn.transaction():
+                    cursor = conn.cursor()
+                    cursor.execute("SELECT pg_advisory_xact_lock(hashtext('sklearn_dpol_"
+                                   "ledger_schema'))")
+                    for statement in _SCHEMA:
+                        cursor.execute(statement)
+            except psycopg.Error as error:
+                conn.close()
+                raise LedgerError(f"Cannot set up the privacy ledger tables at "
+                                  f"{self.location}: {error}. Nothing was charged.") from None
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def unreachable(self, error):
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+        return LedgerError(
+            f"Cannot reach the privacy ledger's server at {self.location} from this "
+            f"process (host {hostname()}): {detail}. Nothing was charged, and no other "
+            "ledger is charged instead: make the server reachable from every process "
+            "that fits with this accountant, then retry."
+        )
+
+    @contextmanager
+    def _begin(self, write, missing, lock_head=True, durable=True):
+        psycopg = _psycopg()
+        with self._lock:
+            for attempt in (0, 1):
+                conn = self._connection()
+                started = False
+                try:
+                    with conn.transaction():
+                        cursor = conn.cursor()
+                        if not durable:  # as SQLite's NORMAL: may be lost, never reordered
+                            cursor.execute("SET LOCAL synchronous_commit = off")
+                        if lock_head:
+                            cursor.execute(f"SELECT 1 FROM {HEAD} WHERE name = %s FOR "
+                                           + ("UPDATE" if write else "SHARE"), (self.name,))
+                        started = True
+                        yield cursor
+                    return
+                except psycopg.OperationalError as error:
+                    self.close()
+                    # A connection that broke before the transaction did anything
+                    # (a server restart, an idle timeout) is opened again, once.
+                    if started or attempt:
+                        raise self.unreachable(error) from None
+                except psycopg.Error as error:
+                    raise LedgerError(f"The privacy ledger at {self.location} refused a "
+                                      f"transaction: {error}. Nothing was charged.") from None
+
+    @contextmanager
+    def transaction(self, write, missing, durable=True):
+        with self._begin(write, missing, durable=durable) as cursor:
+            yield Transaction(self, cursor)
+
+
+def redact(conninfo):
+    """``conninfo`` without its password (for messages and repr)."""
+    parts = urllib.parse.urlsplit(conninfo)
+    if parts.password is None:
+        return conninfo
+    netloc = parts.netloc.rpartition("@")
+    user = parts.username or ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[2]}"))
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise LedgerError(
+            "A PostgreSQL ledger needs psycopg 3, which is not installed: "
+            "pip install 'sklearn-dpol[postgres]' (or 'psycopg[binary]')."
+        ) from None
+    return psycopg
