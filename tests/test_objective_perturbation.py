@@ -451,3 +451,87 @@ def test_classifier_without_noise_is_caught(monkeypatch):
     model = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1])
     result = audit_estimator(model, X, y, 0, canary, 300, replay=False, random_state=0)
     assert result.epsilon_lower_bound > 2 * EPSILON
+
+
+# -- the design: no copy of X, huge rows, equivalence of the paths (issue 19, item 1) ------
+
+def test_design_reads_x_in_place_and_matches_the_clipped_copy(monkeypatch):
+    """Ordinary float64 rows are not copied; the factors and the intercept are
+    applied on the fly, and the certified solve agrees with the one on an
+    explicitly clipped copy (some rows clipped, an intercept column)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4)) * rng.uniform(0.1, 3.0, size=(3000, 1))
+    y = np.where(X @ rng.normal(size=4) + rng.normal(size=3000) > 0, 1.0, -1.0)
+    design = op.clipped_design(X, 1.5, 0.7)
+    assert design.X is X and design.scale is not None and design.shape == (3000, 5)
+    copy = op._clipped_copy(X, 1.5, 0.7)
+    assert np.all(np.linalg.norm(copy, axis=1) <= math.hypot(1.5, 0.7))
+    plan = op.plan(np.inf, DELTA, n_samples=3000, feature_norm=math.hypot(1.5, 0.7),
+                   derivative_bound=1.0, curvature_bound=0.25, alpha=1e-3)
+    fast = op.solve(design, y, loss=op.LOG_LOSS, plan=plan, rng=None)
+    slow = op.solve(copy, y, loss=op.LOG_LOSS, plan=plan, rng=None)
+    np.testing.assert_allclose(fast, slow, atol=1e-9)
+    # The same for the Huber loss (exact factor reused) and a wide problem
+    # solved by preconditioned conjugate gradients.
+    huber_plan = op.plan(np.inf, DELTA, n_samples=3000, feature_norm=math.hypot(1.5, 0.7),
+                         derivative_bound=0.5, curvature_bound=1.0, alpha=1e-3)
+    targets = 0.2 * np.tanh(X[:, 0])
+    np.testing.assert_allclose(
+        op.solve(design, targets, loss=op.HUBER, threshold=0.5, plan=huber_plan, rng=None),
+        op.solve(copy, targets, loss=op.HUBER, threshold=0.5, plan=huber_plan, rng=None),
+        atol=1e-9)
+    n_wide = 6 * op.PRECONDITIONER_ROWS_PER_COLUMN * op.WIDE_COLUMNS  # stride 6
+    wide = rng.normal(size=(n_wide, op.WIDE_COLUMNS)) / 10
+    labels = np.where(wide @ rng.normal(size=op.WIDE_COLUMNS) > 0, 1.0, -1.0)
+    wide_plan = op.plan(np.inf, DELTA, n_samples=n_wide, feature_norm=2.0,
+                        derivative_bound=1.0, curvature_bound=0.25, alpha=1e-3)
+    calls = []
+    original = op._preconditioned_cg
+    monkeypatch.setattr(op, "_preconditioned_cg",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    np.testing.assert_allclose(
+        op.solve(op.clipped_design(wide, 2.0), labels, loss=op.LOG_LOSS, plan=wide_plan,
+                 rng=None),
+        LogisticRegression(C=1 / (n_wide * 1e-3), fit_intercept=False, tol=1e-12,
+                           max_iter=10_000).fit(op._clipped_copy(wide, 2.0, None),
+                                                labels).coef_,
+        atol=1e-6)
+    assert calls  # the conjugate-gradient path was taken
+
+
+def test_row_scales_clip_rows_of_any_magnitude():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 7)) * 10.0 ** rng.uniform(-200, 200, size=(2000, 1))
+    X[:5] = 0.0
+    scale = op._row_scales(X, 2.0)
+    norms = np.array([np.linalg.norm(row / np.max(np.abs(row))) * np.max(np.abs(row)) * s
+                      if np.any(row) else 0.0 for row, s in zip(X, scale)])
+    assert np.all(norms <= 2.0) and np.all(scale[:5] == 1.0)
+    with np.errstate(over="ignore"):
+        small = np.linalg.norm(X, axis=1) < 1.9
+    assert np.all(scale[small] == 1.0)
+
+
+@pytest.mark.parametrize("max_norm", [1.0, 1e-5])
+def test_huge_rows_are_clipped_without_overflow(max_norm):
+    """Rows with entries up to 1.79e308 of mixed signs: the design falls back to
+    one clipped copy, pre-scaled by the largest entry, every row within the
+    bound and every release finite (issue 19: never inf - inf)."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    X[0] = [1.79e308, -1.79e308, 1.79e308]
+    X[1] = [-1.79e308, 1e-300, 5e307]
+    X[2] = [1e300, 0.0, -1e300]
+    design = op.clipped_design(X, max_norm, 1.0)
+    assert design.X is not X and np.all(np.isfinite(design.X))
+    assert np.all(np.linalg.norm(design.X[:, :3], axis=1) <= max_norm)
+    np.testing.assert_allclose(np.linalg.norm(design.X[:3, :3], axis=1), max_norm, rtol=1e-12)
+    y = (X[:, 0] > 0).astype(int)
+    clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1], alpha=1e-2,
+                               data_norm=max_norm, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    from sklearn_dpol import PrivateMirrorDescentRegressor
+
+    reg = PrivateMirrorDescentRegressor(solver="objective_perturbation", alpha=1e-2,
+                                        data_norm=max_norm, random_state=0).fit(X, X[:, 2] > 0)
+    assert np.all(np.isfinite(reg.coef_)) and np.isfinite(reg.intercept_)

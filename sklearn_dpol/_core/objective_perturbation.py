@@ -47,6 +47,9 @@ MAX_CG_STEPS = 25
 # From this many columns the log loss solves its Newton systems by conjugate
 # gradients, preconditioned by the Hessian of about this many rows per column.
 WIDE_COLUMNS = 256
+# The preconditioner is recomputed only after a solve that took more than
+# this many products (it costs about as much as a few).
+CG_REFRESH = 3
 PRECONDITIONER_ROWS_PER_COLUMN = 8
 # At most this share of epsilon goes to the Jacobian term; a larger share
 # raises the regularisation instead.
@@ -206,10 +209,10 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
 
     Parameters
     ----------
-    Z : ndarray of shape (n_samples, n_columns)
-        Rows clipped to ``plan.feature_norm`` (intercept column included), for
-        example from :func:`clipped_design`. A C-contiguous float64 array is
-        read in place, never copied.
+    Z : ClippedDesign or ndarray of shape (n_samples, n_columns)
+        Rows clipped to ``plan.feature_norm`` (intercept column included):
+        preferably :func:`clipped_design`, which does not copy ``X``; a
+        C-contiguous float64 array is read in place.
     targets : ndarray of shape (n_problems, n_samples)
         ``+-1`` labels for ``"log_loss"``, real targets for ``"huber"``.
     loss : {"log_loss", "huber"}
@@ -231,7 +234,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     SolverDidNotConverge
         When a minimiser cannot be certified; nothing is released.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    if not isinstance(Z, ClippedDesign):
+        Z = ClippedDesign(np.ascontiguousarray(Z, dtype=np.float64), None, None)
     targets = np.atleast_2d(np.asarray(targets, dtype=np.float64))
     n_problems, n_columns = targets.shape[0], Z.shape[1]
     if n_columns > MAX_COLUMNS:
@@ -308,23 +312,67 @@ def gaussian_equivalent_mu(epsilon, delta):
 
 
 def clipped_design(X, max_norm, intercept_value=None):
-    """The one clipped copy of ``X`` the solver reads (``n x (d + 1)`` with an intercept).
+    """The clipped design the solver reads: row ``i`` is ``(s_i X[i], c)``.
 
-    Row ``i`` is ``X[i]`` clipped to L2 norm ``max_norm`` (a few ulps below, so
-    the rounded rows provably respect it), followed by the constant
-    ``intercept_value`` when it is not ``None``. Built chunk by chunk (float32
-    input is converted a chunk at a time), so the only allocation of the size
-    of ``X`` is the result. Rows of any finite magnitude (up to 1.8e308) are
-    handled without overflow: a row whose clipping factor is tiny (its norm is
-    far above ``max_norm``, where the factor would lose precision or underflow)
-    is first divided by its largest entry, then scaled to ``max_norm``; no
-    intermediate is infinite and nothing is subtracted.
+    ``s_i`` clips row ``i`` to L2 norm ``max_norm`` (a few ulps below, so the
+    rows provably respect it) and ``c = intercept_value`` is a constant last
+    column (none when ``None``). When ``X`` is C-contiguous float64 and no row
+    is far above the bound (the usual case), ``X`` is **not copied**: the
+    solver applies ``s_i`` and the intercept on the fly in every product.
+    Otherwise (float32 input, or a row whose clipping factor is below
+    ``2^-64``, up to norms of 1.8e308) one clipped copy is built chunk by chunk:
+    a row whose factor is tiny is first divided by its largest entry and then
+    scaled to ``max_norm``, so no factor underflows, no product overflows and
+    nothing is subtracted.
+
+    Returns
+    -------
+    design : ClippedDesign
     """
+    n, d = X.shape
+    max_norm = float(max_norm)
+    intercept = None if intercept_value is None else float(intercept_value)
+    if (X.dtype == np.float64 and X.flags.c_contiguous and max_norm <= _FAST_MAX_NORM
+            and n > 0):
+        scale = _row_scales(X, max_norm)
+        if float(np.min(scale)) >= FAST_SCALE:
+            return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
+    return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+
+
+def _row_scales(X, max_norm):
+    """Clipping factors: ``s_i ||X[i]|| <= max_norm`` in exact arithmetic.
+
+    Norms of ordinary rows (squared norm in ``(1e-280, 1e280)``) are computed
+    by numpy on chunks (relative error at most ``(d + 2) u`` in any order) and
+    aimed ``4 (d + 2)`` ulps below the bound, which covers it; the other rows
+    (zero, tiny or huge) go through the overflow-safe kernel of ``_clip``.
+    """
+    n, d = X.shape
+    target = max_norm * (1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps)
+    scale = np.ones(n)
+    unusual = []
+    for start in range(0, n, DESIGN_CHUNK):
+        block = X[start:start + DESIGN_CHUNK]
+        squares = np.einsum("ij,ij->i", block, block)
+        ordinary = (squares > 1e-280) & (squares < 1e280)
+        norms = np.sqrt(np.where(ordinary, squares, 1.0))
+        scale[start:start + block.shape[0]] = np.where(norms <= target, 1.0, target / norms)
+        if not ordinary.all():
+            unusual.append(start + np.flatnonzero(~ordinary))
+    if unusual:
+        from ._clip import clip_row_scales
+
+        rows = np.concatenate(unusual)
+        scale[rows] = clip_row_scales(np.ascontiguousarray(X[rows]), max_norm)[0]
+    return scale
+
+
+def _clipped_copy(X, max_norm, intercept):
     from ._clip import clip_row_scales
 
     n, d = X.shape
-    max_norm = float(max_norm)
-    Z = np.empty((n, d + (intercept_value is not None)))
+    Z = np.empty((n, d + (intercept is not None)))
     shrink = 1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps
     for start in range(0, n, DESIGN_CHUNK):
         block = np.ascontiguousarray(X[start:start + DESIGN_CHUNK], dtype=np.float64)
@@ -338,15 +386,153 @@ def clipped_design(X, max_norm, intercept_value=None):
             unit = rows / largest[:, np.newaxis]  # entries in [-1, 1], one at +-1
             root = np.sqrt(np.einsum("ij,ij->i", unit, unit))  # in [1, sqrt(d)]
             out[tiny] = unit * ((max_norm * shrink) / root)[:, np.newaxis]
-    if intercept_value is not None:
-        Z[:, d] = float(intercept_value)
+    if intercept is not None:
+        Z[:, d] = intercept
     return Z
 
 
-# Rows per chunk when the clipped design is built, and the clipping factor
-# below which a row is pre-scaled by its largest entry.
+class ClippedDesign:
+    """Rows ``z_i = (s_i x_i, c)``: the user's ``X``, per-row factors and an intercept value.
+
+    ``scale=None`` means every factor is 1, ``intercept=None`` no intercept
+    column. Products are BLAS calls on ``X`` (or on row chunks of it) with the
+    factors and the intercept applied to the vectors, never to ``X``.
+    """
+
+    def __init__(self, X, scale, intercept):
+        self.X, self.scale, self.intercept = X, scale, intercept
+        self.n_rows, self.n_features = X.shape
+        self.shape = (self.n_rows, self.n_features + (intercept is not None))
+
+    def _scaled(self, vector, start=0, stop=None):
+        if self.scale is None:
+            return vector
+        return vector * self.scale[start:stop]
+
+    def matvec(self, theta):
+        """``Z theta`` in float64: error at most ``2 u |t_i| + (p + 2) u |z_i|.|theta|``."""
+        d = self.n_features
+        margins = self.X @ theta[:d]
+        if self.scale is not None:
+            margins *= self.scale
+        if self.intercept is not None:
+            margins += self.intercept * theta[d]
+        return margins
+
+    def rmatvec(self, vector, start=0, stop=None):
+        """``Z[start:stop]^T vector`` (one BLAS product on the chunk)."""
+        block = self.X[start:stop]
+        out = np.empty(self.shape[1])
+        out[:self.n_features] = block.T @ self._scaled(vector, start, stop)
+        if self.intercept is not None:
+            out[self.n_features] = self.intercept * float(np.sum(vector))
+        return out
+
+    def curvature_product(self, vector, curvature):
+        """``(Z^T (curvature * Z v), Z v)`` in one pass over ``X``.
+
+        Row chunks small enough to stay in cache are multiplied twice in a row,
+        so ``X`` is read from memory once instead of twice.
+        """
+        d = self.n_features
+        rows = max(64, CACHE_CHUNK_BYTES // (8 * max(d, 1)))
+        along = np.empty(self.n_rows)
+        product = np.zeros(self.shape[1])
+        head = vector[:d]
+        offset = 0.0 if self.intercept is None else self.intercept * vector[d]
+        total = 0.0
+        for start in range(0, self.n_rows, rows):
+            stop = start + rows
+            block = self.X[start:stop]
+            part = block @ head
+            if self.scale is not None:
+                part *= self.scale[start:stop]
+            part += offset
+            along[start:stop] = part
+            weighted = part * curvature[start:stop]
+            if self.intercept is not None:
+                total += float(np.sum(weighted))
+            if self.scale is not None:
+                weighted *= self.scale[start:stop]
+            product[:d] += block.T @ weighted
+        if self.intercept is not None:
+            product[d] = self.intercept * total
+        return product, along
+
+    def abs_products(self, start, stop, abs_theta, columns_from):
+        """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk (``|X_c|`` formed once)."""
+        d = self.n_features
+        abs_block = np.abs(self.X[start:stop])
+        rows = abs_block @ abs_theta[:d]
+        if self.scale is not None:
+            rows *= self.scale[start:stop]
+        if self.intercept is not None:
+            rows += abs(self.intercept) * abs_theta[d]
+        columns = columns_from(rows)
+        scaled = columns if self.scale is None else columns * self.scale[start:stop, np.newaxis]
+        out = np.empty((self.shape[1], columns.shape[1]))
+        out[:d] = abs_block.T @ scaled
+        if self.intercept is not None:
+            out[d] = abs(self.intercept) * np.sum(columns, axis=0)
+        return out
+
+    def long_margins(self, theta, chunk):
+        """``Z theta`` accumulated in long double, rounded once to float64."""
+        d = self.n_features
+        theta_long = theta[:d].astype(np.longdouble)
+        parts = []
+        for start in range(0, self.n_rows, chunk):
+            stop = start + chunk
+            part = self.X[start:stop].astype(np.longdouble) @ theta_long
+            if self.scale is not None:
+                part *= self.scale[start:stop].astype(np.longdouble)
+            if self.intercept is not None:
+                part += np.longdouble(self.intercept) * np.longdouble(theta[d])
+            parts.append(part.astype(np.float64))
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def gram(self, weights, chunk, stride=1, unit_weights=False):
+        """``stride sum_{i = 0 mod stride} w_i z_i z_i^T`` for ``w_i >= 0`` (rank-k updates)."""
+        d, p = self.n_features, self.shape[1]
+        X, scale = self.X, self.scale
+        if stride > 1:
+            X, weights = X[::stride], weights[::stride]
+            scale = None if scale is None else scale[::stride]
+        gram = np.zeros((p, p))
+        for start in range(0, X.shape[0], chunk):
+            stop = start + chunk
+            block, w = X[start:stop], weights[start:stop]
+            if unit_weights and scale is None and bool(np.all(w == 1.0)):
+                gram[:d, :d] += block.T @ block
+                if self.intercept is not None:
+                    cross = self.intercept * (block.T @ w)
+            else:
+                root = np.sqrt(w)
+                weighted = block * (root if scale is None
+                                    else root * scale[start:stop])[:, np.newaxis]
+                gram[:d, :d] += weighted.T @ weighted
+                if self.intercept is not None:
+                    # sum_i w_i s_i x_i = W^T sqrt(w), W = sqrt(w) s X (contiguous)
+                    cross = self.intercept * (weighted.T @ root)
+            if self.intercept is not None:
+                gram[:d, d] += cross
+                gram[d, :d] += cross
+                gram[d, d] += self.intercept**2 * float(np.sum(w))
+        if stride > 1:
+            gram *= stride
+        return gram
+
+
+# Rows per chunk when a clipped copy is built; below this clipping factor a
+# row is pre-scaled by its largest entry; above FAST_SCALE for every row (and
+# a bound below _FAST_MAX_NORM) X is read in place, where no product of a row
+# with an iterate can overflow.
 DESIGN_CHUNK = 8192
+# Bytes of X per chunk of a fused product (kept in cache between its two uses).
+CACHE_CHUNK_BYTES = 1 << 19
 TINY_SCALE = 2.0**-500
+FAST_SCALE = 2.0**-64
+_FAST_MAX_NORM = 2.0**512
 # Elements per chunk of the O(n) loss and line-search work (bounded temporaries).
 VECTOR_CHUNK = 1 << 16
 # Additive allowance per margin for products that underflow (far below any
@@ -426,10 +612,9 @@ def _single_threaded_blas():
 def _data_gradient(Z, y, margins, loss_fns, chunk):
     """``sum_i f'(t_i) z_i``, summed by BLAS in chunks of ``chunk`` rows, then chunk by chunk."""
     gradient = np.zeros(Z.shape[1])
-    with _single_threaded_blas():
-        for start in range(0, Z.shape[0], chunk):
-            stop = start + chunk
-            gradient += Z[start:stop].T @ loss_fns.first(margins[start:stop], y[start:stop])
+    for start in range(0, Z.shape[0], chunk):
+        stop = start + chunk
+        gradient += Z.rmatvec(loss_fns.first(margins[start:stop], y[start:stop]), start, stop)
     return gradient
 
 
@@ -437,30 +622,12 @@ def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
     """``sum_i f''(t_i) z_i z_i^T + Lambda I`` by BLAS rank-k updates on chunks.
 
     ``f'' >= 0``, so each chunk contributes ``W^T W`` with ``W = sqrt(f'') Z_c``
-    (one chunk-sized temporary); Huber rows outside the threshold (``f'' = 0``)
-    are skipped and a chunk entirely inside is used as it is. With
-    ``stride > 1``, every ``stride``-th row only, weighted by ``stride``: an
-    approximation used as a preconditioner, never in the certificate.
+    (one chunk-sized temporary). With ``stride > 1``, every ``stride``-th row
+    only, weighted by ``stride``: an approximation used as a preconditioner,
+    never in the certificate.
     """
-    p = Z.shape[1]
-    if stride > 1:
-        Z, y, margins = Z[::stride], y[::stride], margins[::stride]
-    hessian = np.zeros((p, p))
-    for start in range(0, Z.shape[0], chunk):
-        stop = start + chunk
-        block = Z[start:stop]
-        _, second = loss_fns.derivatives(margins[start:stop], y[start:stop])
-        if loss_fns.loss == HUBER:
-            inside = second > 0
-            if inside.all() and stride == 1:
-                hessian += block.T @ block
-                continue
-            weighted = np.ascontiguousarray(block[inside])
-        else:
-            weighted = block * np.sqrt(second)[:, np.newaxis]
-        hessian += weighted.T @ weighted
-    if stride > 1:
-        hessian *= stride
+    _, second = loss_fns.derivatives(margins, y)
+    hessian = Z.gram(second, chunk, stride, unit_weights=loss_fns.loss == HUBER)
     hessian[np.diag_indices_from(hessian)] += lam
     return hessian
 
@@ -472,7 +639,7 @@ def _newton(Z, y, b, lam, loss_fns, tol):
     along the step (``t + a Z s``) so a line search costs no pass over ``Z``.
     An exact Hessian costs as much as tens of passes over ``Z`` when ``p`` is
     large, so for wide log-loss problems the Newton system is solved by
-    conjugate gradients with exact Hessian-vector products (two passes each),
+    conjugate gradients with exact Hessian-vector products (one pass each),
     preconditioned by the Hessian of every ``stride``-th row (about ``8 p``
     rows). The Huber loss reuses its exact factor while the rows inside the
     threshold do not change. How the minimiser is approached does not matter
@@ -490,7 +657,7 @@ def _newton(Z, y, b, lam, loss_fns, tol):
     margins = np.zeros(n)
     value = _loss_value(margins, y, loss_fns)
     factor, active = None, None
-    first_norm = None
+    first_norm, cg_steps = None, 0
     for _ in range(MAX_NEWTON_STEPS):
         gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
         gradient_norm = float(np.linalg.norm(gradient))
@@ -507,15 +674,19 @@ def _newton(Z, y, b, lam, loss_fns, tol):
             if factor is None or not np.array_equal(now_active, active):
                 factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk))
                 active = now_active
-        else:
+        elif (factor is None or stride == 1
+              or cg_steps > CG_REFRESH and gradient_norm > 1e-3 * first_norm):
+            # Past a 1e-3 reduction the Hessian barely moves: keep the factor.
             factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk, stride))
         if stride == 1:
             step = -cho_solve(factor, gradient, check_finite=False)
-            direction = Z @ step
+            direction = Z.matvec(step)
         else:
-            forcing = min(0.1, gradient_norm / max(first_norm, tol))
-            step, direction, _ = _preconditioned_cg(Z, y, margins, loss_fns, lam, factor,
-                                                    gradient, forcing)
+            # Inexact Newton: a relative residual of min(0.1, ||g|| / ||g_0||)
+            # (superlinear), but never below a quarter of the tolerance.
+            target = max(min(0.1, gradient_norm / first_norm) * gradient_norm, 0.25 * tol)
+            step, direction, cg_steps = _preconditioned_cg(Z, y, margins, loss_fns, lam,
+                                                           factor, gradient, target)
         theta, margins, value = _line_search(y, b, lam, loss_fns, theta, margins, value,
                                              gradient, step, direction)
     raise SolverDidNotConverge(
@@ -524,18 +695,17 @@ def _newton(Z, y, b, lam, loss_fns, tol):
     )
 
 
-def _preconditioned_cg(Z, y, margins, loss_fns, lam, factor, gradient, forcing):
+def _preconditioned_cg(Z, y, margins, loss_fns, lam, factor, gradient, target):
     """Solve ``H s = -g`` approximately by CG preconditioned with an approximate Hessian's factor.
 
-    Returns ``(s, Z s, iterations)``; stops when the residual is below
-    ``forcing ||g||`` or after ``MAX_CG_STEPS`` products. Every CG iterate from
+    Returns ``(s, Z s, iterations)``; stops when the residual norm is below
+    ``target`` or after ``MAX_CG_STEPS`` products. Every CG iterate from
     zero is a descent direction, so the line search can always use it.
     """
     _, curvature = loss_fns.derivatives(margins, y)
     step = np.zeros_like(gradient)
     direction = np.zeros_like(margins)
     residual = -gradient
-    target = forcing * float(np.linalg.norm(gradient))
     preconditioned = cho_solve(factor, residual, check_finite=False)
     search = preconditioned.copy()
     rz = float(residual @ preconditioned)
@@ -549,8 +719,8 @@ def _cg_loop(Z, curvature, lam, factor, gradient, step, direction, residual, tar
     iterations = 0
     while iterations < MAX_CG_STEPS:
         iterations += 1
-        z_search = Z @ search
-        product = Z.T @ (curvature * z_search) + lam * search
+        product, z_search = Z.curvature_product(search, curvature)
+        product += lam * search
         curvature_along = float(search @ product)
         if not curvature_along > 0.0:
             break
@@ -566,7 +736,7 @@ def _cg_loop(Z, curvature, lam, factor, gradient, step, direction, residual, tar
         rz = rz_new
     if iterations == 1 and not np.any(step):  # no curvature found: plain preconditioned step
         step = -cho_solve(factor, gradient, check_finite=False)
-        direction = Z @ step
+        direction = Z.matvec(step)
     return step, direction, iterations
 
 
@@ -609,20 +779,10 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
 
 
 def _summation_factor(n, p):
-    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 4) u``."""
+    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 6) u``."""
     rows = _chunk_rows(p)
     chunks = max(math.ceil(n / rows), 1)
-    return 2.0 * (min(n, rows) + p + chunks + 4) * UNIT_ROUNDOFF
-
-
-def _margins(Z, theta):
-    """``Z @ theta`` accumulated in long double, rounded once to float64."""
-    theta_long = theta.astype(np.longdouble)
-    rows = _chunk_rows(Z.shape[1])
-    return np.concatenate([
-        (Z[start:start + rows].astype(np.longdouble) @ theta_long).astype(np.float64)
-        for start in range(0, Z.shape[0], rows)
-    ])
+    return 2.0 * (min(n, rows) + p + chunks + 6) * UNIT_ROUNDOFF
 
 
 def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk):
@@ -636,16 +796,16 @@ def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk):
     float64 ones (fresh, for the next Newton step).
     """
     p = Z.shape[1]
-    margins = Z @ theta
+    margins = Z.matvec(theta)
     bound, floor = _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk,
-                                            0.0, (p + 2) * UNIT_ROUNDOFF)
+                                            2.0 * UNIT_ROUNDOFF, (p + 2) * UNIT_ROUNDOFF)
     if bound <= tol:
         return True, margins
     if floor > tol:
         # Even without the margins' share of the allowance the bound is above
         # the tolerance: more precise margins cannot help, take another step.
         return False, margins
-    precise = _margins(Z, theta)
+    precise = Z.long_margins(theta, chunk)
     certified = _certified_gradient_norm(Z, y, precise, theta, b, lam, loss_fns, chunk,
                                          UNIT_ROUNDOFF, (p + 2) * LONG_ROUNDOFF)[0] <= tol
     return certified, margins
@@ -657,9 +817,10 @@ def _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk, unit
 
     The data term is summed in chunks of ``chunk`` rows by BLAS, then the
     chunks one after another, so each coordinate's rounding error is at most
-    ``(chunk + p + chunks + 4) u`` times the sum of the absolute values of its
-    terms (the standard bound for any summation order; the ``+4`` covers the
-    derivative's own few-ulp error). The derivatives are evaluated at margins
+    ``(chunk + p + chunks + 6) u`` times the sum of the absolute values of its
+    terms (the standard bound for any summation order; the ``+6`` covers the
+    derivative's own few-ulp error and its product with the row's clipping
+    factor and the intercept value). The derivatives are evaluated at margins
     whose error is at most ``unit_margin |t_i| + unit_product |z_i|.|theta|``
     (plus an underflow allowance), which moves the derivative by at most the
     curvature bound times that. A factor of 2 is kept as margin.
@@ -687,12 +848,15 @@ def _certificate_sums(Z, y, margins, abs_theta, loss_fns, chunk, curvature, unit
     n, p = Z.shape
     for start in range(0, n, chunk):
         stop = start + chunk
-        block, t = Z[start:stop], margins[start:stop]
+        t = margins[start:stop]
         derivative = loss_fns.first(t, y[start:stop])
-        gradient += block.T @ derivative
-        abs_block = np.abs(block)
-        margin_error = 2.0 * (unit_margin * np.abs(t) + unit_product * (abs_block @ abs_theta)
-                              + p * _UNDERFLOW)
-        both = abs_block.T @ np.column_stack([np.abs(derivative), curvature * margin_error])
+        gradient += Z.rmatvec(derivative, start, stop)
+
+        def columns(abs_margins, t=t, derivative=derivative):
+            margin_error = 2.0 * (unit_margin * np.abs(t) + unit_product * abs_margins
+                                  + p * _UNDERFLOW)
+            return np.column_stack([np.abs(derivative), curvature * margin_error])
+
+        both = Z.abs_products(start, stop, abs_theta, columns)
         sizes += both[:, 0]
         drift += both[:, 1]
