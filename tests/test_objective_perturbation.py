@@ -499,6 +499,25 @@ def test_design_reads_x_in_place_and_matches_the_clipped_copy(monkeypatch):
     assert calls  # the conjugate-gradient path was taken
 
 
+def test_norm_certificate_bounds_the_per_column_one():
+    """The certificate bounded through row norms (no pass over |X|) is never
+    below the per-column one it replaces in the common case."""
+    rng = np.random.default_rng(6)
+    loss_fns = op._LossFunctions(op.LOG_LOSS, 1.0)
+    for _ in range(20):
+        n, p = int(rng.integers(50, 3000)), int(rng.integers(1, 30))
+        Z = rng.normal(size=(n, p)) * rng.uniform(0.1, 1.0, size=(n, 1))
+        Z /= np.maximum(1.0, np.linalg.norm(Z, axis=1, keepdims=True))
+        design = op.ClippedDesign(Z, None, None)
+        y = rng.choice([-1.0, 1.0], n)
+        theta, b = rng.normal(size=p) * 10 ** rng.uniform(-2, 4), rng.normal(size=p)
+        margins, chunk = design.matvec(theta), op._chunk_rows(p)
+        coarse = op._norm_certificate(design, y, margins, theta, b, 0.5, loss_fns, chunk, 1.0)
+        fine = op._certified_gradient_norm(design, y, margins, theta, b, 0.5, loss_fns, chunk,
+                                           2 * op.UNIT_ROUNDOFF, (p + 2) * op.UNIT_ROUNDOFF)
+        assert coarse[0] >= fine[0] and coarse[1] >= fine[1] * (1 - 1e-12)
+
+
 def test_row_scales_clip_rows_of_any_magnitude():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2000, 7)) * 10.0 ** rng.uniform(-200, 200, size=(2000, 1))

@@ -252,10 +252,12 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     regularization = certifiable_regularization(plan, Z.shape, problem_tol)
     linear_terms = _draw_objective_noise(plan, n_problems, n_columns, rng)
     solutions = np.empty((n_problems, n_columns))
+    # The rows' norm bound (the contract of Z), a hair above for the rounding of R.
+    row_norm = plan.feature_norm * (1.0 + 1e-12)
     with _single_threaded_blas():
         for k in range(n_problems):
             solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
-                                   problem_tol)
+                                   problem_tol, row_norm)
     return gaussian_release(solutions, output_noise_std(plan, tol, regularization), rng)
 
 
@@ -460,7 +462,7 @@ class ClippedDesign:
         return product, along
 
     def abs_products(self, start, stop, abs_theta, columns_from):
-        """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk (``|X_c|`` formed once)."""
+        """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk (``|X_c|`` once)."""
         d = self.n_features
         abs_block = np.abs(self.X[start:stop])
         rows = abs_block @ abs_theta[:d]
@@ -632,7 +634,7 @@ def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
     return hessian
 
 
-def _newton(Z, y, b, lam, loss_fns, tol):
+def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     """Damped Newton from the origin until the certified gradient norm is ``<= tol``.
 
     Every product with ``Z`` is a BLAS call; margins are kept and updated
@@ -662,7 +664,7 @@ def _newton(Z, y, b, lam, loss_fns, tol):
         gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
         gradient_norm = float(np.linalg.norm(gradient))
         if gradient_norm <= tol:
-            certified, margins = _certify(Z, y, theta, b, lam, loss_fns, tol, chunk)
+            certified, margins = _certify(Z, y, theta, b, lam, loss_fns, tol, chunk, row_norm)
             if certified:
                 return theta
             gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
@@ -785,18 +787,25 @@ def _summation_factor(n, p):
     return 2.0 * (min(n, rows) + p + chunks + 6) * UNIT_ROUNDOFF
 
 
-def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk):
+def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk, row_norm):
     """Certify ``||grad J(theta)|| <= tol``: returns ``(certified, margins)``.
 
-    First with float64 BLAS margins (error at most ``(p + 2) u |z_i|.|theta|``
-    in any summation order), which certifies whenever ``||theta||`` is
-    moderate; if that allowance is too large, with margins accumulated in long
+    First with float64 BLAS margins (error at most ``2 u |t_i| + (p + 2) u
+    |z_i|.|theta|`` in any summation order), bounded through the row norms
+    (:func:`_norm_certificate`, no pass over ``|X|``), then per column; these
+    certify whenever ``||theta||`` is moderate. If that allowance is too
+    large, with margins accumulated in long
     double (error ``u |t_i| + (p + 2) u_ld |z_i|.|theta|``), the allowance
     :func:`certifiable_regularization` plans for. The returned margins are the
     float64 ones (fresh, for the next Newton step).
     """
     p = Z.shape[1]
     margins = Z.matvec(theta)
+    bound, floor = _norm_certificate(Z, y, margins, theta, b, lam, loss_fns, chunk, row_norm)
+    if bound <= tol:
+        return True, margins
+    if floor > tol:
+        return False, margins
     bound, floor = _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk,
                                             2.0 * UNIT_ROUNDOFF, (p + 2) * UNIT_ROUNDOFF)
     if bound <= tol:
@@ -809,6 +818,39 @@ def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk):
     certified = _certified_gradient_norm(Z, y, precise, theta, b, lam, loss_fns, chunk,
                                          UNIT_ROUNDOFF, (p + 2) * LONG_ROUNDOFF)[0] <= tol
     return certified, margins
+
+
+def _norm_certificate(Z, y, margins, theta, b, lam, loss_fns, chunk, row_norm):
+    """:func:`_certified_gradient_norm` with float64 margins, bounded through row norms.
+
+    Every ``||z_i|| <= R``, so the norm of the vector of absolute sizes is at
+    most ``R sum_i |f'_i| + Lambda ||theta|| + ||b||`` (triangle inequality)
+    and ``|z_i|.|theta| <= R ||theta||``: the same allowance as the per-column
+    one, looser, computed with no pass over ``|X|`` (these are the bounds
+    :func:`certifiable_regularization` plans with). Returns the bound and the
+    bound without the margins' share.
+    """
+    n, p = Z.shape
+    curvature = CURVATURE[loss_fns.loss]
+    gradient = np.zeros(p)
+    derivative_sum = margin_sum = 0.0
+    with _single_threaded_blas():
+        for start in range(0, n, chunk):
+            stop = start + chunk
+            t = margins[start:stop]
+            derivative = loss_fns.first(t, y[start:stop])
+            gradient += Z.rmatvec(derivative, start, stop)
+            derivative_sum += float(np.sum(np.abs(derivative)))
+            margin_sum += float(np.sum(np.abs(t)))
+    gradient += lam * theta + b
+    theta_norm = float(np.linalg.norm(theta))
+    sizes = row_norm * derivative_sum + lam * theta_norm + float(np.linalg.norm(b))
+    margin_errors = 2.0 * (2.0 * UNIT_ROUNDOFF * margin_sum
+                           + n * ((p + 2) * UNIT_ROUNDOFF * row_norm * theta_norm
+                                  + p * _UNDERFLOW))
+    summation = _summation_factor(n, p) * sizes
+    norm = float(np.linalg.norm(gradient))
+    return (norm + summation + 2.0 * curvature * row_norm * margin_errors, norm + summation)
 
 
 def _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk, unit_margin,
