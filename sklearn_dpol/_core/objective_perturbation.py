@@ -50,7 +50,7 @@ WIDE_COLUMNS = 256
 # The preconditioner is recomputed only after a solve that took more than
 # this many products (it costs about as much as a few).
 CG_REFRESH = 3
-PRECONDITIONER_ROWS_PER_COLUMN = 8
+PRECONDITIONER_ROWS_PER_COLUMN = 16
 # At most this share of epsilon goes to the Jacobian term; a larger share
 # raises the regularisation instead.
 JACOBIAN_SHARE = 0.5
@@ -442,7 +442,6 @@ class ClippedDesign:
         product = np.zeros(self.shape[1])
         head = vector[:d]
         offset = 0.0 if self.intercept is None else self.intercept * vector[d]
-        total = 0.0
         for start in range(0, self.n_rows, rows):
             stop = start + rows
             block = self.X[start:stop]
@@ -452,13 +451,11 @@ class ClippedDesign:
             part += offset
             along[start:stop] = part
             weighted = part * curvature[start:stop]
-            if self.intercept is not None:
-                total += float(np.sum(weighted))
             if self.scale is not None:
                 weighted *= self.scale[start:stop]
             product[:d] += block.T @ weighted
         if self.intercept is not None:
-            product[d] = self.intercept * total
+            product[d] = self.intercept * float(curvature @ along)
         return product, along
 
     def abs_products(self, start, stop, abs_theta, columns_from):
@@ -531,7 +528,7 @@ class ClippedDesign:
 # with an iterate can overflow.
 DESIGN_CHUNK = 8192
 # Bytes of X per chunk of a fused product (kept in cache between its two uses).
-CACHE_CHUNK_BYTES = 1 << 19
+CACHE_CHUNK_BYTES = 1 << 20
 TINY_SCALE = 2.0**-500
 FAST_SCALE = 2.0**-64
 _FAST_MAX_NORM = 2.0**512
