@@ -757,8 +757,7 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
                 + 0.5 * lam * float(candidate @ candidate) + float(b @ candidate))
 
     def move(size):
-        margins_new = margins + size * direction if size != 1.0 else margins + direction
-        return theta + size * step, margins_new
+        return theta + size * step, margins + size * direction
 
     slope = float(gradient @ step)
     if -slope <= 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
