@@ -41,6 +41,18 @@ extra memory over the size of ``X``. About 10 minutes at the default sizes
 on a 2-core machine::
 
     python benchmarks/bench_objective_perturbation.py --scaling --rounds 3
+
+Measured with that command (2026-11-27, shared 2-core machine, load 8-12;
+time ratio ours / scikit-learn, then extra peak memory over ``X``, ours and
+scikit-learn's)::
+
+    classifier vs LogisticRegression  n=1e6 d=50    1.32   0.14 / 0.08
+    regressor vs Ridge                n=1e6 d=50    0.69   0.13 / 1.02
+    classifier vs LogisticRegression  n=1e5 d=1000  1.77   0.06 / 0.00
+    regressor vs Ridge                n=1e5 d=1000  0.84   0.06 / 1.01
+
+(before this work: 6.9x LogisticRegression at n=1e6 and 19.5x at d=1,000,
+3.3x X of memory; mirror descent's objective perturbation 5-9x Ridge, 2.1x X).
 """
 
 import argparse
