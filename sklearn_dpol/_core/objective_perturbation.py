@@ -19,6 +19,7 @@ The derivation of the bound these calibrations rest on is in ``doc/privacy.md``,
 section 7; the accounting is :mod:`sklearn_dpol.privacy._objective_perturbation`.
 """
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -40,12 +41,27 @@ MAX_COLUMNS = 4096
 # n L R, the largest possible size of the data term of the gradient.
 DEFAULT_RELATIVE_TOL = 1e-10
 MAX_NEWTON_STEPS = 200
+# At most this many conjugate-gradient products per Newton step (wide problems,
+# see _newton).
+MAX_CG_STEPS = 25
+# From this many columns the log loss solves its Newton systems by conjugate
+# gradients, preconditioned by the Hessian of about this many rows per column.
+WIDE_COLUMNS = 256
+# The preconditioner is recomputed only after a solve that took more than
+# this many products (it costs about as much as a few).
+CG_REFRESH = 3
+PRECONDITIONER_ROWS_PER_COLUMN = 16
 # At most this share of epsilon goes to the Jacobian term; a larger share
 # raises the regularisation instead.
 JACOBIAN_SHARE = 0.5
 # The output noise is calibrated to this fraction of mu: it covers a gap of
 # size tol / Lambda, which is tiny, so it costs about OUTPUT_RATIO**2 / 2 of mu^2.
 OUTPUT_RATIO = 0.1
+# Share of delta charged to the event that the objective noise is longer than
+# its public bound (doc/privacy.md, section 7.6): the profile is calibrated to
+# (1 - NORM_FAILURE_SHARE) delta and the bound fails with probability
+# NORM_FAILURE_SHARE delta / (1 + e^epsilon).
+NORM_FAILURE_SHARE = 0.01
 # Rows per BLAS product when the gradient is certified; the rounding bound
 # below grows with it.
 CERTIFY_CHUNK = 4096
@@ -75,6 +91,14 @@ class Plan:
     curvature_bound: float
     n_samples: int
     n_problems: int
+    # ln of the probability beta that some ||b_k|| exceeds its public bound
+    # (-inf without noise); beta (1 + e^epsilon) is charged to delta.
+    log_norm_failure: float = -math.inf
+
+    @property
+    def norm_failure(self):
+        """``beta``: probability that the noise exceeds :func:`noise_norm_bound`."""
+        return math.exp(self.log_norm_failure)
 
     @property
     def output_mu(self):
@@ -90,7 +114,8 @@ class Plan:
             f"{self.jacobian_epsilon:.4g}, gradient sensitivity "
             f"{self.gradient_sensitivity:.4g} over {self.n_problems} problem(s), plus "
             f"Gaussian output noise at mu={self.output_mu:.4g} for the certified solver "
-            "gap; exact profile of the privacy-loss bound (doc/privacy.md, section 7)"
+            "gap; exact profile of the privacy-loss bound plus the charge for the "
+            "noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)"
         )
 
 
@@ -133,12 +158,50 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
         # Raise Lambda until K ln(1 + beta R^2 / Lambda) = share * epsilon.
         regularization = curvature / math.expm1(JACOBIAN_SHARE * epsilon / K)
         jacobian = K * math.log1p(curvature / regularization)
-    mu = objective_perturbation_mu(epsilon, delta, dof=2 * K, jacobian_epsilon=jacobian,
-                                   output_ratio=OUTPUT_RATIO)
+    # delta = (profile's delta) + (1 + e^eps) beta, beta the probability that the
+    # noise exceeds its public norm bound (section 7.6).
+    mu = objective_perturbation_mu(epsilon, (1.0 - NORM_FAILURE_SHARE) * delta, dof=2 * K,
+                                   jacobian_epsilon=jacobian, output_ratio=OUTPUT_RATIO)
     noise_std = math.sqrt(K) * sensitivity / mu
+    log_norm_failure = math.log(NORM_FAILURE_SHARE * delta) - float(np.logaddexp(0.0, epsilon))
     return Plan(float(epsilon), float(delta), mu, noise_std, regularization, jacobian,
                 sensitivity, float(derivative_bound), float(feature_norm),
-                float(curvature_bound), n, K)
+                float(curvature_bound), n, K, log_norm_failure)
+
+
+def noise_norm_bound(plan, n_columns):
+    """Public bound ``B`` with ``P(max_k ||b_k|| > B) <= plan.norm_failure``.
+
+    ``||b_k|| / sigma`` is a 1-Lipschitz function of a standard Gaussian vector
+    with mean at most ``sqrt(p)``, so ``P(||b_k|| > sigma (sqrt(p) + t)) <=
+    exp(-t^2 / 2)`` (Gaussian concentration); ``t = sqrt(2 ln(K / beta))`` and a
+    union bound over the ``K`` problems give the claim. Depends on public values
+    only (doc/privacy.md, section 7.6).
+    """
+    if plan.noise_std == 0.0:
+        return 0.0
+    t = math.sqrt(2.0 * (math.log(plan.n_problems) - plan.log_norm_failure))
+    # A relative 1e-12 above the formula covers its own rounding.
+    return plan.noise_std * (math.sqrt(n_columns) + t) * (1.0 + 1e-12)
+
+
+def _draw_objective_noise(plan, n_problems, n_columns, rng):
+    """``b_k ~ N(0, sigma^2 I)``, shortened to the public bound on the rare event it is exceeded.
+
+    The event has probability at most ``beta`` and depends on the noise only, and
+    the shortening is data-independent; the mechanism differs from the analysed
+    one only on that event, which is charged ``(1 + e^eps) beta`` of delta.
+    """
+    if plan.noise_std == 0.0:
+        return np.zeros((n_problems, n_columns))
+    noise = plan.noise_std * rng.standard_normal((n_problems, n_columns))
+    # Aim a little below the bound, so the rounded norms stay within it.
+    limit = noise_norm_bound(plan, n_columns) * (1.0 - 1e-12)
+    norms = np.linalg.norm(noise, axis=1)
+    long = norms > limit
+    if np.any(long):
+        noise[long] *= (limit / norms[long])[:, np.newaxis]
+    return noise
 
 
 def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
@@ -146,8 +209,10 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
 
     Parameters
     ----------
-    Z : ndarray of shape (n_samples, n_columns)
-        Rows clipped to ``plan.feature_norm`` (intercept column included).
+    Z : ClippedDesign or ndarray of shape (n_samples, n_columns)
+        Rows clipped to ``plan.feature_norm`` (intercept column included):
+        preferably :func:`clipped_design`, which does not copy ``X``; a
+        C-contiguous float64 array is read in place.
     targets : ndarray of shape (n_problems, n_samples)
         ``+-1`` labels for ``"log_loss"``, real targets for ``"huber"``.
     loss : {"log_loss", "huber"}
@@ -169,7 +234,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
     SolverDidNotConverge
         When a minimiser cannot be certified; nothing is released.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    if not isinstance(Z, ClippedDesign):
+        Z = ClippedDesign(np.ascontiguousarray(Z, dtype=np.float64), None, None)
     targets = np.atleast_2d(np.asarray(targets, dtype=np.float64))
     n_problems, n_columns = targets.shape[0], Z.shape[1]
     if n_columns > MAX_COLUMNS:
@@ -177,36 +243,43 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
             f"Objective perturbation solves by Newton's method and supports at most "
             f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
         )
+    loss_fns = _LossFunctions(loss, float(threshold))
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
     problem_tol = relative_tol * scale / math.sqrt(n_problems)
-    # Draw the objective noise for every problem before touching the data.
-    linear_terms = (plan.noise_std * rng.standard_normal((n_problems, n_columns))
-                    if plan.noise_std > 0 else np.zeros((n_problems, n_columns)))
-    loss_fns = _LossFunctions(loss, float(threshold))
-    regularization = certifiable_regularization(plan, linear_terms, Z.shape, problem_tol)
+    # Lambda from public values only, then the objective noise, both before
+    # touching the data (section 7.6).
+    regularization = certifiable_regularization(plan, Z.shape, problem_tol)
+    linear_terms = _draw_objective_noise(plan, n_problems, n_columns, rng)
     solutions = np.empty((n_problems, n_columns))
-    for k in range(n_problems):
-        solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
-                               problem_tol)
+    # The rows' norm bound (the contract of Z), a hair above for the rounding of R.
+    row_norm = plan.feature_norm * (1.0 + 1e-12)
+    with _single_threaded_blas():
+        for k in range(n_problems):
+            solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
+                                   problem_tol, row_norm)
     return gaussian_release(solutions, output_noise_std(plan, tol, regularization), rng)
 
 
-def certifiable_regularization(plan, linear_terms, shape, problem_tol):
+def certifiable_regularization(plan, shape, problem_tol):
     """The smallest ``Lambda >= plan.regularization`` whose solve can always be certified.
 
-    Decided from public values and the noise only, before the data is read, so
-    that whether the solve succeeds does not depend on the data. At the
-    minimiser ``||theta*|| <= s / Lambda`` with ``s = n L R + ||b||`` (the data
-    term of the gradient has norm at most ``n L R``); allowing twice that, the
-    rounding allowance of :func:`_certified_gradient_norm` is at most
+    Decided from public values only (the plan and the shape), before the noise
+    is drawn and the data is read, so that neither whether the solve succeeds
+    nor ``Lambda`` depends on the data or on the noise. At the minimiser
+    ``||theta*|| <= s / Lambda`` with ``s = n L R + B``, where ``B`` is the public
+    bound :func:`noise_norm_bound` on ``||b_k||`` (the noise is shortened to it
+    on the event, of probability at most ``beta``, that it is longer; that event
+    is charged to delta, section 7.6); the data term of the gradient has norm at
+    most ``n L R``. Allowing twice that norm, the rounding allowance of
+    :func:`_certified_gradient_norm` with long-double margins is at most
     ``factor (s + 2 s) + 2 beta n R^2 (u + (p + 2) u_ld) 2 s / Lambda``, which
     must stay below half the tolerance. A larger ``Lambda`` only lowers the
     Jacobian term of the plan, so the guarantee is unchanged.
     """
     n, p = shape
     s = plan.n_samples * plan.derivative_bound * plan.feature_norm \
-        + float(np.max(np.linalg.norm(linear_terms, axis=1)))
+        + noise_norm_bound(plan, p)
     factor = _summation_factor(n, p)
     if 3.0 * factor * s > problem_tol / 4.0:
         raise ValueError(
@@ -240,6 +313,232 @@ def gaussian_equivalent_mu(epsilon, delta):
     return gaussian_mu(epsilon, delta)
 
 
+def clipped_design(X, max_norm, intercept_value=None):
+    """The clipped design the solver reads: row ``i`` is ``(s_i X[i], c)``.
+
+    ``s_i`` clips row ``i`` to L2 norm ``max_norm`` (a few ulps below, so the
+    rows provably respect it) and ``c = intercept_value`` is a constant last
+    column (none when ``None``). When ``X`` is C-contiguous float64 and no row
+    is far above the bound (the usual case), ``X`` is **not copied**: the
+    solver applies ``s_i`` and the intercept on the fly in every product.
+    Otherwise (float32 input, or a row whose clipping factor is below
+    ``2^-64``, up to norms of 1.8e308) one clipped copy is built chunk by chunk:
+    a row whose factor is tiny is first divided by its largest entry and then
+    scaled to ``max_norm``, so no factor underflows, no product overflows and
+    nothing is subtracted.
+
+    Returns
+    -------
+    design : ClippedDesign
+    """
+    n, d = X.shape
+    max_norm = float(max_norm)
+    intercept = None if intercept_value is None else float(intercept_value)
+    if (X.dtype == np.float64 and X.flags.c_contiguous and max_norm <= _FAST_MAX_NORM
+            and n > 0):
+        scale = _row_scales(X, max_norm)
+        if float(np.min(scale)) >= FAST_SCALE:
+            return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
+    return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+
+
+def _row_scales(X, max_norm):
+    """Clipping factors: ``s_i ||X[i]|| <= max_norm`` in exact arithmetic.
+
+    Norms of ordinary rows (squared norm in ``(1e-280, 1e280)``) are computed
+    by numpy on chunks (relative error at most ``(d + 2) u`` in any order) and
+    aimed ``4 (d + 2)`` ulps below the bound, which covers it; the other rows
+    (zero, tiny or huge) go through the overflow-safe kernel of ``_clip``.
+    """
+    n, d = X.shape
+    target = max_norm * (1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps)
+    scale = np.ones(n)
+    unusual = []
+    for start in range(0, n, DESIGN_CHUNK):
+        block = X[start:start + DESIGN_CHUNK]
+        squares = np.einsum("ij,ij->i", block, block)
+        ordinary = (squares > 1e-280) & (squares < 1e280)
+        norms = np.sqrt(np.where(ordinary, squares, 1.0))
+        scale[start:start + block.shape[0]] = np.where(norms <= target, 1.0, target / norms)
+        if not ordinary.all():
+            unusual.append(start + np.flatnonzero(~ordinary))
+    if unusual:
+        from ._clip import clip_row_scales
+
+        rows = np.concatenate(unusual)
+        scale[rows] = clip_row_scales(np.ascontiguousarray(X[rows]), max_norm)[0]
+    return scale
+
+
+def _clipped_copy(X, max_norm, intercept):
+    from ._clip import clip_row_scales
+
+    n, d = X.shape
+    Z = np.empty((n, d + (intercept is not None)))
+    shrink = 1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps
+    for start in range(0, n, DESIGN_CHUNK):
+        block = np.ascontiguousarray(X[start:start + DESIGN_CHUNK], dtype=np.float64)
+        scale, _ = clip_row_scales(block, max_norm)
+        out = Z[start:start + block.shape[0], :d]
+        np.multiply(block, scale[:, np.newaxis], out=out)
+        tiny = scale < TINY_SCALE
+        if np.any(tiny):
+            rows = block[tiny]
+            largest = np.max(np.abs(rows), axis=1)
+            unit = rows / largest[:, np.newaxis]  # entries in [-1, 1], one at +-1
+            root = np.sqrt(np.einsum("ij,ij->i", unit, unit))  # in [1, sqrt(d)]
+            out[tiny] = unit * ((max_norm * shrink) / root)[:, np.newaxis]
+    if intercept is not None:
+        Z[:, d] = intercept
+    return Z
+
+
+class ClippedDesign:
+    """Rows ``z_i = (s_i x_i, c)``: the user's ``X``, per-row factors and an intercept value.
+
+    ``scale=None`` means every factor is 1, ``intercept=None`` no intercept
+    column. Products are BLAS calls on ``X`` (or on row chunks of it) with the
+    factors and the intercept applied to the vectors, never to ``X``.
+    """
+
+    def __init__(self, X, scale, intercept):
+        self.X, self.scale, self.intercept = X, scale, intercept
+        self.n_rows, self.n_features = X.shape
+        self.shape = (self.n_rows, self.n_features + (intercept is not None))
+
+    def _scaled(self, vector, start=0, stop=None):
+        if self.scale is None:
+            return vector
+        return vector * self.scale[start:stop]
+
+    def matvec(self, theta):
+        """``Z theta`` in float64: error at most ``2 u |t_i| + (p + 2) u |z_i|.|theta|``."""
+        d = self.n_features
+        margins = self.X @ theta[:d]
+        if self.scale is not None:
+            margins *= self.scale
+        if self.intercept is not None:
+            margins += self.intercept * theta[d]
+        return margins
+
+    def rmatvec(self, vector, start=0, stop=None):
+        """``Z[start:stop]^T vector`` (one BLAS product on the chunk)."""
+        block = self.X[start:stop]
+        out = np.empty(self.shape[1])
+        out[:self.n_features] = block.T @ self._scaled(vector, start, stop)
+        if self.intercept is not None:
+            out[self.n_features] = self.intercept * float(np.sum(vector))
+        return out
+
+    def curvature_product(self, vector, curvature):
+        """``(Z^T (curvature * Z v), Z v)`` in one pass over ``X``.
+
+        Row chunks small enough to stay in cache are multiplied twice in a row,
+        so ``X`` is read from memory once instead of twice.
+        """
+        d = self.n_features
+        rows = max(64, CACHE_CHUNK_BYTES // (8 * max(d, 1)))
+        along = np.empty(self.n_rows)
+        product = np.zeros(self.shape[1])
+        head = vector[:d]
+        offset = 0.0 if self.intercept is None else self.intercept * vector[d]
+        for start in range(0, self.n_rows, rows):
+            stop = start + rows
+            block = self.X[start:stop]
+            part = block @ head
+            if self.scale is not None:
+                part *= self.scale[start:stop]
+            part += offset
+            along[start:stop] = part
+            weighted = part * curvature[start:stop]
+            if self.scale is not None:
+                weighted *= self.scale[start:stop]
+            product[:d] += block.T @ weighted
+        if self.intercept is not None:
+            product[d] = self.intercept * float(curvature @ along)
+        return product, along
+
+    def abs_products(self, start, stop, abs_theta, columns_from):
+        """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk (``|X_c|`` once)."""
+        d = self.n_features
+        abs_block = np.abs(self.X[start:stop])
+        rows = abs_block @ abs_theta[:d]
+        if self.scale is not None:
+            rows *= self.scale[start:stop]
+        if self.intercept is not None:
+            rows += abs(self.intercept) * abs_theta[d]
+        columns = columns_from(rows)
+        scaled = columns if self.scale is None else columns * self.scale[start:stop, np.newaxis]
+        out = np.empty((self.shape[1], columns.shape[1]))
+        out[:d] = abs_block.T @ scaled
+        if self.intercept is not None:
+            out[d] = abs(self.intercept) * np.sum(columns, axis=0)
+        return out
+
+    def long_margins(self, theta, chunk):
+        """``Z theta`` accumulated in long double, rounded once to float64."""
+        d = self.n_features
+        theta_long = theta[:d].astype(np.longdouble)
+        parts = []
+        for start in range(0, self.n_rows, chunk):
+            stop = start + chunk
+            part = self.X[start:stop].astype(np.longdouble) @ theta_long
+            if self.scale is not None:
+                part *= self.scale[start:stop].astype(np.longdouble)
+            if self.intercept is not None:
+                part += np.longdouble(self.intercept) * np.longdouble(theta[d])
+            parts.append(part.astype(np.float64))
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def gram(self, weights, chunk, stride=1, unit_weights=False):
+        """``stride sum_{i = 0 mod stride} w_i z_i z_i^T`` for ``w_i >= 0`` (rank-k updates)."""
+        d, p = self.n_features, self.shape[1]
+        X, scale = self.X, self.scale
+        if stride > 1:
+            X, weights = X[::stride], weights[::stride]
+            scale = None if scale is None else scale[::stride]
+        gram = np.zeros((p, p))
+        for start in range(0, X.shape[0], chunk):
+            stop = start + chunk
+            block, w = X[start:stop], weights[start:stop]
+            if unit_weights and scale is None and bool(np.all(w == 1.0)):
+                gram[:d, :d] += block.T @ block
+                if self.intercept is not None:
+                    cross = self.intercept * (block.T @ w)
+            else:
+                root = np.sqrt(w)
+                weighted = block * (root if scale is None
+                                    else root * scale[start:stop])[:, np.newaxis]
+                gram[:d, :d] += weighted.T @ weighted
+                if self.intercept is not None:
+                    # sum_i w_i s_i x_i = W^T sqrt(w), W = sqrt(w) s X (contiguous)
+                    cross = self.intercept * (weighted.T @ root)
+            if self.intercept is not None:
+                gram[:d, d] += cross
+                gram[d, :d] += cross
+                gram[d, d] += self.intercept**2 * float(np.sum(w))
+        if stride > 1:
+            gram *= stride
+        return gram
+
+
+# Rows per chunk when a clipped copy is built; below this clipping factor a
+# row is pre-scaled by its largest entry; above FAST_SCALE for every row (and
+# a bound below _FAST_MAX_NORM) X is read in place, where no product of a row
+# with an iterate can overflow.
+DESIGN_CHUNK = 8192
+# Bytes of X per chunk of a fused product (kept in cache between its two uses).
+CACHE_CHUNK_BYTES = 1 << 20
+TINY_SCALE = 2.0**-500
+FAST_SCALE = 2.0**-64
+_FAST_MAX_NORM = 2.0**512
+# Elements per chunk of the O(n) loss and line-search work (bounded temporaries).
+VECTOR_CHUNK = 1 << 16
+# Additive allowance per margin for products that underflow (far below any
+# tolerance, kept for rigour).
+_UNDERFLOW = 2.0**-1000
+
+
 class _LossFunctions:
     """Value, first and second derivative of a GLM loss in the margin ``t``."""
 
@@ -263,97 +562,339 @@ class _LossFunctions:
         inside = np.abs(residual) < self.threshold
         return np.clip(residual, -self.threshold, self.threshold), inside.astype(np.float64)
 
+    def first(self, t, y):
+        if self.loss == LOG_LOSS:
+            return -y * expit(-y * t)
+        return np.clip(t - y, -self.threshold, self.threshold)
 
-def _objective(Z, y, b, lam, loss_fns, theta):
-    return loss_fns.value(Z @ theta, y) + 0.5 * lam * float(theta @ theta) + float(b @ theta)
+
+def _chunk_rows(p):
+    """Rows per BLAS product: 4,096, fewer for wide rows (temporaries of at most ~16 MB)."""
+    return int(min(CERTIFY_CHUNK, max(256, (1 << 21) // max(int(p), 1))))
 
 
-def _newton(Z, y, b, lam, loss_fns, tol):
-    """Damped Newton from the origin until the certified gradient norm is ``<= tol``."""
-    theta = np.zeros(Z.shape[1])
-    value = _objective(Z, y, b, lam, loss_fns, theta)
-    for _ in range(MAX_NEWTON_STEPS):
-        margins = _margins(Z, theta)
-        first, second = loss_fns.derivatives(margins, y)
-        if _certified_gradient_norm(Z, margins, first, theta, b, lam,
-                                    CURVATURE[loss_fns.loss]) <= tol:
-            return theta
-        gradient = Z.T @ first + lam * theta + b
-        hessian = Z.T @ (second[:, np.newaxis] * Z)
-        hessian[np.diag_indices_from(hessian)] += lam
+def _loss_value(margins, y, loss_fns, direction=None, size=0.0):
+    """``sum_i f(t_i + size d_i; y_i)`` in chunks (no temporary of length ``n``)."""
+    total = 0.0
+    for start in range(0, margins.shape[0], VECTOR_CHUNK):
+        t = margins[start:start + VECTOR_CHUNK]
+        if direction is not None:
+            t = t + size * direction[start:start + VECTOR_CHUNK]
+        total += loss_fns.value(t, y[start:start + VECTOR_CHUNK])
+    return total
+
+
+_CONTROLLER = []
+
+
+def _single_threaded_blas():
+    """A context in which BLAS runs on one thread (a null context without threadpoolctl).
+
+    The solve runs in it. Its matrix-vector products are memory-bound, and on
+    the shared 2-core machine the benchmarks run on, OpenBLAS's thread
+    hand-offs made chunked products 5x slower than one thread and a
+    1000 x 1000 Cholesky factorisation 4-20x slower (measured under load);
+    the Hessians' rank-k updates lost little.
+    """
+    if not _CONTROLLER:
         try:
-            step = -cho_solve(cho_factor(hessian, check_finite=False), gradient)
-        except np.linalg.LinAlgError as error:  # scipy raises numpy's LinAlgError
-            raise SolverDidNotConverge(
-                "The Newton system could not be factorised; nothing was released. "
-                "Increase alpha."
-            ) from error
-        theta, value = _line_search(Z, y, b, lam, loss_fns, theta, value, gradient, step)
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+            _CONTROLLER.append(None)
+    if _CONTROLLER[0] is None:  # pragma: no cover
+        return contextlib.nullcontext()
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def _data_gradient(Z, y, margins, loss_fns, chunk):
+    """``sum_i f'(t_i) z_i``, summed by BLAS in chunks of ``chunk`` rows, then chunk by chunk."""
+    gradient = np.zeros(Z.shape[1])
+    for start in range(0, Z.shape[0], chunk):
+        stop = start + chunk
+        gradient += Z.rmatvec(loss_fns.first(margins[start:stop], y[start:stop]), start, stop)
+    return gradient
+
+
+def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
+    """``sum_i f''(t_i) z_i z_i^T + Lambda I`` by BLAS rank-k updates on chunks.
+
+    ``f'' >= 0``, so each chunk contributes ``W^T W`` with ``W = sqrt(f'') Z_c``
+    (one chunk-sized temporary). With ``stride > 1``, every ``stride``-th row
+    only, weighted by ``stride``: an approximation used as a preconditioner,
+    never in the certificate.
+    """
+    _, second = loss_fns.derivatives(margins, y)
+    hessian = Z.gram(second, chunk, stride, unit_weights=loss_fns.loss == HUBER)
+    hessian[np.diag_indices_from(hessian)] += lam
+    return hessian
+
+
+def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
+    """Damped Newton from the origin until the certified gradient norm is ``<= tol``.
+
+    Every product with ``Z`` is a BLAS call; margins are kept and updated
+    along the step (``t + a Z s``) so a line search costs no pass over ``Z``.
+    An exact Hessian costs as much as tens of passes over ``Z`` when ``p`` is
+    large, so for wide log-loss problems the Newton system is solved by
+    conjugate gradients with exact Hessian-vector products (one pass each),
+    preconditioned by the Hessian of every ``stride``-th row (about ``8 p``
+    rows). The Huber loss reuses its exact factor while the rows inside the
+    threshold do not change. How the minimiser is approached does not matter
+    to the guarantee: only the certificate (:func:`_certify`) decides when to
+    stop. It recomputes the margins from scratch and is only attempted when
+    the computed gradient norm is within the tolerance (a lower bound on the
+    certified one).
+    """
+    n, p = Z.shape
+    chunk = _chunk_rows(p)
+    stride = 1
+    if loss_fns.loss == LOG_LOSS and p >= WIDE_COLUMNS:
+        stride = max(1, n // (PRECONDITIONER_ROWS_PER_COLUMN * p))
+    theta = np.zeros(p)
+    margins = np.zeros(n)
+    value = _loss_value(margins, y, loss_fns)
+    factor, active = None, None
+    first_norm, cg_steps = None, 0
+    for _ in range(MAX_NEWTON_STEPS):
+        gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
+        gradient_norm = float(np.linalg.norm(gradient))
+        if gradient_norm <= tol:
+            certified, margins = _certify(Z, y, theta, b, lam, loss_fns, tol, chunk, row_norm)
+            if certified:
+                return theta
+            gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
+            gradient_norm = float(np.linalg.norm(gradient))
+            value = _loss_value(margins, y, loss_fns)
+        first_norm = gradient_norm if first_norm is None else first_norm
+        if loss_fns.loss == HUBER:
+            now_active = np.abs(margins - y) < loss_fns.threshold
+            if factor is None or not np.array_equal(now_active, active):
+                factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk))
+                active = now_active
+        elif (factor is None or stride == 1
+              or cg_steps > CG_REFRESH and gradient_norm > 1e-3 * first_norm):
+            # Past a 1e-3 reduction the Hessian barely moves: keep the factor.
+            factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk, stride))
+        if stride == 1:
+            step = -cho_solve(factor, gradient, check_finite=False)
+            direction = Z.matvec(step)
+        else:
+            # Inexact Newton: a relative residual of min(0.1, ||g|| / ||g_0||)
+            # (superlinear), but never below a quarter of the tolerance.
+            target = max(min(0.1, gradient_norm / first_norm) * gradient_norm, 0.25 * tol)
+            step, direction, cg_steps = _preconditioned_cg(Z, y, margins, loss_fns, lam,
+                                                           factor, gradient, target)
+        theta, margins, value = _line_search(y, b, lam, loss_fns, theta, margins, value,
+                                             gradient, step, direction)
     raise SolverDidNotConverge(
         f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {MAX_NEWTON_STEPS} "
         "steps; nothing was released. Increase tol or alpha."
     )
 
 
-def _line_search(Z, y, b, lam, loss_fns, theta, value, gradient, step):
+def _preconditioned_cg(Z, y, margins, loss_fns, lam, factor, gradient, target):
+    """Solve ``H s = -g`` approximately by CG preconditioned with an approximate Hessian's factor.
+
+    Returns ``(s, Z s, iterations)``; stops when the residual norm is below
+    ``target`` or after ``MAX_CG_STEPS`` products. Every CG iterate from
+    zero is a descent direction, so the line search can always use it.
+    """
+    _, curvature = loss_fns.derivatives(margins, y)
+    step = np.zeros_like(gradient)
+    direction = np.zeros_like(margins)
+    residual = -gradient
+    preconditioned = cho_solve(factor, residual, check_finite=False)
+    search = preconditioned.copy()
+    rz = float(residual @ preconditioned)
+    with _single_threaded_blas():
+        return _cg_loop(Z, curvature, lam, factor, gradient, step, direction, residual,
+                        target, preconditioned, search, rz)
+
+
+def _cg_loop(Z, curvature, lam, factor, gradient, step, direction, residual, target,
+             preconditioned, search, rz):
+    iterations = 0
+    while iterations < MAX_CG_STEPS:
+        iterations += 1
+        product, z_search = Z.curvature_product(search, curvature)
+        product += lam * search
+        curvature_along = float(search @ product)
+        if not curvature_along > 0.0:
+            break
+        alpha = rz / curvature_along
+        step += alpha * search
+        direction += alpha * z_search
+        residual -= alpha * product
+        if float(np.linalg.norm(residual)) <= target:
+            break
+        preconditioned = cho_solve(factor, residual, check_finite=False)
+        rz_new = float(residual @ preconditioned)
+        search = preconditioned + (rz_new / rz) * search
+        rz = rz_new
+    if iterations == 1 and not np.any(step):  # no curvature found: plain preconditioned step
+        step = -cho_solve(factor, gradient, check_finite=False)
+        direction = Z.matvec(step)
+    return step, direction, iterations
+
+
+def _factorise(hessian):
+    try:
+        return cho_factor(hessian, check_finite=False)
+    except np.linalg.LinAlgError as error:  # scipy raises numpy's LinAlgError
+        raise SolverDidNotConverge(
+            "The Newton system could not be factorised; nothing was released. "
+            "Increase alpha."
+        ) from error
+
+
+def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, direction):
+    """Backtracking on ``J(theta + a step)``, with margins ``t + a Z step`` (no pass over ``Z``)."""
+    def objective(size):
+        candidate = theta + size * step
+        return (_loss_value(margins, y, loss_fns, direction, size)
+                + 0.5 * lam * float(candidate @ candidate) + float(b @ candidate))
+
+    def move(size):
+        return theta + size * step, margins + size * direction
+
     slope = float(gradient @ step)
     if -slope <= 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
         # The decrease is below the rounding of J, so comparing values would
         # only measure noise; this close, the full Newton step converges
         # quadratically (certification decides when to stop).
-        return theta + step, _objective(Z, y, b, lam, loss_fns, theta + step)
+        return (*move(1.0), objective(1.0))
     size = 1.0
     for _ in range(60):
-        candidate = theta + size * step
-        candidate_value = _objective(Z, y, b, lam, loss_fns, candidate)
+        candidate_value = objective(size)
         if candidate_value <= value + 1e-4 * size * slope:
-            return candidate, candidate_value
+            return (*move(size), candidate_value)
         size *= 0.5
     # No decrease is measurable: the iterate is at the rounding floor, and the
     # full Newton step is the best move left (certification decides).
-    return theta + step, _objective(Z, y, b, lam, loss_fns, theta + step)
+    return (*move(1.0), objective(1.0))
 
 
 def _summation_factor(n, p):
-    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 4) u``."""
-    chunks = max(math.ceil(n / CERTIFY_CHUNK), 1)
-    return 2.0 * (min(n, CERTIFY_CHUNK) + p + chunks + 4) * UNIT_ROUNDOFF
+    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 6) u``."""
+    rows = _chunk_rows(p)
+    chunks = max(math.ceil(n / rows), 1)
+    return 2.0 * (min(n, rows) + p + chunks + 6) * UNIT_ROUNDOFF
 
 
-def _margins(Z, theta):
-    """``Z @ theta`` accumulated in long double, rounded once to float64."""
-    theta_long = theta.astype(np.longdouble)
-    return np.concatenate([
-        (Z[start:start + CERTIFY_CHUNK].astype(np.longdouble) @ theta_long).astype(np.float64)
-        for start in range(0, Z.shape[0], CERTIFY_CHUNK)
-    ])
+def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk, row_norm):
+    """Certify ``||grad J(theta)|| <= tol``: returns ``(certified, margins)``.
+
+    First with float64 BLAS margins (error at most ``2 u |t_i| + (p + 2) u
+    |z_i|.|theta|`` in any summation order), bounded through the row norms
+    (:func:`_norm_certificate`, no pass over ``|X|``), then per column; these
+    certify whenever ``||theta||`` is moderate. If that allowance is too
+    large, with margins accumulated in long
+    double (error ``u |t_i| + (p + 2) u_ld |z_i|.|theta|``), the allowance
+    :func:`certifiable_regularization` plans for. The returned margins are the
+    float64 ones (fresh, for the next Newton step).
+    """
+    p = Z.shape[1]
+    margins = Z.matvec(theta)
+    bound, floor = _norm_certificate(Z, y, margins, theta, b, lam, loss_fns, chunk, row_norm)
+    if bound <= tol:
+        return True, margins
+    if floor > tol:
+        return False, margins
+    bound, floor = _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk,
+                                            2.0 * UNIT_ROUNDOFF, (p + 2) * UNIT_ROUNDOFF)
+    if bound <= tol:
+        return True, margins
+    if floor > tol:
+        # Even without the margins' share of the allowance the bound is above
+        # the tolerance: more precise margins cannot help, take another step.
+        return False, margins
+    precise = Z.long_margins(theta, chunk)
+    certified = _certified_gradient_norm(Z, y, precise, theta, b, lam, loss_fns, chunk,
+                                         UNIT_ROUNDOFF, (p + 2) * LONG_ROUNDOFF)[0] <= tol
+    return certified, margins
 
 
-def _certified_gradient_norm(Z, margins, first, theta, b, lam, curvature):
-    """An upper bound on the exact ``||grad J(theta)||``: computed norm plus rounding.
+def _norm_certificate(Z, y, margins, theta, b, lam, loss_fns, chunk, row_norm):
+    """:func:`_certified_gradient_norm` with float64 margins, bounded through row norms.
 
-    The data term is summed in chunks of ``CERTIFY_CHUNK`` rows, then the
-    chunks one after another, so each coordinate's rounding error is at most
-    ``(chunk + p + chunks + 4) u`` times the sum of the absolute values of its
-    terms (the standard bound for any summation order; the ``+4`` covers the
-    derivative's own few-ulp error). The derivatives are evaluated at margins
-    accumulated in long double and rounded once (:func:`_margins`), so a
-    margin's error is at most ``u |t_i| + (p + 2) u_ld |z_i|.|theta|``, which moves the
-    derivative by at most the curvature bound times that. A factor of 2 is kept
-    as margin.
+    Every ``||z_i|| <= R``, so the norm of the vector of absolute sizes is at
+    most ``R sum_i |f'_i| + Lambda ||theta|| + ||b||`` (triangle inequality)
+    and ``|z_i|.|theta| <= R ||theta||``: the same allowance as the per-column
+    one, looser, computed with no pass over ``|X|`` (these are the bounds
+    :func:`certifiable_regularization` plans with). Returns the bound and the
+    bound without the margins' share.
     """
     n, p = Z.shape
+    curvature = CURVATURE[loss_fns.loss]
+    gradient = np.zeros(p)
+    derivative_sum = margin_sum = 0.0
+    with _single_threaded_blas():
+        for start in range(0, n, chunk):
+            stop = start + chunk
+            t = margins[start:stop]
+            derivative = loss_fns.first(t, y[start:stop])
+            gradient += Z.rmatvec(derivative, start, stop)
+            derivative_sum += float(np.sum(np.abs(derivative)))
+            margin_sum += float(np.sum(np.abs(t)))
+    gradient += lam * theta + b
+    theta_norm = float(np.linalg.norm(theta))
+    sizes = row_norm * derivative_sum + lam * theta_norm + float(np.linalg.norm(b))
+    margin_errors = 2.0 * (2.0 * UNIT_ROUNDOFF * margin_sum
+                           + n * ((p + 2) * UNIT_ROUNDOFF * row_norm * theta_norm
+                                  + p * _UNDERFLOW))
+    summation = _summation_factor(n, p) * sizes
+    norm = float(np.linalg.norm(gradient))
+    return (norm + summation + 2.0 * curvature * row_norm * margin_errors, norm + summation)
+
+
+def _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk, unit_margin,
+                             unit_product):
+    """An upper bound on the exact ``||grad J(theta)||``: computed norm plus rounding.
+
+    The data term is summed in chunks of ``chunk`` rows by BLAS, then the
+    chunks one after another, so each coordinate's rounding error is at most
+    ``(chunk + p + chunks + 6) u`` times the sum of the absolute values of its
+    terms (the standard bound for any summation order; the ``+6`` covers the
+    derivative's own few-ulp error and its product with the row's clipping
+    factor and the intercept value). The derivatives are evaluated at margins
+    whose error is at most ``unit_margin |t_i| + unit_product |z_i|.|theta|``
+    (plus an underflow allowance), which moves the derivative by at most the
+    curvature bound times that. A factor of 2 is kept as margin.
+
+    Returns the bound and the same bound without the margins' share (a lower
+    bound on what any margins could certify).
+    """
+    n, p = Z.shape
+    curvature = CURVATURE[loss_fns.loss]
     abs_theta = np.abs(theta)
-    gradient_parts, size_parts, drift_parts = [], [], []
-    for start in range(0, n, CERTIFY_CHUNK):
-        chunk, derivative = Z[start:start + CERTIFY_CHUNK], first[start:start + CERTIFY_CHUNK]
-        abs_chunk = np.abs(chunk)
-        margin_error = (UNIT_ROUNDOFF * 2.0 * np.abs(margins[start:start + CERTIFY_CHUNK])
-                        + (p + 2) * LONG_ROUNDOFF * 2.0 * (abs_chunk @ abs_theta))
-        gradient_parts.append(chunk.T @ derivative)
-        size_parts.append(abs_chunk.T @ np.abs(derivative))
-        drift_parts.append(abs_chunk.T @ (curvature * margin_error))
-    gradient = np.sum(gradient_parts, axis=0) + lam * theta + b
-    sizes = np.sum(size_parts, axis=0) + lam * abs_theta + np.abs(b)
-    rounding = _summation_factor(n, p) * sizes + 2.0 * np.sum(drift_parts, axis=0)
-    return float(np.linalg.norm(gradient) + np.linalg.norm(rounding))
+    gradient, sizes, drift = np.zeros(p), np.zeros(p), np.zeros(p)
+    with _single_threaded_blas():
+        _certificate_sums(Z, y, margins, abs_theta, loss_fns, chunk, curvature, unit_margin,
+                          unit_product, gradient, sizes, drift)
+    gradient += lam * theta + b
+    sizes += lam * abs_theta + np.abs(b)
+    summation = _summation_factor(n, p) * sizes
+    norm = float(np.linalg.norm(gradient))
+    return (norm + float(np.linalg.norm(summation + 2.0 * drift)),
+            norm + float(np.linalg.norm(summation)))
+
+
+def _certificate_sums(Z, y, margins, abs_theta, loss_fns, chunk, curvature, unit_margin,
+                      unit_product, gradient, sizes, drift):
+    n, p = Z.shape
+    for start in range(0, n, chunk):
+        stop = start + chunk
+        t = margins[start:stop]
+        derivative = loss_fns.first(t, y[start:stop])
+        gradient += Z.rmatvec(derivative, start, stop)
+
+        def columns(abs_margins, t=t, derivative=derivative):
+            margin_error = 2.0 * (unit_margin * np.abs(t) + unit_product * abs_margins
+                                  + p * _UNDERFLOW)
+            return np.column_stack([np.abs(derivative), curvature * margin_error])
+
+        both = Z.abs_products(start, stop, abs_theta, columns)
+        sizes += both[:, 0]
+        drift += both[:, 1]

@@ -437,18 +437,15 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _fit_objective_perturbation(self, X, y):
         """``fit`` by objective perturbation: one release of the perturbed minimiser."""
         intercept_value, feature_norm = self._geometry()
-        row_scale, _ = clip_row_scales(X, float(self.data_norm))
-        columns = [X * row_scale[:, np.newaxis]]
-        if self.fit_intercept:
-            columns.append(np.full((X.shape[0], 1), intercept_value))
         targets = self._signed_targets(y)
         plan = op.plan(
             self.epsilon, self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
             derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
             alpha=float(self.alpha), n_problems=targets.shape[0],
         )
-        released = op.solve(np.hstack(columns), targets, loss=op.LOG_LOSS, plan=plan,
-                            rng=self._rng)
+        Z = op.clipped_design(X, float(self.data_norm),
+                              intercept_value if self.fit_intercept else None)
+        released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng)
         if self.random_state is None:
             self._rng = make_generator(None)
         self._publish(released, intercept_value)

@@ -411,7 +411,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         plan = op.plan(float(self.epsilon), float(self.delta), n_samples=n_samples,
                        feature_norm=feature_norm, derivative_bound=derivative,
                        curvature_bound=1.0, alpha=float(alpha), n_problems=1)
-        Z = self._clipped_design(X)
+        Z = op.clipped_design(X, data_norm, 1.0 if self.fit_intercept else None)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
                          rng=self._rng, tol=self.tol)
@@ -431,14 +431,6 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self._mu = math.nan
         self._epsilon_claim = float(plan.epsilon)
         self._delta_claim = float(plan.delta)
-
-    def _clipped_design(self, X):
-        scales = md.row_scales(X, float(self.data_norm))
-        Z = np.empty((X.shape[0], X.shape[1] + int(self.fit_intercept)))
-        np.multiply(X, scales[:, np.newaxis], out=Z[:, :X.shape[1]])
-        if self.fit_intercept:
-            Z[:, -1] = 1.0
-        return Z
 
     def _guarantee(self, fitting):
         if fitting:
