@@ -202,7 +202,7 @@ def test_blt_memory_is_o_buffers():
         state = [v for v in vars(stream.inner).values() if isinstance(v, np.ndarray)]
         sizes.append(sum(v.size for v in state))
     buffers = len(stream.inner.theta)
-    assert sizes[0] == sizes[-1] <= (2 * buffers + 1) * 5 + 2 * buffers
+    assert sizes[0] == sizes[-1] <= (2 * buffers + 1) * 5 + 3 * buffers
 
 
 def test_unbounded_blt_is_bounded_and_close_to_a_known_horizon():

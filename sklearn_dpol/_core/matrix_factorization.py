@@ -224,6 +224,10 @@ class BLTPrefixSums(_StepMechanism):
         self.exact_buffers = np.zeros(buffers)      # sum_(s<t) theta^(t-1-s) x_s (private)
         self.inverse_buffers = np.zeros(buffers)    # sum_(s<t) theta^(t-1-s) w_s, w = C^-1 y
         self.released = np.zeros(self.dim)          # running sum of w: the released prefix
+        # The same recursion on the impulse (public scalars): b_(t-1) and sum_(k<t) b_k^2,
+        # so that the variance of each release costs O(buffers), not O(t).
+        self._impulse_buffers = np.zeros(len(self.theta))
+        self._b, self._b_squares = 0.0, 0.0
 
     def advance_step(self, step_sum, n_rows, rng):
         """Append one step's exact sum; return the released prefix sum."""
@@ -236,9 +240,17 @@ class BLTPrefixSums(_StepMechanism):
         self.exact_buffers = theta * self.exact_buffers + x
         self.inverse_buffers = theta * self.inverse_buffers + w
         self.released = self.released + w
+        r = (1.0 if self.t == 0 else 0.0) - float(self.omega @ self._impulse_buffers)
+        self._impulse_buffers = self.theta * self._impulse_buffers + r
+        self._b += r
+        self._b_squares += self._b * self._b
         self.t += 1
         self.n_rows += int(n_rows)
         return self.released
+
+    def current_variance(self):
+        """Per-coordinate variance of the last release, kept as the stream goes."""
+        return self.sigma**2 * self._b_squares
 
     def prefix_variance(self, t):
         """Per-coordinate variance at step ``t``: ``sigma^2 sum_(k<t) b_k^2``, ``b = cumsum(C^-1)``."""

@@ -161,6 +161,10 @@ class FactorizationMechanism(_Mechanism):
     def prefix_variance(self, t):
         return self.inner.prefix_variance(t)
 
+    def current_variance(self):
+        current = getattr(self.inner, "current_variance", None)
+        return current() if current is not None else self.inner.prefix_variance(self.t)
+
     def snapshot(self):
         twin = copy.copy(self)
         twin.inner = self.inner.snapshot()

@@ -286,14 +286,18 @@ class PrivateQFTLRegressor(
             stream = self._stream_to_advance(stats.dim)
             mu = stream.mu
             self._check_horizon_left(stream, stats.n_rows)
-            with single_blas_thread():   # small per-release work: no thread contention
+            # Small per-release work (a batch's gram, a (d+1) x (d+1) eigh): one
+            # BLAS thread, so competing processes cannot make it collapse.
+            with single_blas_thread():
                 statistics = self._base_statistics + stream.advance(stats, self._rng)
+                n_samples = self._base_samples + stream.n_rows
+                noise_std = math.sqrt(self._base_variance + stream.current_variance())
+                self._publish(statistics, n_samples, stats.dim_features, noise_std)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
-            n_samples = self._base_samples + stream.n_rows
-            noise_std = math.sqrt(self._base_variance + stream.current_variance())
-        with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
-            self._publish(statistics, n_samples, stats.dim_features, noise_std)
+        if fitting:
+            with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
+                self._publish(statistics, n_samples, stats.dim_features, noise_std)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
