@@ -247,7 +247,8 @@ def measure(X, y, label):
     finally:
         qftl_module.single_blas_thread = limited
     load = open("/proc/loadavg").read().split()[0] if Path("/proc/loadavg").exists() else "?"
-    return [label, f"{rate:,.0f}", f"{cpu_ms:.2f}", f"{unlimited:,.0f}", load], rate
+    return [label, f"{rate:,.0f}", f"{cpu_ms:.2f}", f"{BATCH / cpu_ms * 1e3:,.0f}",
+            f"{unlimited:,.0f}", load], rate
 
 
 def run_contention(args):
@@ -271,8 +272,8 @@ def run_contention(args):
             p.kill()
         for p in spinners:
             p.wait()
-    table(["load", "rows/s (1 BLAS thread)", "CPU ms per batch", "rows/s (BLAS threads unlimited)",
-           "1-min load average"], rows)
+    table(["load", "rows/s (1 BLAS thread)", "CPU ms per batch", "rows per CPU second",
+           "rows/s (BLAS threads unlimited)", "1-min load average"], rows)
     print(f"Busy / idle = {busy / idle:.2f} (target >= 0.25: {'met' if busy / idle >= 0.25 else 'MISSED'}); "
           f"busy rate {busy:,.0f} rows/s (target >= 100,000: "
           f"{'met' if busy >= 100_000 else 'MISSED'}). The machine is shared: the load average "
