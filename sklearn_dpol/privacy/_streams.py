@@ -50,6 +50,7 @@ The protocol (every mechanism has these)::
 :func:`~sklearn_dpol._core.noise.gaussian_release`.
 """
 
+import functools
 import math
 from numbers import Integral
 from typing import Optional, Protocol, runtime_checkable
@@ -159,12 +160,7 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
         return TreeMechanism(name, dim, sensitivity, mu, horizon)
     if name == "sqrt":
         if horizon is None:
-            def make_epoch(k):
-                steps = 1 << k
-                return mf.SqrtToeplitzPrefixSums(
-                    dim, factorization_sigma(mf.sqrt_column_norm(steps), sensitivity, mu), steps)
-
-            inner = mf.StepEpochs(make_epoch)
+            inner = mf.StepEpochs(_SqrtEpoch(dim, sensitivity, mu))
             return FactorizationMechanism(
                 name, dim, sensitivity, mu, None, inner, math.nan, None,
                 "square-root Toeplitz factorization A^(1/2) restarted on epochs of 2^k steps "
@@ -180,21 +176,34 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
     if horizon is None:
         omega, theta = mf.fit_blt(mf.UNBOUNDED_DESIGN_STEPS, unbounded=True)
         norm = mf.blt_column_norm(omega, theta, None)
-        spent = lambda t: mf.blt_column_norm(omega, theta, t)  # noqa: E731
         where = (f"an unbounded stream (fitted for {mf.UNBOUNDED_DESIGN_STEPS} steps, column "
                  "norm of the infinite stream)")
     else:
         fit_steps = min(max(int(horizon), _BLT_MIN_FIT_STEPS), _BLT_MAX_FIT_STEPS)
         omega, theta = mf.fit_blt(fit_steps)
         norm = mf.blt_column_norm(omega, theta, int(horizon))
-        spent = lambda t: mf.blt_column_norm(omega, theta, t)  # noqa: E731
         where = f"at most {horizon} steps"
+    spent = functools.partial(mf.blt_column_norm, omega, theta)   # picklable: t -> norm
     sigma = factorization_sigma(norm, sensitivity, mu)
     inner = mf.BLTPrefixSums(dim, sigma, omega, theta, horizon)
     return FactorizationMechanism(
         name, dim, sensitivity, mu, horizon, inner, norm, spent,
         f"BLT matrix factorization ({len(theta)} buffers) over {where} (one batch per step), "
         f"column norm {norm:.4g}, noise {sigma:.4g} per step")
+
+
+class _SqrtEpoch:
+    """Epoch ``k`` of an unbounded square-root stream: ``2^k`` steps at the full ``mu``."""
+
+    def __init__(self, dim, sensitivity, mu):
+        self.dim, self.sensitivity, self.mu = dim, sensitivity, mu
+
+    def __call__(self, k):
+        from .._core import matrix_factorization as mf
+
+        steps = 1 << k
+        sigma = factorization_sigma(mf.sqrt_column_norm(steps), self.sensitivity, self.mu)
+        return mf.SqrtToeplitzPrefixSums(self.dim, sigma, steps)
 
 
 def budget_schedule(horizon):
