@@ -205,8 +205,24 @@ def test_blt_memory_is_o_buffers():
     assert sizes[0] == sizes[-1] <= (2 * buffers + 1) * 5 + 3 * buffers
 
 
+@pytest.mark.parametrize("exponent", range(4, 17))
+def test_stored_blt_table_is_within_one_percent_of_the_square_root(exponent):
+    n = 1 << exponent
+    omega, theta = mf._BLT_TABLE[exponent]
+    assert all(0 < t < 1 for t in theta) and all(o > 0 for o in omega)
+    blt = mf._blt_losses(np.array(omega), np.array(theta), n, False, False)
+    sqrt = mf.sqrt_column_norm(n) ** 2 * np.sum(mf.sqrt_coefficients(n) ** 2)
+    assert sqrt * (1 - 1e-9) <= blt <= 1.01 * sqrt
+
+
+def test_stored_table_is_what_the_fit_gives():
+    for exponent in (4, 6):
+        fitted = mf.fit_blt(1 << exponent)
+        np.testing.assert_allclose(fitted, mf._BLT_TABLE[exponent], rtol=1e-6)
+
+
 def test_unbounded_blt_is_bounded_and_close_to_a_known_horizon():
-    omega, theta = mf.fit_blt(mf.UNBOUNDED_DESIGN_STEPS, unbounded=True)
+    omega, theta = mf.blt_parameters(None)
     assert all(0 < t < 1 for t in theta)
     infinite = mf.blt_column_norm(omega, theta, None)
     assert infinite == pytest.approx(mf.blt_column_norm(omega, theta, 10**9), rel=1e-9)

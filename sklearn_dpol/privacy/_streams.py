@@ -13,7 +13,8 @@ release"):
 
 ``"blt"`` (the default of ``"auto"``)
     Buffered linear Toeplitz factorization ``A = B C`` with 4 buffers, fitted
-    offline (data-free) to minimise the error of the last prefix. Memory and
+    offline (data-free) to minimise the error of the last prefix, for each power
+    of two from ``2^4`` to ``2^16`` steps (a table in the module). Memory and
     work per step ``O(4 * dim)``. ``horizon=None``: fitted for
     ``2^12`` steps with the column norm of the infinite stream, so the
     guarantee holds however long the stream runs.
@@ -67,10 +68,6 @@ __all__ = [
 ]
 
 MECHANISMS = ("blt", "sqrt", "tree", "honaker")
-# BLT fits above this many steps reuse the fit for it (the sensitivity is still
-# computed exactly for the horizon): the loss is flat in the horizon there.
-_BLT_MAX_FIT_STEPS = 1 << 16
-_BLT_MIN_FIT_STEPS = 16
 
 
 @runtime_checkable
@@ -174,13 +171,12 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
             f"(one batch per step), column norm {norm:.4g}, noise {sigma:.4g} per step")
     # BLT
     if horizon is None:
-        omega, theta = mf.fit_blt(mf.UNBOUNDED_DESIGN_STEPS, unbounded=True)
+        omega, theta = mf.blt_parameters(None)
         norm = mf.blt_column_norm(omega, theta, None)
         where = (f"an unbounded stream (fitted for {mf.UNBOUNDED_DESIGN_STEPS} steps, column "
                  "norm of the infinite stream)")
     else:
-        fit_steps = min(max(int(horizon), _BLT_MIN_FIT_STEPS), _BLT_MAX_FIT_STEPS)
-        omega, theta = mf.fit_blt(fit_steps)
+        omega, theta = mf.blt_parameters(horizon)
         norm = mf.blt_column_norm(omega, theta, int(horizon))
         where = f"at most {horizon} steps"
     spent = functools.partial(mf.blt_column_norm, omega, theta)   # picklable: t -> norm
