@@ -35,7 +35,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .privacy import AnytimeSchedule, KnownHorizonSchedule, PrivacyCost
+from .privacy import PrivacyCost
+from .privacy._streams import budget_schedule
 from .privacy._accountant import noise_fingerprint
 
 # ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
@@ -61,11 +62,8 @@ def make_generator(random_state, purpose=0):
     return np.random.default_rng(seed)
 
 
-def schedule_for(horizon):
-    """The stream budget schedule: uniform over ``horizon`` samples, or anytime."""
-    if horizon is None:
-        return AnytimeSchedule()
-    return KnownHorizonSchedule(horizon)
+# The chooser lives in the stream-mechanism layer; this name stays for _igd.py.
+schedule_for = budget_schedule
 
 
 class PrivateEstimatorMixin:

@@ -101,7 +101,7 @@ def test_fit_noise_scale_is_the_joint_sensitivity_over_mu():
 def test_known_horizon_reports_the_budget_spent_so_far():
     X, y = regression_data(n=1000)
     mu = gaussian_mu(1.0, 1e-6)
-    reg = PrivateQFTLRegressor(horizon=1000, random_state=0)
+    reg = PrivateQFTLRegressor(horizon=1000, random_state=0, prefix_sums="honaker")
     reg.partial_fit(X[:3], y[:3])      # records so far lie in at most 2 of 10 levels
     assert reg.privacy_.spent_mu == pytest.approx(mu * math.sqrt(2 / 10))
     reg.partial_fit(X[3:1000], y[3:1000])
@@ -121,9 +121,9 @@ def test_seeds_reproduce_and_every_release_draws_fresh_noise():
     stream = PrivateQFTLRegressor(random_state=3, prefix_sums="tree", horizon=8)
     stats = stream._statistics(X[:2], y[:2])
     stream.partial_fit(X[:1], y[:1])
-    first_noise = stream._stream.tree.blocks[0][2] - stats.sum(0, 1)
+    first_noise = stream._stream.inner.tree.blocks[0][2] - stats.sum(0, 1)
     stream.partial_fit(X[1:2], y[1:2])   # the block (0, 2] gets its own noise
-    second_noise = stream._stream.tree.blocks[1][2] - stats.sum(0, 2)
+    second_noise = stream._stream.inner.tree.blocks[1][2] - stats.sum(0, 2)
     assert np.std(first_noise) > 0.5 * stream.noise_scale_
     assert abs(np.corrcoef(first_noise, second_noise)[0, 1]) < 0.5
 
@@ -173,7 +173,8 @@ def test_stream_reports_the_noise_it_solved_with():
     """The floor uses the public variance of the released prefix: fit's release
     plus the stream's tree."""
     X, y = regression_data()
-    reg = PrivateQFTLRegressor(random_state=0, horizon=300).fit(X[:300], y[:300])
+    reg = PrivateQFTLRegressor(random_state=0, horizon=300, prefix_sums="honaker")
+    reg.fit(X[:300], y[:300])
     reg.partial_fit(X[300:310], y[300:310])
     expected = reg._base_variance + reg._stream.prefix_variance(10)
     assert reg._base_variance == pytest.approx(
@@ -201,11 +202,13 @@ def test_private_fit_is_useful_on_enough_data():
     assert stream.score(X, y) > 0.5
 
 
-def test_auto_prefix_sums_depend_on_the_width_only():
+def test_auto_prefix_sums_is_blt_and_never_written_back():
     X, y = regression_data(d=4)
-    assert PrivateQFTLRegressor().partial_fit(X, y).prefix_sums_ == "honaker"
+    reg = PrivateQFTLRegressor().partial_fit(X, y)
+    assert reg.prefix_sums_ == "blt" and reg.prefix_sums == "auto"
     wide = np.random.default_rng(0).normal(size=(10, 30)) / 10
-    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "tree"
+    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "blt"
+    assert PrivateQFTLRegressor(prefix_sums="tree").partial_fit(X, y).prefix_sums_ == "tree"
     assert PrivateQFTLRegressor().fit(X, y).prefix_sums_ is None
 
 

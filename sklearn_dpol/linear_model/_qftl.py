@@ -19,14 +19,12 @@ from .._base import (
 from .._core import qftl
 from .._core._clip import clip_row_scales
 from .._core.noise import gaussian_release
-from .._core.prefix_sums import EpochTree, KnownHorizonPrefixSums
+from .._core._threads import single_blas_thread
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 
 _NEIGHBOURS = "replace-one"
-# Honaker's estimator noises every tree node, O(packed dim) draws per record;
-# "auto" uses it while that stays within a small multiple of the BLAS work.
-_HONAKER_MAX_DIM = 300
 
 
 class PrivateQFTLRegressor(
@@ -40,8 +38,10 @@ class PrivateQFTLRegressor(
     and ``u_t = sum y v``, i.e. ridge regression with penalty ``t alpha``.
     Only ``(V, u)`` touch the data. ``fit`` releases them once with Gaussian
     noise (sufficient statistics perturbation); a ``partial_fit`` stream
-    releases their prefix sums through a binary tree of noisy partial sums
-    (Algorithm 5), so ``T`` releases cost ``O(log T)`` noise each instead of
+    releases their prefix sums through a continual-release mechanism: by
+    default a BLT matrix factorization with one step per call (Dvijotham et
+    al. 2024), optionally the seed's binary tree of noisy partial sums
+    (Algorithm 5). ``T`` releases cost ``O(log T)`` noise each instead of
     ``O(T)``. Every noise scale comes from the joint replace-one sensitivity of
     one record's ``(v v^T, y v)``, and the model is post-processing.
 
@@ -68,18 +68,22 @@ class PrivateQFTLRegressor(
     intercept_scaling : float, default=1.0
         Value of the constant feature.
     horizon : int or None, default=None
-        Samples a ``partial_fit`` stream may contain. With a horizon, one tree
-        of ``horizon.bit_length()`` levels covers the stream and running past
-        it raises ``ValueError``; with ``None`` an epoch tree keeps the
-        guarantee for a stream of any length, at somewhat more noise.
-    prefix_sums : {"auto", "tree", "honaker"}, default="auto"
-        How a stream estimates its prefix sums from the noisy tree. ``"tree"``
-        adds the noisy blocks of ``t``'s binary expansion and only noises the
-        nodes it uses (fast). ``"honaker"`` noises every node and combines each
-        with its children (Honaker 2015): lower variance, same privacy, but
-        ``O(n_features**2)`` random draws per sample. ``"auto"`` picks
-        ``"honaker"`` while the packed statistics hold at most 300 numbers
-        (22 features plus the intercept).
+        Samples a ``partial_fit`` stream may contain; running past it raises
+        ``ValueError``. A factorization mechanism is calibrated for at most
+        ``horizon`` calls (a call has at least one sample), a tree for
+        ``horizon.bit_length()`` levels. With ``None`` the guarantee holds for
+        a stream of any length, at somewhat more noise.
+    prefix_sums : {"auto", "blt", "sqrt", "tree", "honaker"}, default="auto"
+        The continual-release mechanism of a stream's prefix sums
+        (:func:`~sklearn_dpol.privacy._streams.make_stream_mechanism`).
+        ``"blt"``: a buffered linear Toeplitz factorization with 4 buffers, one
+        step per ``partial_fit`` call, within 1% of the square-root
+        factorization's error and ``O(4 * packed dim)`` memory. ``"sqrt"``: the
+        square-root Toeplitz factorization (memory grows with the number of
+        calls). ``"tree"`` and ``"honaker"``: the seed's binary tree over
+        samples with the plain or Honaker estimator (Honaker costs
+        ``O(n_features**2)`` random draws per sample). ``"auto"`` is
+        ``"blt"``; the resolved name is ``prefix_sums_``.
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; later ``partial_fit`` calls
         keep drawing from one generator.
@@ -112,12 +116,14 @@ class PrivateQFTLRegressor(
         stream that continued from it).
     noise_scale_ : float
         Standard deviation of the noise on each coordinate of the packed
-        statistics, per tree node for a stream (the current epoch's for
-        ``horizon=None``).
+        statistics; for a stream, of each noised value of its mechanism (per
+        step of a factorization, per tree node, the current epoch's for an
+        epoch tree).
     sensitivity_ : float
         Joint replace-one L2 sensitivity of one record's ``(v v^T, y v)``.
     prefix_sums_ : str or None
-        The prefix-sum estimator of the stream, ``None`` after ``fit``.
+        The stream's mechanism (``"blt"``, ``"sqrt"``, ``"tree"`` or
+        ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
@@ -133,15 +139,17 @@ class PrivateQFTLRegressor(
     ``(epsilon, delta)``-DP release of the noisy statistics. All the releases
     of a ``partial_fit`` stream, every model after every call, are jointly
     ``(epsilon, delta)``-DP for the stream's records: they are post-processing
-    of the noisy tree nodes, and a record lies in at most
-    ``horizon.bit_length()`` of them (or in one epoch's tree). A stream after
+    of the mechanism's noisy values (``C x + z`` of a factorization, whose
+    sensitivity is the largest column norm of ``C``; the tree nodes, of which a
+    record lies in at most ``horizon.bit_length()``). A stream after
     ``fit`` adds to the *released* statistics of ``fit``, whose records pay
     nothing more. Noise can make ``t alpha I + V`` indefinite; the solve clips
     the eigenvalues of the noisy ``V`` into ``[0, t R^2]``, where the exact one
     lies (a projection, so it can only help), raises those below the noise's
     own spectral norm to that level (directions the noise hides), and never
     returns NaN or inf.
-    Derivations are in ``doc/privacy.md``, section 3.
+    Derivations are in ``doc/privacy.md``, section 3 and "Matrix-factorization
+    continual release".
 
     References
     ----------
@@ -150,6 +158,9 @@ class PrivateQFTLRegressor(
     T.-H. H. Chan, E. Shi and D. Song. Private and continual release of
     statistics. ACM TISSEC 2011.
     J. Honaker. Efficient use of differentially private binary trees. 2015.
+    K. Dvijotham, H. B. McMahan, K. Pillutla, T. Steinke and A. Thakurta.
+    Efficient and near-optimal noise generation for streaming differential
+    privacy. FOCS 2024.
 
     Examples
     --------
@@ -172,7 +183,7 @@ class PrivateQFTLRegressor(
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE],
         "horizon": [HORIZON_CONSTRAINT, None],
-        "prefix_sums": [StrOptions({"auto", "tree", "honaker"})],
+        "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "tree", "honaker"})],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
         "verbose": ["verbose"],
@@ -274,23 +285,29 @@ class PrivateQFTLRegressor(
             n_samples, spent_fraction = stats.n_rows, 1.0
             noise_std = sigma
         else:
-            stream = self._continued_stream(stats.dim)
+            stream = self._stream_to_advance(stats.dim)
             mu = stream.mu
             self._check_horizon_left(stream, stats.n_rows)  # public: the shape
             self._mark_data_read()  # failures from here on are charged
-            statistics = self._base_statistics + stream.advance(stats, self._rng)
+            # Small per-release work (a batch's gram, a (d+1) x (d+1) eigh): one
+            # BLAS thread, so competing processes cannot make it collapse.
+            with single_blas_thread():
+                statistics = self._base_statistics + stream.advance(stats, self._rng)
+                n_samples = self._base_samples + stream.n_rows
+                noise_std = math.sqrt(self._base_variance + stream.current_variance())
+                self._publish(statistics, n_samples, stats.dim_features, noise_std)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
-            n_samples = self._base_samples + stream.t
-            noise_std = math.sqrt(self._base_variance + stream.current_variance())
-        self._publish(statistics, n_samples, stats.dim_features, noise_std)
+        if fitting:
+            with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
+                self._publish(statistics, n_samples, stats.dim_features, noise_std)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
             self._rng = make_generator(None)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = self.sensitivity()
-        self.prefix_sums_ = None if fitting else self._prefix_estimator(stats.dim)
+        self.prefix_sums_ = None if fitting else stream.name
         self.privacy_ = self._guarantee(mu, spent_fraction, fitting)
 
     def sensitivity(self):
@@ -343,28 +360,24 @@ class PrivateQFTLRegressor(
             intercept,
         )
 
-    def _continued_stream(self, dim):
+    def _stream_to_advance(self, dim):
         """A copy of the stream to advance (so a failed call changes nothing), or a new one."""
         if getattr(self, "_stream", None) is not None:
             return self._stream.snapshot()
         if not hasattr(self, "_base_statistics"):
             self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
-        estimator = self._prefix_estimator(dim)
-        sensitivity, mu = self.sensitivity(), gaussian_mu(self.epsilon, self.delta)
-        if self.horizon is None:
-            return EpochTree(dim, sensitivity, mu, estimator)
-        return KnownHorizonPrefixSums(dim, sensitivity, mu, self.horizon, estimator)
-
-    def _prefix_estimator(self, dim):
-        if self.prefix_sums != "auto":
-            return self.prefix_sums
-        return "honaker" if dim <= _HONAKER_MAX_DIM else "tree"
+        # horizon counts samples: a stream of at most horizon samples takes at
+        # most horizon steps (one per call), so it bounds both kinds.
+        return make_stream_mechanism(
+            resolve_mechanism(self.prefix_sums), dim=dim, sensitivity=self.sensitivity(),
+            mu=gaussian_mu(self.epsilon, self.delta), horizon=self.horizon,
+        )
 
     def _check_horizon_left(self, stream, n_rows):
-        if self.horizon is not None and stream.t + n_rows > self.horizon:
+        if self.horizon is not None and stream.n_rows + n_rows > self.horizon:
             raise ValueError(
                 f"This batch of {n_rows} samples would take the stream to "
-                f"{stream.t + n_rows} samples, past horizon={self.horizon}: the noise "
+                f"{stream.n_rows + n_rows} samples, past horizon={self.horizon}: the noise "
                 "was calibrated for at most horizon samples. Call fit to start a new "
                 "stream, or use horizon=None for streams of unknown length."
             )
@@ -404,15 +417,12 @@ class PrivateQFTLRegressor(
             )
             released = (
                 "coef_ and intercept_ after every partial_fit call, computed from the "
-                "noisy tree nodes of the prefix sums of (V, u)"
+                "noisy prefix sums of (V, u) released by the stream mechanism"
             )
             n_releases = getattr(self, "_stream_releases", 0) + 1
             self._stream_releases = n_releases
-            n_records = self._stream.t
-            mechanism = (
-                "binary tree of Gaussian node sums (epoch tree for an unbounded stream), "
-                "GDP over the nodes a record touches"
-            )
+            n_records = self._stream.n_rows
+            mechanism = "Gaussian continual release of (V, u): " + self._stream.describe()
         if not private:
             mechanism = "none: epsilon=inf adds no noise"
         return PrivacyGuarantee(

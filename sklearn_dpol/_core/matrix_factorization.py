@@ -1,0 +1,390 @@
+"""Matrix-factorization continual release of prefix sums: square-root Toeplitz and BLT.
+
+The prefix sums of a stream of vectors ``x_1, x_2, ...`` (one per step) are
+``A x`` with ``A`` the lower-triangular matrix of ones. A factorization
+``A = B C`` with lower-triangular Toeplitz ``C`` releases ``y = C x + z``,
+``z ~ N(0, sigma^2 I)`` (the only values that touch the data, each
+``y_t`` one :func:`~sklearn_dpol._core.noise.gaussian_release` of the exact
+``(C x)_t``), and publishes ``B y = A x + B z``: post-processing. Under
+replace-one neighbours a record is in one step ``j``, so ``C x`` moves by
+``C[:, j] (x_j - x'_j)`` and its L2 sensitivity is ``Delta * max_j ||C[:, j]||``,
+the column norm of column 0 for a Toeplitz ``C`` (later columns are its
+truncations). Derivation: ``doc/privacy.md``, section "Matrix-factorization
+continual release".
+
+* :class:`SqrtToeplitzPrefixSums`: ``B = C = A^(1/2)``, coefficients
+  ``f_k = binom(2k, k) / 4^k`` (Fichtenberger, Henzinger and Upadhyay 2023).
+  Streaming it keeps every past step: ``O(t * dim)`` memory, ``O(t * dim)`` work
+  per step.
+* :class:`BLTPrefixSums`: ``C`` is a buffered linear Toeplitz matrix
+  ``c_0 = 1, c_k = sum_i omega_i theta_i^(k-1)`` (Dvijotham, McMahan, Pillutla,
+  Steinke and Thakurta 2024). Both ``C x`` and ``C^-1 y`` stream with one
+  buffer per ``theta_i``: ``O(buffers * dim)`` memory and work per step. With
+  ``0 < theta_i < 1`` the column norm stays bounded for an infinite stream, which
+  is how ``horizon=None`` is served.
+
+One step is one call of ``advance`` (one batch); its vector is the sum of the
+batch's rows, which is a sum of its own rows only.
+"""
+
+import copy
+import functools
+import math
+
+import numpy as np
+
+from .noise import gaussian_release
+
+# Relative margin on computed column norms: they are sums of floating-point
+# squares, and the bound must not fall below the exact value by rounding.
+_NORM_MARGIN = 1e-9
+# The horizon (in steps) a BLT for an unbounded stream is fitted for; beyond it
+# its error grows linearly in t (doc/privacy.md).
+UNBOUNDED_DESIGN_STEPS = 1 << 12
+DEFAULT_BUFFERS = 4
+
+
+def sqrt_coefficients(n):
+    """``f_0 .. f_(n-1)`` of ``(1 - z)^(-1/2)``: ``f_k = f_(k-1) (1 - 1/(2k))``."""
+    k = np.arange(1, n, dtype=np.float64)
+    return np.concatenate([[1.0], np.cumprod(1.0 - 0.5 / k)])
+
+
+def sqrt_column_norm(n):
+    """``max_j ||C[:, j]||`` of the ``n x n`` square root of ``A`` (column 0)."""
+    return float(math.sqrt(math.fsum(sqrt_coefficients(n) ** 2)) * (1 + _NORM_MARGIN))
+
+
+def _blt_polynomials(omega, theta):
+    """``C(z) = P(z) / Q(z)`` in increasing powers of ``z`` (``P[0] = Q[0] = 1``)."""
+    Q = np.poly(theta)                      # prod_i (1 - theta_i z)
+    P = Q.copy()                            # + z sum_i omega_i prod_(j != i) (1 - theta_j z)
+    for i in range(len(theta)):
+        P[1:] += omega[i] * np.poly(np.delete(theta, i))
+    return P, Q
+
+
+def blt_coefficients(omega, theta, n):
+    """First ``n`` Toeplitz coefficients of ``C`` and of ``C^-1`` for BLT parameters."""
+    from scipy.signal import lfilter
+
+    omega, theta = np.asarray(omega, float), np.asarray(theta, float)
+    P, Q = _blt_polynomials(omega, theta)
+    impulse = np.zeros(n)
+    impulse[0] = 1.0
+    return lfilter(P, Q, impulse), lfilter(Q, P, impulse)
+
+
+def blt_column_norm(omega, theta, n=None):
+    """Column-0 norm of the BLT ``C`` over ``n`` steps (``None``: an infinite stream).
+
+    ``||C[:, 0]||^2 = 1 + sum_(i,j) omega_i omega_j (1 - (theta_i theta_j)^(n-1))
+    / (1 - theta_i theta_j)``, in closed form, with a relative margin for rounding.
+    """
+    omega, theta = np.asarray(omega, float), np.asarray(theta, float)
+    products = np.outer(theta, theta)
+    if n is None:
+        geometric = 1.0 / (1.0 - products)
+    else:
+        # (1 - p^(n-1)) / (1 - p) without cancellation: -expm1((n-1) log p) / (1 - p).
+        geometric = -np.expm1((n - 1) * np.log(products)) / (1.0 - products)
+    total = 1.0 + float(np.sum(np.outer(omega, omega) * geometric))
+    return math.sqrt(total) * (1 + _NORM_MARGIN)
+
+
+def _blt_losses(omega, theta, n, unbounded, mean):
+    c, r = blt_coefficients(omega, theta, n)
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
+        return math.inf
+    b = np.cumsum(r)
+    variances = np.cumsum(b * b)
+    error = float(variances.mean() if mean else variances[-1])
+    sens = blt_column_norm(omega, theta, None if unbounded else n)
+    return sens * sens * error
+
+
+@functools.lru_cache(maxsize=32)
+def fit_blt(n, buffers=DEFAULT_BUFFERS, unbounded=False, mean=False):
+    """BLT parameters ``(omega, theta)`` minimising the error over ``n`` steps.
+
+    The loss is ``sensitivity^2 * error``, the error being the variance of the
+    last prefix (the max over ``t``; ``mean=True``: the mean over ``t``), and the
+    sensitivity the column norm over ``n`` steps (``unbounded=True``: over an
+    infinite stream). Data-free: a function of public ``n`` only. Starts from a
+    sum-of-exponentials fit of ``f_k ~ 1 / sqrt(pi k)`` (log-spaced rates) and
+    refines with Nelder-Mead then L-BFGS.
+    """
+    from scipy.optimize import minimize
+
+    n = int(n)
+    rates = np.exp(np.linspace(math.log(1.0 / n), 0.0, buffers))
+    h = math.log(n) / max(buffers - 1, 1)
+    theta0 = np.exp(-rates)
+    omega0 = h / math.pi * np.sqrt(rates) * np.exp(-rates)
+
+    def unpack(params):
+        theta = 1.0 / (1.0 + np.exp(-params[buffers:]))
+        return np.exp(params[:buffers]), theta
+
+    def loss(params):
+        omega, theta = unpack(params)
+        if not np.all((theta > 0) & (theta < 1)):
+            return 1e300
+        value = _blt_losses(omega, theta, n, unbounded, mean)
+        return math.log(value) if math.isfinite(value) and value > 0 else 1e300
+
+    start = np.concatenate([np.log(omega0), np.log(theta0 / (1.0 - theta0))])
+    best = minimize(loss, start, method="Nelder-Mead",
+                    options={"maxiter": 400 * buffers, "xatol": 1e-6, "fatol": 1e-9})
+    refined = minimize(loss, best.x, method="L-BFGS-B")
+    params = refined.x if refined.fun <= best.fun else best.x
+    omega, theta = unpack(params)
+    return tuple(float(v) for v in omega), tuple(float(v) for v in theta)
+
+
+# BLT parameters (omega, theta) fitted offline by fit_blt(2^e) for e = 4..16, and
+# fit_blt(2^12, unbounded=True) for horizon=None (data-free; regenerate with
+# ``{e: fit_blt(1 << e) for e in range(4, 17)}``). Max-error loss against the square
+# root's: 1.0000 up to 2^8, 1.0012 at 2^12, 1.0091 at 2^16 (tests check <= 1.01).
+_BLT_TABLE = {
+    4: (
+        (0.1982069703127018, 0.050483263747131, 0.15803447850204214, 0.09324808745313311),
+        (0.974191070700317, 0.8544654269885376, 0.7102164694092672, 0.28531671783651413),
+    ),
+    5: (
+        (0.10423469264745752, 0.1136909075327236, 0.1582163960503778, 0.12370675998261721),
+        (0.9929514320401537, 0.9374451078143095, 0.7679795527285749, 0.3570216328196679),
+    ),
+    6: (
+        (0.10506157603365714, 0.12035754732702747, 0.15343321497578585, 0.12101842831383136),
+        (0.9933090985089109, 0.9328770905886409, 0.7590207730140162, 0.3515168261403389),
+    ),
+    7: (
+        (0.08306235080725906, 0.10621353094980655, 0.16135175264586776, 0.14899446571814662),
+        (0.99589094691728, 0.9558250408663654, 0.8152336959548563, 0.40823633028397277),
+    ),
+    8: (
+        (0.06876722013376771, 0.10588413870201895, 0.1817398539768194, 0.14409933875511033),
+        (0.9972824637294987, 0.9660777679715483, 0.823456607080124, 0.3779359858381768),
+    ),
+    9: (
+        (0.049747702207649624, 0.08219456075962736, 0.16659075465238754, 0.2000377395899119),
+        (0.9985916116802951, 0.9815663845846402, 0.8910232961674611, 0.5031998978385266),
+    ),
+    10: (
+        (0.03716222531296673, 0.06900063222115711, 0.16006355025369362, 0.23052709949677352),
+        (0.9992291777839979, 0.9888952793312524, 0.9217919658510604, 0.562691211982665),
+    ),
+    11: (
+        (0.027602937013739587, 0.05730762464658801, 0.1506672560563775, 0.2580074820918179),
+        (0.9995825370764657, 0.9933739582851376, 0.9443729245716919, 0.6181505083265681),
+    ),
+    12: (
+        (0.020472374659444858, 0.04735127097630866, 0.1397437151833623, 0.28137724077464155),
+        (0.9997746915747159, 0.9960469389442478, 0.9604874033610258, 0.668088811459582),
+    ),
+    13: (
+        (0.015164408721689207, 0.03899206295128085, 0.12806864913265842, 0.30011665496863205),
+        (0.999878795941714, 0.9976426065703777, 0.9719430796052801, 0.7131197452740875),
+    ),
+    14: (
+        (0.011215610542658258, 0.03195884274250371, 0.11611071499470564, 0.31482359186245384),
+        (0.9999349537812336, 0.9985934941193402, 0.9801587078824108, 0.752583415455211),
+    ),
+    15: (
+        (0.00836628753190931, 0.02645849575653261, 0.10737805148043589, 0.32418115334484454),
+        (0.9999646472717993, 0.9991560771303105, 0.9853923115581259, 0.7825473968898591),
+    ),
+    16: (
+        (0.0062739592472743685, 0.021215821236384772, 0.09092400834361314, 0.32693885500436415),
+        (0.9999804132199394, 0.9994842343904045, 0.990176035561891, 0.8221695828435525),
+    ),
+    'unbounded': (
+        (0.029963936242829944, 0.05941599745952389, 0.15254541342681507, 0.25245103178333483),
+        (0.9995576899799077, 0.9927007636459292, 0.9403406842773598, 0.6073662854513306),
+    ),
+}
+_BLT_TABLE_EXPONENTS = (4, 16)
+
+
+def blt_parameters(horizon):
+    """Stored BLT parameters for a stream of at most ``horizon`` steps (``None``: unbounded).
+
+    The entry of the smallest power of two ``>= horizon`` (at least ``2^4``, at most
+    ``2^16``: longer streams reuse it, their error growing past ``2^16`` steps). The
+    caller computes the column norm for the actual horizon, so any entry is private.
+    """
+    if horizon is None:
+        return _BLT_TABLE["unbounded"]
+    low, high = _BLT_TABLE_EXPONENTS
+    exponent = min(max((int(horizon) - 1).bit_length(), low), high)
+    return _BLT_TABLE[exponent]
+
+
+class _StepMechanism:
+    """Common state of the step mechanisms: one step per ``advance``."""
+
+    granularity = "step"
+
+    def __init__(self, dim, sigma, horizon):
+        self.dim, self.sigma = int(dim), float(sigma)
+        self.horizon = None if horizon is None else int(horizon)
+        self.t = 0          # steps released
+        self.n_rows = 0     # rows in them
+
+    def _check_step(self):
+        if self.horizon is not None and self.t + 1 > self.horizon:
+            raise ValueError(
+                f"This stream would take a step past its horizon of {self.horizon} "
+                "steps: the noise was calibrated for at most horizon steps. Start a new "
+                "stream with fit, or use horizon=None for streams of unknown length."
+            )
+
+    def snapshot(self):
+        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
+        return copy.copy(self)
+
+
+class SqrtToeplitzPrefixSums(_StepMechanism):
+    """Prefix sums by the square-root factorization ``B = C = A^(1/2)`` (known horizon).
+
+    Parameters
+    ----------
+    dim : int
+        Length of the summed vectors.
+    sigma : float
+        Standard deviation of the noise on each ``(C x)_t`` (0 adds none).
+    horizon : int
+        Largest number of steps.
+    """
+
+    def __init__(self, dim, sigma, horizon):
+        super().__init__(dim, sigma, horizon)
+        self.steps = ()         # exact step sums x_1..x_t (private)
+        self.noisy = ()         # released y_1..y_t
+
+    def advance_step(self, step_sum, n_rows, rng):
+        """Append one step's exact sum; return the released prefix sum."""
+        self._check_step()
+        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
+        f = sqrt_coefficients(len(steps))[::-1]
+        exact = f @ np.asarray(steps)                    # (C x)_t from the steps only
+        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
+        self.steps, self.noisy = steps, noisy
+        self.t += 1
+        self.n_rows += int(n_rows)
+        return f @ np.asarray(noisy)                      # (B y)_t
+
+    def prefix_variance(self, t):
+        """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 sum_(k<t) f_k^2``."""
+        return self.sigma**2 * float(np.sum(sqrt_coefficients(max(int(t), 1)) ** 2)) if t else 0.0
+
+
+class BLTPrefixSums(_StepMechanism):
+    """Prefix sums by a buffered linear Toeplitz ``C`` and ``B = A C^-1``.
+
+    Parameters
+    ----------
+    dim : int
+        Length of the summed vectors.
+    sigma : float
+        Standard deviation of the noise on each ``(C x)_t``.
+    omega, theta : sequence of float
+        BLT parameters, ``0 < theta_i < 1``.
+    horizon : int or None
+        Largest number of steps; ``None`` for an unbounded stream.
+    """
+
+    def __init__(self, dim, sigma, omega, theta, horizon):
+        super().__init__(dim, sigma, horizon)
+        self.omega = np.asarray(omega, dtype=np.float64)
+        self.theta = np.asarray(theta, dtype=np.float64)
+        buffers = (len(self.theta), self.dim)
+        self.exact_buffers = np.zeros(buffers)      # sum_(s<t) theta^(t-1-s) x_s (private)
+        self.inverse_buffers = np.zeros(buffers)    # sum_(s<t) theta^(t-1-s) w_s, w = C^-1 y
+        self.released = np.zeros(self.dim)          # running sum of w: the released prefix
+        # The same recursion on the impulse (public scalars): b_(t-1) and sum_(k<t) b_k^2,
+        # so that the variance of each release costs O(buffers), not O(t).
+        self._impulse_buffers = np.zeros(len(self.theta))
+        self._b, self._b_squares = 0.0, 0.0
+
+    def advance_step(self, step_sum, n_rows, rng):
+        """Append one step's exact sum; return the released prefix sum."""
+        self._check_step()
+        x = np.asarray(step_sum, dtype=np.float64)
+        exact = x + self.omega @ self.exact_buffers          # (C x)_t
+        y = gaussian_release(exact, self.sigma, rng)
+        w = y - self.omega @ self.inverse_buffers            # (C^-1 y)_t, since C w = y
+        theta = self.theta[:, np.newaxis]
+        self.exact_buffers = theta * self.exact_buffers + x
+        self.inverse_buffers = theta * self.inverse_buffers + w
+        self.released = self.released + w
+        r = (1.0 if self.t == 0 else 0.0) - float(self.omega @ self._impulse_buffers)
+        self._impulse_buffers = self.theta * self._impulse_buffers + r
+        self._b += r
+        self._b_squares += self._b * self._b
+        self.t += 1
+        self.n_rows += int(n_rows)
+        return self.released
+
+    def current_variance(self):
+        """Per-coordinate variance of the last release, kept as the stream goes."""
+        return self.sigma**2 * self._b_squares
+
+    def prefix_variance(self, t):
+        """Per-coordinate variance at step ``t``: ``sigma^2 sum_(k<t) b_k^2``, ``b = cumsum(C^-1)``."""
+        t = int(t)
+        if not t:
+            return 0.0
+        _, r = blt_coefficients(self.omega, self.theta, t)
+        return self.sigma**2 * float(np.sum(np.cumsum(r) ** 2))
+
+
+class StepEpochs:
+    """A known-horizon step mechanism restarted on epochs of ``1, 2, 4, ...`` steps.
+
+    Epoch ``k`` covers steps ``[2^k, 2^(k+1))`` with its own mechanism for
+    ``2^k`` steps, calibrated at the full ``mu``: a record lies in one epoch, so
+    the whole infinite stream is ``mu``-GDP. A closed epoch contributes its last
+    released prefix.
+    """
+
+    granularity = "step"
+
+    def __init__(self, make_epoch):
+        self.make_epoch = make_epoch   # k -> mechanism for 2^k steps
+        self.t, self.n_rows, self.epoch, self.current = 0, 0, -1, None
+        self.closed_total, self.closed_variance = None, 0.0
+        self.horizon = None
+
+    def advance_step(self, step_sum, n_rows, rng):
+        if self.current is None or self.current.t == self.current.horizon:
+            if self.current is not None:
+                self.closed_variance += self.current.prefix_variance(self.current.t)
+            self.epoch += 1
+            self.current = self.make_epoch(self.epoch)
+        local = self.current.advance_step(step_sum, n_rows, rng)
+        closed = np.zeros_like(local) if self.closed_total is None else self.closed_total
+        released = closed + local
+        if self.current.t == self.current.horizon:
+            self.closed_total = released
+        self.t += 1
+        self.n_rows += int(n_rows)
+        return released
+
+    @property
+    def sigma(self):
+        return 0.0 if self.current is None else self.current.sigma
+
+    def snapshot(self):
+        twin = copy.copy(self)
+        twin.current = None if self.current is None else self.current.snapshot()
+        return twin
+
+    def prefix_variance(self, t):
+        t = int(t)
+        if not t:
+            return 0.0
+        epoch = t.bit_length() - 1
+        variance = sum(self.make_epoch(k).prefix_variance(1 << k) for k in range(epoch))
+        return variance + self.make_epoch(epoch).prefix_variance(t - (1 << epoch) + 1)

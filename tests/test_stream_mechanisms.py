@@ -1,0 +1,303 @@
+"""The stream-mechanism layer: factorizations, calibration, neighbours, error targets.
+
+Claims checked (doc/privacy.md, "Matrix-factorization continual release"):
+``B C = A`` for every factorization; the noise is calibrated on the largest
+column norm of ``C``; with noise off, neighbouring streams move the noised
+values ``C x`` by at most ``sensitivity * column norm`` in total (and so the
+released prefixes, which are ``B`` of them); the error targets of issue 16.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.linalg import toeplitz
+
+from sklearn_dpol import PrivateQFTLRegressor
+from sklearn_dpol._core import matrix_factorization as mf
+from sklearn_dpol._core.noise import recording_releases
+from sklearn_dpol.privacy import gaussian_mu
+from sklearn_dpol.privacy._streams import (
+    MECHANISMS,
+    StreamMechanism,
+    budget_schedule,
+    make_stream_mechanism,
+    resolve_mechanism,
+)
+
+INF = math.inf
+
+
+def lower_toeplitz(coefficients):
+    return np.tril(toeplitz(coefficients))
+
+
+def ones(n):
+    return np.tril(np.ones((n, n)))
+
+
+# -- the factorizations ------------------------------------------------------------
+
+def test_square_root_factorization_squares_to_the_prefix_matrix():
+    for n in (1, 2, 7, 64):
+        F = lower_toeplitz(mf.sqrt_coefficients(n))
+        np.testing.assert_allclose(F @ F, ones(n), atol=1e-12)
+    f = mf.sqrt_coefficients(10)
+    np.testing.assert_allclose(f, [math.comb(2 * k, k) / 4**k for k in range(10)])
+    f = mf.sqrt_coefficients(64)
+    assert mf.sqrt_column_norm(64) == pytest.approx(np.linalg.norm(f), rel=2e-9)
+    assert mf.sqrt_column_norm(64) >= np.linalg.norm(f)
+
+
+def test_blt_coefficients_inverse_and_column_norms():
+    omega, theta = [0.3, 0.1, 0.05], [0.95, 0.6, 0.2]
+    n = 40
+    c, r = mf.blt_coefficients(omega, theta, n)
+    direct = [1.0] + [sum(o * t ** (k - 1) for o, t in zip(omega, theta)) for k in range(1, n)]
+    np.testing.assert_allclose(c, direct, rtol=1e-12)
+    C, R = lower_toeplitz(c), lower_toeplitz(r)
+    np.testing.assert_allclose(C @ R, np.eye(n), atol=1e-12)
+    # column 0 is the largest (later ones are its truncations)
+    norms = np.linalg.norm(C, axis=0)
+    assert norms[0] == norms.max()
+    assert mf.blt_column_norm(omega, theta, n) == pytest.approx(norms[0], rel=2e-9)
+    assert mf.blt_column_norm(omega, theta, n) >= norms[0]
+    long, _ = mf.blt_coefficients(omega, theta, 5000)
+    assert mf.blt_column_norm(omega, theta, None) == pytest.approx(np.linalg.norm(long), rel=2e-9)
+
+
+@pytest.mark.parametrize("name", ["blt", "sqrt"])
+@pytest.mark.parametrize("horizon", [40, None])
+def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
+    """What is released is B (C x + z): the recorded noisy values, post-processed."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 2))
+    stream = make_stream_mechanism(name, dim=2, sensitivity=1.0, mu=1.0, horizon=horizon)
+    with recording_releases() as log:
+        released = np.array([stream.advance(x[t:t + 1], rng) for t in range(40)])
+    exact = np.array([values for values, _, _ in log])
+    assert len(log) == 40
+    if horizon is not None:
+        if name == "sqrt":
+            C = lower_toeplitz(mf.sqrt_coefficients(40))
+        else:
+            C = lower_toeplitz(mf.blt_coefficients(stream.inner.omega, stream.inner.theta, 40)[0])
+        np.testing.assert_allclose(exact, C @ x, atol=1e-10)
+        # the noise in the release is B z with B = A C^-1
+        noise = released - np.cumsum(x, axis=0)
+        B = ones(40) @ np.linalg.inv(C)
+        z = np.linalg.solve(B, noise)
+        assert np.std(z) == pytest.approx(stream.sigma, rel=0.2)
+
+
+# -- every mechanism through the one factory ---------------------------------------
+
+ALL = [(name, horizon) for name in MECHANISMS for horizon in (150, None)]
+
+
+@pytest.mark.parametrize("name,horizon", ALL)
+def test_exact_without_noise_for_any_batching(name, horizon):
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=(150, 3))
+    for seed in range(3):
+        cuts = np.sort(np.random.default_rng(seed).choice(np.arange(1, 150), 20, replace=False))
+        stream = make_stream_mechanism(name, dim=3, sensitivity=1.0, mu=INF, horizon=horizon)
+        assert isinstance(stream, StreamMechanism)
+        start = 0
+        for end in list(cuts) + [150]:
+            released = stream.advance(values[start:end], rng)
+            np.testing.assert_allclose(released, values[:end].sum(axis=0), atol=1e-10)
+            start = end
+        assert stream.n_rows == 150
+        assert stream.t == (150 if stream.granularity == "row" else 21)
+
+
+@pytest.mark.parametrize("name,horizon", ALL)
+def test_noise_off_neighbours_move_the_noised_values_within_the_bound(name, horizon):
+    """Replace one row (distance 2 = the sensitivity): the recorded pre-noise values
+    of all releases move by at most sensitivity * (calibrated norm), i.e. the
+    stream's GDP is at most mu; released prefixes with noise off move by <= 2."""
+    n, sensitivity, mu = 64, 2.0, 0.7
+    rng = np.random.default_rng(2)
+    values = rng.normal(size=(n, 2))
+    values /= np.linalg.norm(values, axis=1, keepdims=True)
+    for position in (0, 5, 31, 63):
+        for batch in (1, 4):
+            other = values.copy()
+            other[position] = -values[position]
+            logs, releases = [], []
+            for data in (values, other):
+                stream = make_stream_mechanism(name, dim=2, sensitivity=sensitivity, mu=mu,
+                                               horizon=horizon)
+                with recording_releases() as log:
+                    for lo in range(0, n, batch):
+                        stream.advance(data[lo:lo + batch], np.random.default_rng(0))
+                logs.append(log)
+                exact = make_stream_mechanism(name, dim=2, sensitivity=sensitivity, mu=INF,
+                                              horizon=horizon)
+                releases.append([exact.advance(data[lo:lo + batch], rng)
+                                 for lo in range(0, n, batch)])
+            assert len(logs[0]) == len(logs[1])
+            gdp_squared = sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2
+                              for a, b in zip(*logs) if a[1] > 0)
+            assert math.sqrt(gdp_squared) <= mu * (1 + 1e-9)
+            for a, b in zip(*releases):
+                assert np.linalg.norm(a - b) <= sensitivity * (1 + 1e-12)
+
+
+def test_noise_off_neighbour_bound_is_attained_by_the_first_step():
+    """The bound is tight: a record in step 0 of a full-horizon stream spends all of mu."""
+    n, mu = 32, 0.5
+    values = np.zeros((n, 1))
+    other = values.copy()
+    other[0] = 1.0
+    for name in ("blt", "sqrt"):
+        logs = []
+        for data in (values, other):
+            stream = make_stream_mechanism(name, dim=1, sensitivity=1.0, mu=mu, horizon=n)
+            with recording_releases() as log:
+                for t in range(n):
+                    stream.advance(data[t:t + 1], np.random.default_rng(0))
+            logs.append(log)
+        spent = math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
+        assert spent == pytest.approx(mu, rel=1e-8)
+        assert stream.spent_fraction() == pytest.approx(1.0)
+
+
+def test_error_targets_of_issue_16_at_4096_steps():
+    """Max-over-t variance >= 5x lower than tree + Honaker, mean >= 3x, same mu."""
+    n = 1 << 12
+    honaker = make_stream_mechanism("honaker", dim=1, sensitivity=1.0, mu=1.0, horizon=n)
+    blt = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=n)
+    sqrt = make_stream_mechanism("sqrt", dim=1, sensitivity=1.0, mu=1.0, horizon=n)
+    h = np.array([honaker.prefix_variance(t) for t in range(1, n + 1)])
+    _, r = mf.blt_coefficients(blt.inner.omega, blt.inner.theta, n)
+    b = blt.sigma**2 * np.cumsum(np.cumsum(r) ** 2)
+    s = sqrt.sigma**2 * np.cumsum(mf.sqrt_coefficients(n) ** 2)
+    assert b[-1] == pytest.approx(blt.prefix_variance(n))
+    assert h.max() / b.max() >= 5.0 and h.mean() / b.mean() >= 3.0
+    assert b.max() <= 1.01 * s.max()                       # BLT within 1% of the square root
+    assert h.max() == pytest.approx(88.44, abs=0.01)       # the anchors of issue 16
+    assert s.max() == pytest.approx(13.79, abs=0.01)
+
+
+def test_reported_variance_matches_the_noise():
+    """Monte Carlo over 20,000 coordinates: the released noise has the stated variance."""
+    rng = np.random.default_rng(3)
+    dim, n = 20_000, 12
+    for name, horizon in (("blt", 64), ("blt", None), ("sqrt", 64), ("sqrt", None)):
+        stream = make_stream_mechanism(name, dim=dim, sensitivity=1.0, mu=1.0, horizon=horizon)
+        for t in range(1, n + 1):
+            released = stream.advance(np.zeros((1, dim)), rng)
+        assert np.var(released) == pytest.approx(stream.current_variance(), rel=0.05)
+        assert stream.current_variance() == pytest.approx(stream.prefix_variance(n))
+
+
+def test_blt_memory_is_o_buffers():
+    stream = make_stream_mechanism("blt", dim=5, sensitivity=1.0, mu=1.0, horizon=None)
+    rng = np.random.default_rng(0)
+    sizes = []
+    for t in range(300):
+        stream.advance(rng.normal(size=(2, 5)), rng)
+        state = [v for v in vars(stream.inner).values() if isinstance(v, np.ndarray)]
+        sizes.append(sum(v.size for v in state))
+    buffers = len(stream.inner.theta)
+    assert sizes[0] == sizes[-1] <= (2 * buffers + 1) * 5 + 3 * buffers
+
+
+@pytest.mark.parametrize("exponent", range(4, 17))
+def test_stored_blt_table_is_within_one_percent_of_the_square_root(exponent):
+    n = 1 << exponent
+    omega, theta = mf._BLT_TABLE[exponent]
+    assert all(0 < t < 1 for t in theta) and all(o > 0 for o in omega)
+    blt = mf._blt_losses(np.array(omega), np.array(theta), n, False, False)
+    sqrt = mf.sqrt_column_norm(n) ** 2 * np.sum(mf.sqrt_coefficients(n) ** 2)
+    assert sqrt * (1 - 1e-9) <= blt <= 1.01 * sqrt
+
+
+def test_stored_table_is_what_the_fit_gives():
+    for exponent in (4, 6):
+        fitted = mf.fit_blt(1 << exponent)
+        np.testing.assert_allclose(fitted, mf._BLT_TABLE[exponent], rtol=1e-6)
+
+
+def test_unbounded_blt_is_bounded_and_close_to_a_known_horizon():
+    omega, theta = mf.blt_parameters(None)
+    assert all(0 < t < 1 for t in theta)
+    infinite = mf.blt_column_norm(omega, theta, None)
+    assert infinite == pytest.approx(mf.blt_column_norm(omega, theta, 10**9), rel=1e-9)
+    n = mf.UNBOUNDED_DESIGN_STEPS
+    known = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=n)
+    anytime = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=None)
+    assert anytime.prefix_variance(n) <= 1.03 * known.prefix_variance(n)
+    # the spent fraction never reaches 1 on a finite stream
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        anytime.advance(np.zeros((1, 1)), rng)
+    assert 0 < anytime.spent_fraction() < 1
+
+
+def test_horizon_is_enforced_and_snapshots_are_independent():
+    rng = np.random.default_rng(0)
+    for name in MECHANISMS:
+        stream = make_stream_mechanism(name, dim=1, sensitivity=1.0, mu=1.0, horizon=3)
+        for _ in range(3):
+            stream.advance(np.ones((1, 1)), rng)
+        assert stream.spent_fraction() == pytest.approx(1.0)
+        with pytest.raises(ValueError, match="horizon"):
+            stream.advance(np.ones((1, 1)), rng)
+        fresh = make_stream_mechanism(name, dim=1, sensitivity=1.0, mu=INF, horizon=10)
+        fresh.advance(np.ones((2, 1)), rng)
+        twin = fresh.snapshot()
+        twin.advance(np.ones((3, 1)), rng)
+        assert fresh.n_rows == 2 and twin.n_rows == 5
+        np.testing.assert_allclose(fresh.snapshot().advance(np.ones((1, 1)), rng), [3.0])
+
+
+@pytest.mark.parametrize("name,horizon", ALL)
+def test_streams_pickle_and_continue_identically(name, horizon):
+    import pickle
+
+    rng = np.random.default_rng(0)
+    stream = make_stream_mechanism(name, dim=2, sensitivity=1.0, mu=1.0, horizon=horizon)
+    for _ in range(5):
+        stream.advance(rng.normal(size=(3, 2)), rng)
+    twin = pickle.loads(pickle.dumps(stream))
+    a = stream.advance(np.ones((2, 2)), np.random.default_rng(1))
+    b = twin.advance(np.ones((2, 2)), np.random.default_rng(1))
+    np.testing.assert_array_equal(a, b)
+    assert twin.spent_fraction() == stream.spent_fraction()
+
+
+def test_factory_validates_and_auto_is_blt():
+    assert resolve_mechanism("auto") == "blt"
+    with pytest.raises(ValueError, match="unknown stream mechanism"):
+        make_stream_mechanism("fancy", dim=1, sensitivity=1.0, mu=1.0, horizon=3)
+    with pytest.raises(ValueError, match="horizon"):
+        make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=0)
+    with pytest.raises(ValueError, match="mu"):
+        make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=0.0, horizon=3)
+    stream = make_stream_mechanism("blt", dim=2, sensitivity=1.0, mu=1.0, horizon=3)
+    with pytest.raises(ValueError, match="dimension"):
+        stream.advance(np.ones((1, 3)), np.random.default_rng(0))
+    assert budget_schedule(None).__class__.__name__ == "AnytimeSchedule"
+    assert budget_schedule(10).horizon == 10
+
+
+# -- QFTL on the layer ---------------------------------------------------------------
+
+def test_qftl_stream_uses_the_layer_and_reports_it():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 3)) / 2
+    y = np.clip(X @ [0.5, -0.3, 0.2], -1, 1)
+    for horizon in (3000, None):
+        reg = PrivateQFTLRegressor(horizon=horizon, random_state=0)
+        for lo in range(0, 3000, 500):
+            reg.partial_fit(X[lo:lo + 500], y[lo:lo + 500])
+        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == "blt"
+        assert reg._stream.t == 6 and reg.t_ == 3000
+        assert "BLT" in reg.privacy_.mechanism
+        mu = gaussian_mu(1.0, 1e-6)
+        assert reg.noise_scale_ == pytest.approx(reg.sensitivity_ * reg._stream.column_norm / mu)
+        assert reg.privacy_.spent_mu <= mu * (1 + 1e-12)
+        assert reg.score(X, y) > 0.5
