@@ -28,6 +28,7 @@ Run::
 
     python benchmarks/bench_igd_stream.py           # eps = 1, 2 seeds, 2 alphas (~1 minute)
     python benchmarks/bench_igd_stream.py --full    # eps in {0.5, 1, 2}, 3 seeds, 3 alphas
+    python benchmarks/bench_igd_stream.py --full --figure doc/images/igd_stream_accuracy.png
 """
 
 import argparse
@@ -101,6 +102,8 @@ def main(argv=None):
     parser.add_argument("--full", action="store_true",
                         help="eps in {0.5, 1, 2}, 3 seeds, alpha in {1e-2, 1e-3, 1e-4}")
     parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument("--figure", type=Path, default=None,
+                        help="also save the accuracy-against-epsilon figure (PNG) here")
     args = parser.parse_args(argv)
     epsilons = (0.5, 1.0, 2.0) if args.full else (1.0,)
     alphas = (1e-2, 1e-3, 1e-4) if args.full else (1e-3, 1e-4)
@@ -185,10 +188,45 @@ def main(argv=None):
     for r in rows:
         print(f"| {r['eps']:g} | {r['preq']:.4f} | {r['preq_none']:.4f} | {r['preq_seed']:.4f} "
               f"| {sgd_preq:.4f} | {r['preq'] / sgd_preq:.3f} |")
+    if args.figure is not None:
+        save_figure(args.figure, rows, sgd_final, sgd_preq, majority, len(seeds))
     ftrl_rate = float(np.median(timing))
     print(f"\nSpeed (partial_fit time only): DP-FTRL {ftrl_rate:,.0f} rows/s, "
           f"SGDClassifier {sgd_rate:,.0f} rows/s, ratio {ftrl_rate / sgd_rate:.2f} "
           "(shared machine: indicative only).")
+
+
+def save_figure(path, rows, sgd_final, sgd_preq, majority, n_seeds):
+    """Final and prequential accuracy against epsilon."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    eps = [r["eps"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    curves = [("ftrl", "DP-FTRL stream, horizon=n (final)", "C0", "o-"),
+              ("ftrl_none", "DP-FTRL stream, horizon=None (final)", "C0", "s:"),
+              ("seed", "seed's iterate-perturbation stream (final)", "C3", "v-"),
+              ("igd", "fit, IGD 5 passes", "C2", "^-"),
+              ("objective_perturbation", "fit, objective perturbation", "C1", "D-")]
+    for key, label, colour, style in curves:
+        ax.plot(eps, [r["mean"][key] for r in rows], style, color=colour, label=label)
+    ax.plot(eps, [r["preq"] for r in rows], "o--", color="C0", alpha=0.6,
+            label="DP-FTRL stream, horizon=n (prequential)")
+    ax.axhline(sgd_final, color="k", lw=1, label="SGDClassifier.partial_fit (final)")
+    ax.axhline(sgd_preq, color="k", lw=1, ls="--", label="SGDClassifier.partial_fit (prequential)")
+    ax.axhline(majority, color="grey", lw=1, ls=":", label="majority class")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(eps, [f"{e:g}" for e in eps])
+    ax.set_xlabel("epsilon (delta = 1e-6)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"Covertype class 2 vs rest, one pass in batches of {BATCH:,} "
+                 f"(mean of {n_seeds} seeds, best alpha)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"\nFigure: {path}")
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``"implicit"`` is IGD; ``"gradient"`` is projected gradient descent
         with step ``2/(alpha t)`` (GIGA, Algorithm 3, log loss only), which
         ignores the first ``2 L_G^2 / alpha^2`` samples (its burn-in) and has
-        twice IGD's sensitivity.
+        twice IGD's sensitivity. Used by ``fit`` and by the
+        ``stream="iterate_perturbation"`` stream; DP-FTRL takes gradients.
     solver : {"igd", "objective_perturbation"}, default="igd"
         How ``fit`` trains. ``"igd"``: passes of private IGD and one noisy
         release. ``"objective_perturbation"`` (``loss="log_loss"`` only): the
@@ -220,8 +221,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
         "intercept_scaling", "update", "stream", "horizon", "classes",
     )
-    # The FTRL stream's prefix-sum mechanism holds exact sums of gradients.
-    _private_state = ("_w_private", "_rng", "_ftrl_mechanism")
+    # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
+    # FTRL state is post-processing but only serves to continue the stream.
+    _private_state = ("_w_private", "_rng", "_ftrl_mechanism", "_ftrl")
 
     def __init__(
         self,
