@@ -317,3 +317,25 @@ def test_iterate_perturbation_is_still_the_seed_stream():
         seed.partial_fit(X[start:start + 100], y[start:start + 100])
     assert "uncorrupted iterate" in seed.privacy_.mechanism
     assert not hasattr(seed, "_ftrl") or seed._ftrl is None
+
+
+def test_unseeded_generator_is_replaced_and_fit_and_stream_draw_different_noise():
+    X, y = data(n=200)
+    clf = PrivateIGDClassifier(classes=[0, 1]).partial_fit(X[:100], y[:100])
+    first = clf._rng
+    clf.partial_fit(X[100:], y[100:])
+    assert clf._rng is not first
+    with recording_releases() as fit_log:
+        PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    with recording_releases() as stream_log:
+        stream = PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
+    fitted = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    noise_fit = fitted.coef_ - PrivateIGDClassifier(classes=[0, 1], epsilon=np.inf,
+                                                    random_state=0).fit(X, y).coef_
+    exact = ftrl.gradient_sums(np.zeros((1, X.shape[1] + 1)), X,
+                               clip_row_scales(X, 1.0)[0], signed(y, [0, 1]),
+                               loss="log_loss", intercept_value=1.0).ravel()
+    noise_stream = stream._ftrl.previous.ravel() - exact
+    assert len(fit_log) == 1 and len(stream_log) == 1
+    assert not np.allclose(noise_fit.ravel()[:3] / fitted.noise_scale_,
+                           noise_stream[:3] / stream.noise_scale_)
