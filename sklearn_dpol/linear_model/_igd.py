@@ -41,8 +41,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     exactly, with ``eta_t = 1 / (alpha t)`` (Jain, Kothari and Thakurta 2012,
     Algorithm 2). Rows are clipped to ``data_norm`` in L2, so one record moves
     the iterate after ``T`` steps by at most ``2 L k / (alpha (T + 1))`` where it
-    appears ``k`` times, and every release adds Gaussian noise calibrated to
-    that bound with the exact analytic Gaussian mechanism.
+    appears ``k`` times, and ``fit``'s release adds Gaussian noise calibrated to
+    that bound with the exact analytic Gaussian mechanism. ``partial_fit``
+    streams by DP-FTRL (``stream="ftrl"``): only noisy prefix sums of the
+    batches' gradients touch the data, and every model is computed from them.
 
     Parameters
     ----------
