@@ -91,12 +91,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``partial_fit`` never uses it; its stream starts from the released model.
     stream : {"ftrl", "iterate_perturbation"}, default="ftrl"
         How ``partial_fit`` learns and releases. ``"ftrl"``: DP-FTRL (Kairouz
-        et al. 2021). Each call sums the batch's clipped gradients at the model
-        released before it; a Gaussian tree over the calls (one position per
+        et al. 2021). Each call sums the batch's clipped gradients at a point
+        computed from the models released before it; a Gaussian tree over the calls (one position per
         call, Honaker's estimator) releases noisy prefix sums of them, and the
         model is the follow-the-regularized-leader solution on those sums
-        (proximal regulariser ``alpha t / 2``, momentum 0.95, projected onto the
-        ball of radius ``L / alpha``). Its noise grows with the logarithm of the
+        (proximal regulariser ``alpha t / 2``, momentum 0.95, gradients taken at
+        the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of the released models,
+        projected onto the ball of radius ``L / alpha``). Its noise grows with the logarithm of the
         number of calls. ``"iterate_perturbation"``: the seed's stream, which
         runs IGD and perturbs each released iterate with its share of the
         budget (noise grows like the square root of the number of releases;
@@ -428,8 +429,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _ftrl_step(self, X, y):
         """One DP-FTRL step: noisy prefix sum of the batch's gradients, then the FTRL model.
 
-        The gradients are taken at the model released before the batch; only
-        the prefix-sum mechanism reads them (``doc/privacy.md``, section 2.1).
+        The gradients are taken at a public point (the lookahead of the models
+        released before the batch); only the prefix-sum mechanism reads them (``doc/privacy.md``, section 2.1).
         """
         intercept_value, lipschitz = self._geometry()
         n_rows = X.shape[0]
@@ -449,7 +450,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             mechanism = mechanism.snapshot()
         self._check_ftrl_horizon(mechanism.t, n_rows)
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
-        sums = ftrl.gradient_sums(state.W, X, row_scale, self._signed_targets(y),
+        sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
