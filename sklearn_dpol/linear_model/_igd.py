@@ -92,16 +92,17 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     stream : {"ftrl", "iterate_perturbation"}, default="ftrl"
         How ``partial_fit`` learns and releases. ``"ftrl"``: DP-FTRL (Kairouz
         et al. 2021). Each call sums the batch's clipped gradients at a point
-        computed from the models released before it; a Gaussian tree over the calls (one position per
-        call, Honaker's estimator) releases noisy prefix sums of them, and the
-        model is the follow-the-regularized-leader solution on those sums
-        (proximal regulariser ``alpha t / 2``, momentum 0.95, gradients taken at
-        the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of the released models,
-        projected onto the ball of radius ``L / alpha``). Its noise grows with the logarithm of the
-        number of calls. ``"iterate_perturbation"``: the seed's stream, which
-        runs IGD and perturbs each released iterate with its share of the
-        budget (noise grows like the square root of the number of releases;
-        kept for the reproductions).
+        computed from the models released before it; a Gaussian tree over the
+        calls (one position per call, Honaker's estimator) releases noisy
+        prefix sums of them, and the model is the follow-the-regularized-leader
+        solution on those sums (proximal regulariser ``alpha t / 2``, momentum
+        0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
+        the released models, projected onto the ball of radius ``L / alpha``).
+        Its noise grows with the logarithm of the number of calls.
+        ``"iterate_perturbation"``: the seed's stream, which runs IGD and
+        perturbs each released iterate with its share of the budget (noise
+        grows like the square root of the number of releases; kept for the
+        reproductions).
     horizon : int or None, default=None
         Number of samples a ``partial_fit`` stream may contain; a stream that
         runs past it raises ``ValueError``. With ``stream="ftrl"`` the tree has
@@ -173,9 +174,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     model and is ``(epsilon, delta)``-DP for its records. Each ``partial_fit``
     call releases one model; all releases since the stream started are jointly
     ``(epsilon, delta)``-DP for the stream's records, each passed once (the
-    tree's Gaussian nodes, or exact Gaussian DP composition of the
-    perturbed iterates). A stream after ``fit`` starts from the *released* model, so
-    the records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
+    tree's Gaussian nodes, or exact Gaussian DP composition of the perturbed
+    iterates). A stream after ``fit`` starts from the *released* model, so the
+    records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
     and one record moves every class's weights, so the noise covers the joint
     sensitivity ``sqrt(n_classes)`` times that of one problem. Derivations are
     in ``doc/privacy.md``.
@@ -430,7 +431,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """One DP-FTRL step: noisy prefix sum of the batch's gradients, then the FTRL model.
 
         The gradients are taken at a public point (the lookahead of the models
-        released before the batch); only the prefix-sum mechanism reads them (``doc/privacy.md``, section 2.1).
+        released before the batch); only the prefix-sum mechanism reads them
+        (``doc/privacy.md``, section 2.1).
         """
         intercept_value, lipschitz = self._geometry()
         n_rows = X.shape[0]
