@@ -40,16 +40,18 @@ def signed(y, classes):
 
 # -- the sensitivity of one position -------------------------------------------------
 
+@pytest.mark.parametrize("gradient_norm", [None, 0.3])
 @pytest.mark.parametrize("loss", ["log_loss", "hinge"])
 @pytest.mark.parametrize("n_classes", [2, 4])
-def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes):
+def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_norm):
     """At any model, replacing one record moves a batch's gradient sum by <= 2 L sqrt(K)."""
     rng = np.random.default_rng(1)
     classes = list(range(n_classes))
     n_problems = 1 if n_classes == 2 else n_classes
     data_norm, intercept = 1.0, 0.7
     lipschitz = np.hypot(data_norm, intercept)
-    bound = ftrl.step_sensitivity(lipschitz, n_problems)
+    bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_norm)
+    per_record = lipschitz if gradient_norm is None else gradient_norm
     worst = 0.0
     for _ in range(200):
         X = 3 * rng.normal(size=(20, 4))
@@ -63,14 +65,19 @@ def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes):
             y1[0] = (y[0] + 1) % n_classes
         W = rng.normal(scale=rng.choice([0.01, 1.0, 100.0]), size=(n_problems, 5))
         sums = [ftrl.gradient_sums(W, A, clip_row_scales(A, data_norm)[0], signed(b, classes),
-                                   loss=loss, intercept_value=intercept)
+                                   loss=loss, intercept_value=intercept,
+                                   gradient_norm=gradient_norm)
                 for A, b in ((X, y), (X1, y1))]
+        one = ftrl.gradient_sums(W, X[:1], clip_row_scales(X[:1], data_norm)[0],
+                                 signed(y[:1], classes), loss=loss, intercept_value=intercept,
+                                 gradient_norm=gradient_norm)
+        assert np.linalg.norm(one, axis=1).max() <= per_record * (1 + 1e-12)
         worst = max(worst, np.linalg.norm(sums[0] - sums[1]))
     assert worst <= bound
     # The hinge loss attains 2L (same row, other label, |margin| < 1); the log
     # loss only approaches 2 data_norm with an intercept, and a label change
     # flips two of the K one-vs-rest problems.
-    attainable = bound * (1.0 if loss == "hinge" else data_norm / lipschitz)
+    attainable = bound * (1.0 if loss == "hinge" or gradient_norm else data_norm / lipschitz)
     if n_classes > 2:
         attainable *= np.sqrt(2 / n_problems)
     assert worst > 0.8 * attainable
@@ -341,3 +348,19 @@ def test_unseeded_generator_is_replaced_and_fit_and_stream_draw_different_noise(
     assert len(fit_log) == 1 and len(stream_log) == 1
     assert not np.allclose(noise_fit.ravel()[:3] / fitted.noise_scale_,
                            noise_stream[:3] / stream.noise_scale_)
+
+
+def test_gradient_norm_calibrates_the_noise_and_is_frozen():
+    X, y = data(n=400)
+    clf = PrivateIGDClassifier(gradient_norm=0.5, classes=[0, 1], random_state=0)
+    clf.partial_fit(X[:200], y[:200])
+    assert clf.sensitivity_ == pytest.approx(1.0)
+    assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / gaussian_mu(EPSILON, DELTA))
+    clf.set_params(gradient_norm=1.0)
+    with pytest.raises(ValueError, match="changed since the stream started"):
+        clf.partial_fit(X[200:], y[200:])
+    big = PrivateIGDClassifier(gradient_norm=10.0, classes=[0, 1], random_state=0)
+    plain = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    for model in (big, plain):
+        model.partial_fit(X[:200], y[:200])
+    np.testing.assert_array_equal(big.coef_, plain.coef_)  # above L: nothing changes

@@ -84,23 +84,25 @@ class StepVector:
         return self.vector[np.newaxis, :].copy()[: hi - lo]
 
 
-def step_sensitivity(lipschitz, n_problems):
+def step_sensitivity(lipschitz, n_problems, gradient_norm=None):
     """Replace-one sensitivity of one step's gradient sum, all problems together.
 
     Each per-record gradient ``phi'(m) y z`` has norm at most ``L`` (``|phi'| <= 1``,
-    ``||z|| <= L``); replacing a record changes one gradient of each binary
-    problem by at most ``2L``. A relative margin of ``1e-9`` covers rounding of
-    the clipped rows.
+    ``||z|| <= L``), and at most ``gradient_norm`` when clipped to it; replacing
+    a record changes one gradient of each binary problem by at most twice
+    that. A relative margin of ``1e-9`` covers rounding of the clipped rows.
     """
-    return 2.0 * lipschitz * math.sqrt(n_problems) * (1 + 1e-9)
+    bound = lipschitz if gradient_norm is None else min(lipschitz, gradient_norm)
+    return 2.0 * bound * math.sqrt(n_problems) * (1 + 1e-9)
 
 
-def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value):
+def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=None):
     """Sum over the rows of the clipped gradients of each binary problem at ``W``.
 
     ``W`` has one row per problem (weights, then the intercept weight when it
     has one more column than ``X``), ``Y`` the {-1, +1} labels of each problem.
-    Returns an array shaped like ``W``.
+    With ``gradient_norm``, each record's gradient of each problem is scaled
+    down to at most that L2 norm. Returns an array shaped like ``W``.
     """
     p = X.shape[1]
     rows = X * row_scale[:, np.newaxis]        # clipped rows (scale first: no overflow)
@@ -112,6 +114,13 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value):
         slopes = -Y * expit(-margins)           # phi'(m) y, phi(m) = log(1 + e^-m)
     else:
         slopes = -Y * (margins < 1.0)           # a subgradient of max(0, 1 - m)
+    if gradient_norm is not None:
+        # ||gradient|| = |slope| ||z||: cap |slope| at gradient_norm / ||z||.
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows)
+                        + (intercept_value * intercept_value if intercept else 0.0))
+        with np.errstate(divide="ignore"):
+            cap = np.where(norms > 0, gradient_norm / norms, np.inf)
+        slopes = np.sign(slopes) * np.minimum(np.abs(slopes), cap)
     sums = np.empty_like(W)
     sums[:, :p] = slopes @ rows
     if intercept:

@@ -103,6 +103,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         perturbs each released iterate with its share of the budget (noise
         grows like the square root of the number of releases; kept for the
         reproductions).
+    gradient_norm : float or None, default=None
+        ``stream="ftrl"`` only: each record's gradient (of each one-vs-rest
+        problem) is scaled down to at most this L2 norm, and the noise is
+        calibrated to it instead of ``L``. ``None`` (or a value ``>= L``)
+        changes nothing. A bound below ``L`` lowers the noise and biases the
+        gradients of badly classified records, as the clipping of DP-SGD and
+        DP-FTRL does; choose it from public knowledge, like ``data_norm``.
     horizon : int or None, default=None
         Number of samples a ``partial_fit`` stream may contain; a stream that
         runs past it raises ``ValueError``. With ``stream="ftrl"`` the tree has
@@ -214,6 +221,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "update": [StrOptions({"implicit", "gradient"})],
         "solver": [StrOptions({"igd", "objective_perturbation"})],
         "stream": [StrOptions({"ftrl", "iterate_perturbation"})],
+        "gradient_norm": [POSITIVE, None],
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -223,7 +231,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
-        "intercept_scaling", "update", "stream", "horizon", "classes",
+        "intercept_scaling", "update", "stream", "gradient_norm", "horizon", "classes",
     )
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
     # FTRL state is post-processing but only serves to continue the stream.
@@ -244,6 +252,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         update="implicit",
         solver="igd",
         stream="ftrl",
+        gradient_norm=None,
         horizon=None,
         random_state=None,
         n_jobs=None,
@@ -263,6 +272,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.update = update
         self.solver = solver
         self.stream = stream
+        self.gradient_norm = gradient_norm
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -443,7 +453,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             # of the first call's size b is ceil(n / b) positions (shapes are public).
             self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
             self._ftrl_mu = gaussian_mu(self.epsilon, self.delta)
-            self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems)
+            self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
+                                                           self.gradient_norm)
             mechanism = ftrl.prefix_sum_mechanism(
                 self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps)
             state = ftrl.FTRLState(self._w_private, float(self.alpha) * self._t)
@@ -453,7 +464,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._check_ftrl_horizon(mechanism.t, n_rows)
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
-                                  loss=self.loss, intercept_value=intercept_value)
+                                  loss=self.loss, intercept_value=intercept_value,
+                                  gradient_norm=self.gradient_norm)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
         state = state.step(prefix, float(self.alpha) * t,
