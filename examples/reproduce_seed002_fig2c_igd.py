@@ -10,7 +10,9 @@ priori as in ``benchmarks/bench_igd_covertype.py``, intercept fitted):
 
 * ``fit`` with ``max_iter=1``: one online pass of IGD over the training rows,
   one noisy release of the final model;
-* a ``partial_fit`` stream in batches of 1,000 with ``horizon=n_train``: a
+* a ``partial_fit`` stream in batches of 1,000 with ``horizon=n_train`` and
+  the seed's per-release iterate perturbation (``stream="iterate_perturbation"``;
+  the library's default DP-FTRL stream is in ``benchmarks/bench_igd_stream.py``): a
   model released after every batch, all releases jointly (epsilon, delta)-DP,
   the closest to the seed's setting where every iterate is public (it pays
   for the continual release with about sqrt(number of releases) more noise);
@@ -102,7 +104,8 @@ def one_pass_fit(X, y, epsilon, seed):
 
 def stream(X, y, epsilon, seed):
     clf = PrivateIGDClassifier(epsilon=epsilon, delta=DELTA, alpha=ALPHA, data_norm=DATA_NORM,
-                               horizon=len(y), classes=[0, 1], random_state=seed)
+                               horizon=len(y), stream="iterate_perturbation", classes=[0, 1],
+                               random_state=seed)
     for start in range(0, len(y), BATCH):
         clf.partial_fit(X[start : start + BATCH], y[start : start + BATCH])
     return clf

@@ -24,7 +24,9 @@ def main(argv=None):
                                n_informative=8, random_state=0)
     X_test, y_test = X[args.n_samples:], y[args.n_samples:]
     X, y = X[:args.n_samples], y[:args.n_samples]
-    common = dict(epsilon=args.epsilon, delta=1e-6, alpha=1e-2, data_norm=4.0, random_state=0)
+    # The schedules this example shows are those of the seed's stream.
+    common = dict(epsilon=args.epsilon, delta=1e-6, alpha=1e-2, data_norm=4.0, random_state=0,
+                  stream="iterate_perturbation")
     known = PrivateIGDClassifier(horizon=args.n_samples, **common)
     anytime = PrivateIGDClassifier(horizon=None, **common)
 

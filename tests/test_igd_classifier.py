@@ -179,7 +179,7 @@ def test_stream_noise_never_repeats(noise_draws):
     """Each release draws fresh noise, even with an integer seed."""
     draws = noise_draws
     X, y = data()
-    clf = PrivateIGDClassifier(random_state=0)
+    clf = PrivateIGDClassifier(stream="iterate_perturbation", random_state=0)
     for _ in range(3):
         clf.partial_fit(X[:100], y[:100], classes=[0, 1])
     assert len(draws) == 3
@@ -192,7 +192,7 @@ def test_stream_noise_never_repeats(noise_draws):
 
 def test_stream_accounting_and_guarantee():
     X, y = data(n=600)
-    clf = PrivateIGDClassifier(epsilon=2.0, random_state=0)
+    clf = PrivateIGDClassifier(stream="iterate_perturbation", epsilon=2.0, random_state=0)
     spent = []
     for start in range(0, 600, 200):
         clf.partial_fit(X[start:start + 200], y[start:start + 200], classes=[0, 1])
@@ -206,7 +206,7 @@ def test_stream_accounting_and_guarantee():
 
 def test_horizon_uniform_shares_spend_exactly_the_budget():
     X, y = data(n=300)
-    clf = PrivateIGDClassifier(horizon=300, random_state=0)
+    clf = PrivateIGDClassifier(stream="iterate_perturbation", horizon=300, random_state=0)
     for start in range(0, 300, 100):
         clf.partial_fit(X[start:start + 100], y[start:start + 100], classes=[0, 1])
     assert clf.privacy_.spent_mu == pytest.approx(clf.privacy_.mu, rel=1e-12)
@@ -229,9 +229,9 @@ def test_batches_need_less_noise_than_rows():
     """Privacy is spent per release: one release of 100 rows is much less noisy
     than the last of 100 row-by-row releases."""
     X, y = data(n=100)
-    batch = PrivateIGDClassifier(horizon=100, random_state=0)
+    batch = PrivateIGDClassifier(stream="iterate_perturbation", horizon=100, random_state=0)
     batch.partial_fit(X, y, classes=[0, 1])
-    rows = PrivateIGDClassifier(horizon=100, random_state=0)
+    rows = PrivateIGDClassifier(stream="iterate_perturbation", horizon=100, random_state=0)
     for i in range(100):
         rows.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
     assert rows.noise_scale_ == pytest.approx(10 * batch.noise_scale_, rel=1e-9)
@@ -239,7 +239,7 @@ def test_batches_need_less_noise_than_rows():
 
 def test_partial_fit_after_fit_continues_from_the_released_model(monkeypatch):
     X, y = data(n=400)
-    clf = PrivateIGDClassifier(random_state=0).fit(X[:300], y[:300])
+    clf = PrivateIGDClassifier(stream="iterate_perturbation", random_state=0).fit(X[:300], y[:300])
     released = np.append(clf.coef_[0], clf.intercept_[0])
     fit_guarantee = clf.privacy_
     starts = []

@@ -64,7 +64,7 @@ def test_unseeded_generator_is_replaced_after_each_release(monkeypatch):
     monkeypatch.setattr(igd, "release",
                         lambda W, sigma, radius, rng: used.append(rng) or original(W, sigma, radius, rng))
     X, y = data()
-    clf = PrivateIGDClassifier(classes=[0, 1]).fit(X, y)
+    clf = PrivateIGDClassifier(classes=[0, 1], stream="iterate_perturbation").fit(X, y)
     assert clf._rng is not used[-1]
     clf.partial_fit(X, y)
     assert clf._rng is not used[-1] and used[-1] is not used[0]
@@ -76,7 +76,7 @@ def test_fit_and_stream_never_share_noise_under_one_seed(noise_draws):
     draws = noise_draws
     X, y = data()
     PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
-    PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
+    PrivateIGDClassifier(classes=[0, 1], stream="iterate_perturbation", random_state=0).partial_fit(X, y)
     assert not np.allclose(draws[0], draws[1])
 
 

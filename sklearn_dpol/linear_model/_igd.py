@@ -23,7 +23,7 @@ from .._base import (
     make_generator,
     schedule_for,
 )
-from .._core import igd
+from .._core import ftrl, igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
 from .._verbose import current_progress, reports_release
@@ -41,8 +41,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     exactly, with ``eta_t = 1 / (alpha t)`` (Jain, Kothari and Thakurta 2012,
     Algorithm 2). Rows are clipped to ``data_norm`` in L2, so one record moves
     the iterate after ``T`` steps by at most ``2 L k / (alpha (T + 1))`` where it
-    appears ``k`` times, and every release adds Gaussian noise calibrated to
-    that bound with the exact analytic Gaussian mechanism.
+    appears ``k`` times, and ``fit``'s release adds Gaussian noise calibrated to
+    that bound with the exact analytic Gaussian mechanism. ``partial_fit``
+    streams by DP-FTRL (``stream="ftrl"``): only noisy prefix sums of the
+    batches' gradients touch the data, and every model is computed from them.
 
     Parameters
     ----------
@@ -75,7 +77,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``"implicit"`` is IGD; ``"gradient"`` is projected gradient descent
         with step ``2/(alpha t)`` (GIGA, Algorithm 3, log loss only), which
         ignores the first ``2 L_G^2 / alpha^2`` samples (its burn-in) and has
-        twice IGD's sensitivity.
+        twice IGD's sensitivity. Used by ``fit`` and by the
+        ``stream="iterate_perturbation"`` stream; DP-FTRL takes gradients.
     solver : {"igd", "objective_perturbation"}, default="igd"
         How ``fit`` trains. ``"igd"``: passes of private IGD and one noisy
         release. ``"objective_perturbation"`` (``loss="log_loss"`` only): the
@@ -85,12 +88,36 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         a little Gaussian noise covering that gap; the regularisation is
         ``n * alpha``, raised if needed so the Jacobian term takes at most half
         of epsilon. Usually more accurate than IGD for a one-shot ``fit``.
-        ``partial_fit`` always runs IGD, from the released model.
+        ``partial_fit`` never uses it; its stream starts from the released model.
+    stream : {"ftrl", "iterate_perturbation"}, default="ftrl"
+        How ``partial_fit`` learns and releases. ``"ftrl"``: DP-FTRL (Kairouz
+        et al. 2021). Each call sums the batch's clipped gradients at a point
+        computed from the models released before it; a Gaussian tree over the
+        calls (one position per call, Honaker's estimator) releases noisy
+        prefix sums of them, and the model is the follow-the-regularized-leader
+        solution on those sums (proximal regulariser ``alpha t / 2``, momentum
+        0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
+        the released models, projected onto the ball of radius ``L / alpha``).
+        Its noise grows with the logarithm of the number of calls.
+        ``"iterate_perturbation"``: the seed's stream, which runs IGD and
+        perturbs each released iterate with its share of the budget (noise
+        grows like the square root of the number of releases; kept for the
+        reproductions).
+    gradient_norm : float or None, default=None
+        ``stream="ftrl"`` only: each record's gradient (of each one-vs-rest
+        problem) is scaled down to at most this L2 norm, and the noise is
+        calibrated to it instead of ``L``. ``None`` (or a value ``>= L``)
+        changes nothing. A bound below ``L`` lowers the noise and biases the
+        gradients of badly classified records, as the clipping of DP-SGD and
+        DP-FTRL does; choose it from public knowledge, like ``data_norm``.
     horizon : int or None, default=None
-        Number of samples a ``partial_fit`` stream may contain. With a horizon
-        every sample buys an equal share of the budget and a stream that runs
-        past it raises ``ValueError``; with ``None`` an anytime schedule keeps
-        the guarantee for a stream of any length.
+        Number of samples a ``partial_fit`` stream may contain; a stream that
+        runs past it raises ``ValueError``. With ``stream="ftrl"`` the tree has
+        ``ceil(horizon / b)`` positions, ``b`` the size of the first batch, and
+        a stream that has made that many calls raises too. With
+        ``stream="iterate_perturbation"`` every sample buys an equal share of
+        the budget. ``None`` keeps the guarantee for a stream of any length
+        (an epoch tree, or an anytime schedule).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise and the shuffling. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
@@ -138,9 +165,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Number of updates since the last ``fit`` plus one, as in ``SGDClassifier``.
     noise_scale_ : float
         Standard deviation of the noise added to each released weight by the
-        last release.
+        last release; for a ``stream="ftrl"`` stream, of the noise of each tree
+        node on the gradient sums.
     sensitivity_ : float
-        L2 sensitivity of the last release (all classes together).
+        L2 sensitivity of the last release (all classes together); for a
+        ``stream="ftrl"`` stream, of one call's gradient sum.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
@@ -155,9 +184,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     Privacy is per record under replace-one neighbours. ``fit`` releases one
     model and is ``(epsilon, delta)``-DP for its records. Each ``partial_fit``
     call releases one model; all releases since the stream started are jointly
-    ``(epsilon, delta)``-DP for the stream's records (exact Gaussian DP
-    composition). A stream after ``fit`` starts from the *released* model, so
-    the records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
+    ``(epsilon, delta)``-DP for the stream's records, each passed once (the
+    tree's Gaussian nodes, or exact Gaussian DP composition of the perturbed
+    iterates). A stream after ``fit`` starts from the *released* model, so the
+    records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
     and one record moves every class's weights, so the noise covers the joint
     sensitivity ``sqrt(n_classes)`` times that of one problem. Derivations are
     in ``doc/privacy.md``.
@@ -166,6 +196,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     ----------
     P. Jain, P. Kothari and A. Thakurta. Differentially private online learning.
     COLT 2012.
+
+    P. Kairouz, B. McMahan, S. Song, O. Thakkar, A. Thakurta and Z. Xu.
+    Practical and private (deep) learning without sampling or shuffling.
+    ICML 2021.
 
     Examples
     --------
@@ -190,6 +224,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "shuffle": ["boolean"],
         "update": [StrOptions({"implicit", "gradient"})],
         "solver": [StrOptions({"igd", "objective_perturbation"})],
+        "stream": [StrOptions({"ftrl", "iterate_perturbation"})],
+        "gradient_norm": [POSITIVE, None],
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -199,8 +235,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
-        "intercept_scaling", "update", "horizon", "classes",
+        "intercept_scaling", "update", "stream", "gradient_norm", "horizon", "classes",
     )
+    # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
+    # FTRL state is post-processing but only serves to continue the stream.
+    _private_state = ("_w_private", "_rng", "_ftrl_mechanism", "_ftrl")
 
     def __init__(
         self,
@@ -216,6 +255,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         shuffle=True,
         update="implicit",
         solver="igd",
+        stream="ftrl",
+        gradient_norm=None,
         horizon=None,
         random_state=None,
         n_jobs=None,
@@ -234,6 +275,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.shuffle = shuffle
         self.update = update
         self.solver = solver
+        self.stream = stream
+        self.gradient_norm = gradient_norm
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -344,6 +387,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if fitting and self.solver == "objective_perturbation":
             self._fit_objective_perturbation(X, y)
             return
+        if not fitting and self.stream == "ftrl":
+            self._ftrl_step(X, y)
+            return
         share = 1.0 if fitting else self._schedule().share(
             self._stream_samples, self._stream_samples + n_samples
         )
@@ -398,9 +444,78 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._t = 0 if fitting else getattr(self, "_t", 0)
         self._stream_samples = 0
         self._stream_releases = 0
+        self._ftrl, self._ftrl_mechanism = None, None
 
     def _schedule(self):
         return schedule_for(self.horizon)
+
+    def _ftrl_step(self, X, y):
+        """One DP-FTRL step: noisy prefix sum of the batch's gradients, then the FTRL model.
+
+        The gradients are taken at a public point (the lookahead of the models
+        released before the batch); only the prefix-sum mechanism reads them
+        (``doc/privacy.md``, section 2.1).
+        """
+        intercept_value, lipschitz = self._geometry()
+        n_rows = X.shape[0]
+        state, mechanism = self._ftrl, self._ftrl_mechanism
+        if state is None:
+            n_problems = self._w_private.shape[0]
+            # One tree position per call: a known horizon of n samples in batches
+            # of the first call's size b is ceil(n / b) positions (shapes are public).
+            self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
+            self._ftrl_mu = gaussian_mu(self.epsilon, self.delta)
+            self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
+                                                           self.gradient_norm)
+            mechanism = ftrl.prefix_sum_mechanism(
+                self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps)
+            state = ftrl.FTRLState(self._w_private, float(self.alpha) * self._t)
+        else:
+            # A copy to advance, so that a failed call leaves the stream as it was.
+            mechanism = mechanism.snapshot()
+        self._check_ftrl_horizon(mechanism.t, n_rows)
+        row_scale, _ = clip_row_scales(X, float(self.data_norm))
+        sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
+                                  loss=self.loss, intercept_value=intercept_value,
+                                  gradient_norm=self.gradient_norm)
+        prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
+        t = self._t + n_rows
+        state = state.step(prefix, float(self.alpha) * t,
+                           igd.iterate_radius(lipschitz, float(self.alpha)))
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just
+            # drawn; an unseeded estimator starts over from fresh OS entropy.
+            self._rng = make_generator(None)
+        self._ftrl, self._ftrl_mechanism = state, mechanism
+        self._w_private, self._t = state.W, t
+        self._stream_samples += n_rows
+        self._stream_releases += 1
+        self._publish(state.W, intercept_value)
+        self.noise_scale_ = float(mechanism.sigma)
+        self.sensitivity_ = float(self._ftrl_sensitivity)
+        spent = self._ftrl_mu * np.sqrt(mechanism.spent_fraction())
+        self.privacy_ = self._guarantee(self._ftrl_mu, False, spent=spent)
+        self.n_iter_ = 1
+        self.t_ = self._t + 1
+
+    def _check_ftrl_horizon(self, steps_done, n_rows):
+        """Refuse, before reading the batch, a call past the horizon (public shapes only)."""
+        if self.horizon is None:
+            return
+        if self._stream_samples + n_rows > self.horizon:
+            raise ValueError(
+                f"This batch of {n_rows} samples would take the stream to "
+                f"{self._stream_samples + n_rows} samples, past horizon={self.horizon}: the "
+                "noise was calibrated for at most horizon samples. Call fit to start a new "
+                "stream, or use horizon=None for streams of unknown length."
+            )
+        if steps_done + 1 > self._ftrl_steps:
+            raise ValueError(
+                f"This stream was calibrated for {self._ftrl_steps} partial_fit calls "
+                f"(horizon={self.horizon} samples in batches of its first call's size) and "
+                "has made them all. Keep batches at least as large as the first one, call "
+                "fit to start a new stream, or use horizon=None."
+            )
 
     def _geometry(self):
         intercept_value = float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -517,15 +632,17 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         else:
             self.intercept_ = np.zeros(released.shape[0])
 
-    def _guarantee(self, mu, fitting):
+    def _guarantee(self, mu, fitting, spent=None):
         private = not np.isinf(mu)
+        ftrl_stream = not fitting and self.stream == "ftrl"
         if fitting:
             spent = mu
             records = "the records passed to fit"
             budget = "this release"
             released = "coef_ and intercept_ of the fitted model (one release)"
         else:
-            spent = mu * np.sqrt(self._schedule().cumulative_share(self._stream_samples))
+            if spent is None:
+                spent = mu * np.sqrt(self._schedule().cumulative_share(self._stream_samples))
             records = (
                 "the records passed to partial_fit since the stream started (records "
                 "of an earlier fit are covered by its own release)"
@@ -537,10 +654,17 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             released = "coef_ and intercept_ after every partial_fit call"
         if getattr(self, "_labels_from_data", False):
             released += "; classes_ was taken from y and is NOT covered"
-        mechanism = (
-            "analytic Gaussian on the uncorrupted iterate, GDP-composed over releases"
-            if private else "none: epsilon=inf adds no noise"
-        )
+        if not private:
+            mechanism = "none: epsilon=inf adds no noise"
+        elif ftrl_stream:
+            mechanism = (
+                "DP-FTRL: Gaussian tree (Honaker's estimator) over the stream's gradient "
+                "sums, one position per partial_fit call"
+                + ("" if self.horizon is None else f" ({self._ftrl_steps} positions)")
+                + "; the models are post-processing"
+            )
+        else:
+            mechanism = "analytic Gaussian on the uncorrupted iterate, GDP-composed over releases"
         return PrivacyGuarantee(
             epsilon=float(self.epsilon), delta=float(self.delta), mu=float(mu),
             neighbouring=_NEIGHBOURS, mechanism=mechanism, released=released,

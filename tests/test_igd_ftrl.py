@@ -1,0 +1,366 @@
+"""DP-FTRL streams of PrivateIGDClassifier (stream="ftrl", the default of partial_fit).
+
+The sensitivity analysis is doc/privacy.md, section 2.1: given everything
+released before, the models at which the gradients are taken are the same on
+neighbouring streams, so one call's gradient sum moves by at most
+2 L sqrt(K), and every prefix sum by at most that.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import sklearn_dpol.linear_model._igd as igd_module
+from sklearn_dpol import PrivateIGDClassifier
+from sklearn_dpol._core import ftrl
+from sklearn_dpol._core._clip import clip_row_scales
+from sklearn_dpol._core.noise import recording_releases
+from sklearn_dpol.audit import audit_estimator
+from sklearn_dpol.privacy import PrivacyAccountant, gaussian_mu
+
+EPSILON, DELTA = 1.0, 1e-6
+
+
+def data(n=600, d=5, n_classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=(n_classes, d))
+    y = np.argmax(X @ w.T + 0.5 * rng.normal(size=(n, n_classes)), axis=1)
+    if n_classes == 2:
+        y = (X @ w[0] > 0).astype(int)
+    return X, y
+
+
+def signed(y, classes):
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[np.newaxis, :]
+    return np.where(y[np.newaxis, :] == np.asarray(classes)[:, np.newaxis], 1.0, -1.0)
+
+
+# -- the sensitivity of one position -------------------------------------------------
+
+@pytest.mark.parametrize("gradient_norm", [None, 0.3])
+@pytest.mark.parametrize("loss", ["log_loss", "hinge"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_norm):
+    """At any model, replacing one record moves a batch's gradient sum by <= 2 L sqrt(K)."""
+    rng = np.random.default_rng(1)
+    classes = list(range(n_classes))
+    n_problems = 1 if n_classes == 2 else n_classes
+    data_norm, intercept = 1.0, 0.7
+    lipschitz = np.hypot(data_norm, intercept)
+    bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_norm)
+    per_record = lipschitz if gradient_norm is None else gradient_norm
+    worst = 0.0
+    for _ in range(200):
+        X = 3 * rng.normal(size=(20, 4))
+        y = rng.integers(0, n_classes, 20)
+        X1, y1 = X.copy(), y.copy()
+        if rng.random() < 0.5:
+            X1[0] = -X[0] * rng.uniform(0.5, 10)
+            y1[0] = rng.integers(0, n_classes)
+        else:  # same row, other label: -y z, the worst case with an intercept
+            X1[0] = X[0] * rng.uniform(0.5, 10)
+            y1[0] = (y[0] + 1) % n_classes
+        W = rng.normal(scale=rng.choice([0.01, 1.0, 100.0]), size=(n_problems, 5))
+        sums = [ftrl.gradient_sums(W, A, clip_row_scales(A, data_norm)[0], signed(b, classes),
+                                   loss=loss, intercept_value=intercept,
+                                   gradient_norm=gradient_norm)
+                for A, b in ((X, y), (X1, y1))]
+        one = ftrl.gradient_sums(W, X[:1], clip_row_scales(X[:1], data_norm)[0],
+                                 signed(y[:1], classes), loss=loss, intercept_value=intercept,
+                                 gradient_norm=gradient_norm)
+        assert np.linalg.norm(one, axis=1).max() <= per_record * (1 + 1e-12)
+        worst = max(worst, np.linalg.norm(sums[0] - sums[1]))
+    assert worst <= bound
+    # The hinge loss attains 2L (same row, other label, |margin| < 1); the log
+    # loss only approaches 2 data_norm with an intercept, and a label change
+    # flips two of the K one-vs-rest problems.
+    attainable = bound * (1.0 if loss == "hinge" or gradient_norm else data_norm / lipschitz)
+    if n_classes > 2:
+        attainable *= np.sqrt(2 / n_problems)
+    assert worst > 0.8 * attainable
+
+
+@pytest.mark.parametrize("horizon", [None, 600])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_noise_off_neighbouring_streams_move_every_prefix_sum_by_at_most_the_bound(
+        horizon, n_classes):
+    """sigma = 0: given the released models (the transcript), the neighbour's prefix
+    sums differ from the stream's by at most sensitivity_ at every call."""
+    X, y = data(n_classes=n_classes)
+    classes = list(range(n_classes))
+    clf = PrivateIGDClassifier(epsilon=np.inf, alpha=1e-2, classes=classes, horizon=horizon)
+    index = 250                                  # a record of the third batch of 100
+    X1, y1 = X.copy(), y.copy()
+    X1[index], y1[index] = -10 * X[index], (y[index] + 1) % n_classes
+    released = [np.zeros((1 if n_classes == 2 else n_classes, X.shape[1] + 1))]
+    prefixes = []
+    for start in range(0, 600, 100):
+        clf.partial_fit(X[start:start + 100], y[start:start + 100])
+        released.append(np.c_[clf.coef_, clf.intercept_])
+        prefixes.append(clf._ftrl.previous.copy())
+    # The gradients of call k are taken at the lookahead of the released models.
+    models = [released[0]] + [W + ftrl.LOOKAHEAD * (W - before)
+                              for before, W in zip(released[:-2], released[1:-1])]
+    _, lipschitz = clf._geometry()
+    assert clf.sensitivity_ == pytest.approx(
+        2 * lipschitz * np.sqrt(models[0].shape[0]), rel=1e-8)
+    exact, neighbour = 0.0, 0.0
+    for k, (W, start) in enumerate(zip(models, range(0, 600, 100))):
+        rows = slice(start, start + 100)
+        args = dict(loss="log_loss", intercept_value=1.0)
+        exact = exact + ftrl.gradient_sums(W, X[rows], clip_row_scales(X[rows], 1.0)[0],
+                                           signed(y[rows], classes), **args)
+        neighbour = neighbour + ftrl.gradient_sums(
+            W, X1[rows], clip_row_scales(X1[rows], 1.0)[0], signed(y1[rows], classes), **args)
+        # Without noise the released prefix is the exact sum at the released models.
+        np.testing.assert_allclose(prefixes[k], exact, rtol=1e-10, atol=1e-10)
+        moved = np.linalg.norm(neighbour - exact)
+        assert moved <= clf.sensitivity_
+        assert (moved == 0.0) == (start + 100 <= index)
+    assert moved > 0.1 * clf.sensitivity_
+
+
+# -- audits: tight side and positive controls ----------------------------------------
+
+def worst_case(n=12, d=3):
+    """Hinge loss, zero rows after e_1: the canary e_1 -> -e_1 in the first call moves
+    the gradient by exactly 2L at the zero model and no other gradient ever moves, so
+    the tree's node values do not depend on the noise and the replay is exact."""
+    X = np.zeros((n, d))
+    X[0, 0] = 1.0
+    y = np.array([1] + [0, 1] * ((n - 1) // 2) + [0] * ((n - 1) % 2))
+    e1 = np.zeros(d)
+    e1[0] = -1.0
+    return X, y, (e1, 1)
+
+
+ATTAINED = dict(loss="hinge", alpha=1.0, data_norm=1.0, fit_intercept=False,
+                epsilon=EPSILON, delta=DELTA)
+
+
+@pytest.fixture
+def broken_accountant(monkeypatch):
+    def apply(factor):
+        monkeypatch.setattr(igd_module, "gaussian_mu",
+                            lambda eps, delta: factor * gaussian_mu(eps, delta))
+    return apply
+
+
+def audit(estimator, runs=400_000, batch_size=4):
+    X, y, canary = worst_case()
+    return audit_estimator(estimator, X, y, 0, canary, runs, release="stream",
+                           batch_size=batch_size, random_state=0)
+
+
+@pytest.mark.parametrize("horizon", [None, 12])
+def test_attained_bound_is_tight_and_within_the_claim(horizon):
+    result = audit(PrivateIGDClassifier(**ATTAINED, horizon=horizon))
+    # The canary is in every node its position can be in: the whole of mu.
+    assert result.instance_mu == pytest.approx(gaussian_mu(EPSILON, DELTA), rel=1e-8)
+    assert result.instance_epsilon <= EPSILON * (1 + 1e-8)
+    assert result.epsilon_lower_bound <= EPSILON
+    assert result.epsilon_lower_bound > 0.3 * result.instance_epsilon
+
+
+@pytest.mark.parametrize("horizon", [None, 12])
+def test_halved_noise_is_caught(broken_accountant, horizon):
+    broken_accountant(2.0)
+    result = audit(PrivateIGDClassifier(**ATTAINED, horizon=horizon))
+    assert result.epsilon_lower_bound > EPSILON
+
+
+def test_removed_noise_is_caught(broken_accountant):
+    broken_accountant(np.inf)
+    result = audit(PrivateIGDClassifier(**ATTAINED), runs=1000)
+    assert result.epsilon_lower_bound > 5 * EPSILON
+
+
+def test_audit_replay_matches_real_streams():
+    """On the canary data the recorded node values are the same for every seed,
+    so replaying them audits the real adaptive stream."""
+    X, y, _ = worst_case()
+    logs = []
+    for seed in (0, 1):
+        with recording_releases() as log:
+            clf = PrivateIGDClassifier(**ATTAINED, random_state=seed)
+            for start in range(0, 12, 4):
+                clf.partial_fit(X[start:start + 4], y[start:start + 4], classes=[0, 1])
+        logs.append(log)
+    assert len(logs[0]) == len(logs[1]) > 0
+    for (a, sa, _), (b, sb, _) in zip(*logs):
+        np.testing.assert_array_equal(a, b)
+        assert sa == sb > 0
+
+
+# -- calibration, horizon, accounting ---------------------------------------------------
+
+def test_node_noise_is_calibrated_to_the_tree():
+    X, y = data(n=1000)
+    clf = PrivateIGDClassifier(horizon=1000, classes=[0, 1], random_state=0)
+    for start in range(0, 1000, 100):
+        clf.partial_fit(X[start:start + 100], y[start:start + 100])
+    levels = 10 .bit_length()            # 10 calls: 4 levels
+    mu = gaussian_mu(EPSILON, DELTA)
+    assert clf.noise_scale_ == pytest.approx(np.sqrt(levels) * clf.sensitivity_ / mu)
+    assert clf.privacy_.spent_mu == pytest.approx(mu)
+    assert "DP-FTRL" in clf.privacy_.mechanism and "10 positions" in clf.privacy_.mechanism
+    assert (clf.privacy_.n_releases, clf.privacy_.n_records, clf.t_) == (10, 1000, 1001)
+
+
+def test_known_horizon_spends_by_levels_and_unbounded_spends_all():
+    X, y = data(n=800)
+    known = PrivateIGDClassifier(horizon=800, classes=[0, 1], random_state=0)
+    unbounded = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    mu = gaussian_mu(EPSILON, DELTA)
+    for k, start in enumerate(range(0, 800, 100), start=1):
+        known.partial_fit(X[start:start + 100], y[start:start + 100])
+        unbounded.partial_fit(X[start:start + 100], y[start:start + 100])
+        assert known.privacy_.spent_mu == pytest.approx(mu * np.sqrt(k.bit_length() / 4))
+        assert unbounded.privacy_.spent_mu == pytest.approx(mu)
+
+
+@pytest.mark.parametrize("second", [200, 50])
+def test_stream_past_its_horizon_raises_and_changes_nothing(second):
+    """Past horizon samples, or past ceil(horizon / first batch) calls."""
+    X, y = data(n=400)
+    clf = PrivateIGDClassifier(horizon=250, classes=[0, 1], random_state=0)
+    clf.partial_fit(X[:100], y[:100])               # 3 positions
+    clf.partial_fit(X[100:150], y[100:150])
+    clf.partial_fit(X[150:150 + 50], y[150:200]) if second == 50 else None
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError, match="horizon"):
+        clf.partial_fit(X[200:200 + second], y[200:200 + second])
+    assert pickle.dumps(clf) == before
+
+
+def test_unbounded_stream_runs_on():
+    X, y = data(n=2000)
+    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    for start in range(0, 2000, 20):               # 100 calls: epochs 0..6
+        clf.partial_fit(X[start:start + 20], y[start:start + 20])
+    assert clf._ftrl_mechanism.epoch == 6
+    assert clf.noise_scale_ == pytest.approx(np.sqrt(7) * clf.sensitivity_ /
+                                             gaussian_mu(EPSILON, DELTA))
+
+
+def test_the_stream_learns():
+    X, y = data(n=20_000, d=5)
+    X /= np.linalg.norm(X, axis=1).max()
+    for horizon in (None, 20_000):
+        clf = PrivateIGDClassifier(epsilon=1.0, alpha=1e-3, classes=[0, 1], random_state=0,
+                                   horizon=horizon)
+        for start in range(0, 20_000, 1000):
+            clf.partial_fit(X[start:start + 1000], y[start:start + 1000])
+        assert clf.score(X, y) > 0.9
+
+
+def test_gradients_are_taken_at_the_lookahead_of_the_released_models(monkeypatch):
+    X, y = data(n=400)
+    clf = PrivateIGDClassifier(random_state=0).fit(X[:300], y[:300])
+    released = np.c_[clf.coef_, clf.intercept_]
+    seen = []
+    original = ftrl.gradient_sums
+
+    def spy(W, *args, **kwargs):
+        seen.append(W.copy())
+        return original(W, *args, **kwargs)
+
+    monkeypatch.setattr(ftrl, "gradient_sums", spy)
+    clf.partial_fit(X[300:350], y[300:350])
+    after_first = np.c_[clf.coef_, clf.intercept_]
+    clf.partial_fit(X[350:], y[350:])
+    np.testing.assert_array_equal(seen[0], released)
+    np.testing.assert_allclose(seen[1], after_first + 0.9 * (after_first - released),
+                               rtol=1e-12)
+    assert clf.privacy_.n_records == 100 and clf.t_ == 5 * 300 + 100 + 1
+
+
+def test_failed_call_changes_nothing_and_seeds_reproduce():
+    X, y = data(n=300)
+    a = PrivateIGDClassifier(classes=[0, 1], random_state=3).partial_fit(X[:100], y[:100])
+    b = PrivateIGDClassifier(classes=[0, 1], random_state=3).partial_fit(X[:100], y[:100])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    before = pickle.dumps(a)
+    bad = X[100:200].copy()
+    bad[3, 0] = np.nan
+    with pytest.raises(ValueError):
+        a.partial_fit(bad, y[100:200])
+    assert pickle.dumps(a) == before
+    a.partial_fit(X[100:200], y[100:200])
+    b.partial_fit(X[100:200], y[100:200])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_export_public_drops_the_exact_sums():
+    X, y = data(n=200)
+    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
+    public = clf.export_public()
+    assert not hasattr(public, "_ftrl_mechanism") and not hasattr(public, "_ftrl")
+    np.testing.assert_array_equal(public.predict(X), clf.predict(X))
+
+
+@pytest.mark.parametrize("horizon", [None, 600])
+def test_a_stream_is_charged_its_planned_cost(tmp_path, horizon):
+    accountant = PrivacyAccountant(epsilon=5.0, delta=1e-5, path=tmp_path / "ledger")
+    X, y = data(n=600)
+    clf = PrivateIGDClassifier(classes=[0, 1], horizon=horizon, accountant=accountant,
+                               random_state=0)
+    planned = clf._planned_privacy(X, fitting=False)
+    for start in range(0, 600, 200):
+        clf.partial_fit(X[start:start + 200], y[start:start + 200])
+    (charge,) = accountant.charges
+    assert charge.kind == "stream" and charge.status == "spent"
+    assert (charge.cost.epsilon, charge.cost.delta) == (planned.epsilon, planned.delta)
+    assert charge.cost.mu == pytest.approx(planned.mu, rel=1e-12)
+    assert clf.privacy_.mu == pytest.approx(planned.mu, rel=1e-12)
+
+
+def test_iterate_perturbation_is_still_the_seed_stream():
+    X, y = data(n=300)
+    seed = PrivateIGDClassifier(stream="iterate_perturbation", horizon=300, classes=[0, 1],
+                                random_state=0)
+    for start in range(0, 300, 100):
+        seed.partial_fit(X[start:start + 100], y[start:start + 100])
+    assert "uncorrupted iterate" in seed.privacy_.mechanism
+    assert not hasattr(seed, "_ftrl") or seed._ftrl is None
+
+
+def test_unseeded_generator_is_replaced_and_fit_and_stream_draw_different_noise():
+    X, y = data(n=200)
+    clf = PrivateIGDClassifier(classes=[0, 1]).partial_fit(X[:100], y[:100])
+    first = clf._rng
+    clf.partial_fit(X[100:], y[100:])
+    assert clf._rng is not first
+    with recording_releases() as fit_log:
+        PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    with recording_releases() as stream_log:
+        stream = PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X, y)
+    fitted = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    noise_fit = fitted.coef_ - PrivateIGDClassifier(classes=[0, 1], epsilon=np.inf,
+                                                    random_state=0).fit(X, y).coef_
+    exact = ftrl.gradient_sums(np.zeros((1, X.shape[1] + 1)), X,
+                               clip_row_scales(X, 1.0)[0], signed(y, [0, 1]),
+                               loss="log_loss", intercept_value=1.0).ravel()
+    noise_stream = stream._ftrl.previous.ravel() - exact
+    assert len(fit_log) == 1 and len(stream_log) == 1
+    assert not np.allclose(noise_fit.ravel()[:3] / fitted.noise_scale_,
+                           noise_stream[:3] / stream.noise_scale_)
+
+
+def test_gradient_norm_calibrates_the_noise_and_is_frozen():
+    X, y = data(n=400)
+    clf = PrivateIGDClassifier(gradient_norm=0.5, classes=[0, 1], random_state=0)
+    clf.partial_fit(X[:200], y[:200])
+    assert clf.sensitivity_ == pytest.approx(1.0)
+    assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / gaussian_mu(EPSILON, DELTA))
+    clf.set_params(gradient_norm=1.0)
+    with pytest.raises(ValueError, match="changed since the stream started"):
+        clf.partial_fit(X[200:], y[200:])
+    big = PrivateIGDClassifier(gradient_norm=10.0, classes=[0, 1], random_state=0)
+    plain = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    for model in (big, plain):
+        model.partial_fit(X[:200], y[:200])
+    np.testing.assert_array_equal(big.coef_, plain.coef_)  # above L: nothing changes
