@@ -36,7 +36,6 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy import PrivacyCost
-from .privacy._streams import budget_schedule
 from .privacy._accountant import noise_fingerprint
 
 # ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
@@ -61,9 +60,6 @@ def make_generator(random_state, purpose=0):
     seed = np.random.SeedSequence(random_state, spawn_key=(purpose,))
     return np.random.default_rng(seed)
 
-
-# The chooser lives in the stream-mechanism layer; this name stays for _igd.py.
-schedule_for = budget_schedule
 
 
 class PrivateEstimatorMixin:

@@ -241,7 +241,7 @@ def test_unbounded_stream_runs_on():
     clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
     for start in range(0, 2000, 20):               # 100 calls: epochs 0..6
         clf.partial_fit(X[start:start + 20], y[start:start + 20])
-    assert clf._ftrl_mechanism.epoch == 6
+    assert clf._ftrl_mechanism.inner.epoch == 6       # the layer wraps the epoch tree
     assert clf.noise_scale_ == pytest.approx(np.sqrt(7) * clf.sensitivity_ /
                                              gaussian_mu(EPSILON, DELTA))
 

@@ -28,7 +28,6 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from .prefix_sums import EpochTree, KnownHorizonPrefixSums
 
 # Heavy-ball momentum of the prefix sums (post-processing: no privacy effect).
 # Kairouz et al. use 0.9; on the covertype stream of the benchmark (84 steps
@@ -60,12 +59,16 @@ def prefix_sum_mechanism(dim, sensitivity, mu, horizon):
     mechanism : object
         With ``advance(stats, rng)`` (returns the noisy prefix sum), ``t``,
         ``sigma``, ``spent_fraction()``, ``current_variance()`` and ``snapshot()``.
-        Today a tree with Honaker's estimator, over epochs of doubling length
-        when ``horizon`` is ``None`` (``prefix_sums.py``).
+        The stream-mechanism layer's tree with Honaker's estimator
+        (``privacy/_streams.py``; over epochs of doubling length when
+        ``horizon`` is ``None``). Its audit is exact: a canary's nodes do not
+        depend on the noise. BLT (``"blt"``) is the layer's better mechanism
+        for prefix sums; DP-FTRL has not been re-tuned and re-audited on it yet.
     """
-    if horizon is None:
-        return EpochTree(dim, sensitivity, mu, "honaker")
-    return KnownHorizonPrefixSums(dim, sensitivity, mu, horizon, "honaker")
+    from ..privacy._streams import make_stream_mechanism
+
+    return make_stream_mechanism("honaker", dim=dim, sensitivity=sensitivity, mu=mu,
+                                 horizon=horizon)
 
 
 class StepVector:

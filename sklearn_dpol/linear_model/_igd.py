@@ -21,7 +21,6 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     make_generator,
-    schedule_for,
 )
 from .._core import ftrl, igd
 from .._core import objective_perturbation as op
@@ -29,6 +28,7 @@ from .._core._clip import clip_row_scales
 from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._streams import budget_schedule
 
 _NEIGHBOURS = "replace-one"
 
@@ -447,7 +447,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._ftrl, self._ftrl_mechanism = None, None
 
     def _schedule(self):
-        return schedule_for(self.horizon)
+        return budget_schedule(self.horizon)
 
     def _ftrl_step(self, X, y):
         """One DP-FTRL step: noisy prefix sum of the batch's gradients, then the FTRL model.
