@@ -5,6 +5,8 @@ import math
 import pickle
 
 import numpy as np
+
+from sklearn_dpol._core.noise import noise_grid
 import pytest
 from scipy.special import log_ndtr
 from scipy.stats import kstest
@@ -146,17 +148,19 @@ def test_plan_noise_and_regularisation():
     charge = (1.0 + math.exp(EPSILON)) * plan.norm_failure
     assert profile + charge <= DELTA
     assert profile + charge == pytest.approx(DELTA, rel=1e-6)
-    # The output noise covers twice the certified gap tol n L R / Lambda.
-    assert op.output_noise_std(plan) == pytest.approx(
-        2 * op.DEFAULT_RELATIVE_TOL * 1000 * 1.0 * 2.0 / plan.regularization
-        / (op.OUTPUT_RATIO * plan.mu))
+    # The output noise covers twice the certified gap tol n L R / Lambda, plus
+    # the grid rounding of the objective noise, sqrt(K p) gamma / 2 (section 7.8).
+    gamma = noise_grid(plan.noise_std)[0]
+    assert op.output_noise_std(plan, 6) == pytest.approx(
+        2 * (op.DEFAULT_RELATIVE_TOL * 1000 * 1.0 * 2.0 + math.sqrt(3 * 6) * gamma / 2)
+        / plan.regularization / (op.OUTPUT_RATIO * plan.mu))
     weak = op.plan(EPSILON, DELTA, n_samples=10, feature_norm=2.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-6)
     assert weak.jacobian_epsilon == pytest.approx(op.JACOBIAN_SHARE * EPSILON)
     assert weak.regularization > 10 * 1e-6
     free = op.plan(np.inf, DELTA, n_samples=10, feature_norm=1.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=0.1)
-    assert free.noise_std == 0.0 and op.output_noise_std(free) == 0.0
+    assert free.noise_std == 0.0 and op.output_noise_std(free, 6) == 0.0
 
 
 # -- the solver ---------------------------------------------------------------------------
@@ -236,9 +240,9 @@ def test_regularization_does_not_depend_on_the_noise(monkeypatch):
     used = []
     original = op.output_noise_std
 
-    def spy(plan, tol=None, regularization=None):
+    def spy(plan, n_columns, tol=None, regularization=None):
         used.append(regularization)
-        return original(plan, tol, regularization)
+        return original(plan, n_columns, tol, regularization)
 
     monkeypatch.setattr(op, "output_noise_std", spy)
     Z, y = logistic_data(n=2000, p=3, seed=2)
@@ -390,7 +394,7 @@ def huber_law(plan, h=1.0):
     """The exact law of one release on the canary: theta = (+-h - b) / Lambda plus
     output noise, i.e. N(+-h / Lambda, (sigma / Lambda)^2 + output_std^2)."""
     mean = h / plan.regularization
-    std = math.hypot(plan.noise_std / plan.regularization, op.output_noise_std(plan))
+    std = math.hypot(plan.noise_std / plan.regularization, op.output_noise_std(plan, 1))
     return mean, std
 
 

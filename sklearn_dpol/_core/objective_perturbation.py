@@ -29,7 +29,7 @@ from scipy.special import expit
 
 from ..privacy import gaussian_mu
 from ..privacy._objective_perturbation import objective_perturbation_mu
-from .noise import gaussian_release
+from .noise import gaussian_release, noise_grid, released_scale
 
 LOG_LOSS = "log_loss"
 HUBER = "huber"
@@ -181,8 +181,12 @@ def noise_norm_bound(plan, n_columns):
     if plan.noise_std == 0.0:
         return 0.0
     t = math.sqrt(2.0 * (math.log(plan.n_problems) - plan.log_norm_failure))
+    # The noise is drawn on the grid (section 14): a continuous Gaussian of
+    # scale sigma' = gamma S >= sigma, rounded by at most gamma / 2 per entry.
+    gamma, _ = noise_grid(plan.noise_std)
     # A relative 1e-12 above the formula covers its own rounding.
-    return plan.noise_std * (math.sqrt(n_columns) + t) * (1.0 + 1e-12)
+    return (released_scale(plan.noise_std) * (math.sqrt(n_columns) + t)
+            + math.sqrt(n_columns) * gamma / 2.0) * (1.0 + 1e-12)
 
 
 def _draw_objective_noise(plan, n_problems, n_columns, rng):
@@ -194,7 +198,9 @@ def _draw_objective_noise(plan, n_problems, n_columns, rng):
     """
     if plan.noise_std == 0.0:
         return np.zeros((n_problems, n_columns))
-    noise = plan.noise_std * rng.standard_normal((n_problems, n_columns))
+    # Exact noise on the grid: b = Q(b_c), b_c ~ N(0, sigma'^2 I) with sigma' >= sigma,
+    # |b - b_c| <= gamma / 2 per entry (doc/privacy.md sections 7.8 and 14).
+    noise = gaussian_release(np.zeros((n_problems, n_columns)), plan.noise_std, rng)
     # Aim a little below the bound, so the rounded norms stay within it.
     limit = noise_norm_bound(plan, n_columns) * (1.0 - 1e-12)
     norms = np.linalg.norm(noise, axis=1)
@@ -258,7 +264,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
         for k in range(n_problems):
             solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
                                    problem_tol, row_norm)
-    return gaussian_release(solutions, output_noise_std(plan, tol, regularization), rng)
+    return gaussian_release(solutions, output_noise_std(plan, n_columns, tol, regularization),
+                            rng)
 
 
 def certifiable_regularization(plan, shape, problem_tol):
@@ -292,7 +299,7 @@ def certifiable_regularization(plan, shape, problem_tol):
     return max(plan.regularization, drift / (problem_tol / 4.0))
 
 
-def output_noise_std(plan, tol=None, regularization=None):
+def output_noise_std(plan, n_columns, tol=None, regularization=None):
     """Standard deviation of the output noise that covers the certified gap.
 
     ``||theta_hat - theta*|| <= ||grad J|| / Lambda`` per problem, so the
@@ -305,7 +312,14 @@ def output_noise_std(plan, tol=None, regularization=None):
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
     lam = plan.regularization if regularization is None else regularization
-    return 2.0 * relative_tol * scale / lam / plan.output_mu
+    # The objective noise is the grid value Q(b_c) of a continuous b_c, within
+    # gamma / 2 per entry: the minimiser moves by at most that over Lambda
+    # (strong convexity), stacked over the K problems (section 7.8).
+    rounding = 0.0
+    if plan.noise_std > 0.0:
+        gamma, _ = noise_grid(plan.noise_std)
+        rounding = math.sqrt(plan.n_problems * n_columns) * gamma / 2.0
+    return 2.0 * (relative_tol * scale + rounding) / lam / plan.output_mu
 
 
 def gaussian_equivalent_mu(epsilon, delta):
