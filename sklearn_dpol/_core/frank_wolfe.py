@@ -411,14 +411,17 @@ _EXPONENT_SHRINK = 1.0 - 2.0 ** -40
 
 
 def exponents(scores, scale):
-    """``x_s = (u_s - min u) / scale``, shrunk by ``1 - 2^-40``, capped, NaN-free."""
+    """``x_s = (u_s - min u) / scale``, shrunk by ``1 - 2^-40``, capped, NaN-free, min 0."""
     scores = np.asarray(scores, dtype=np.float64)
     finite = np.isfinite(scores)
     low = np.min(scores[finite]) if finite.any() else 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         x = (scores - low) / scale * _EXPONENT_SHRINK
     # a non-finite score (never produced from clipped data) gets the cap: data-independent
-    return np.where(np.isfinite(x), np.clip(x, 0.0, _MAX_EXPONENT), _MAX_EXPONENT)
+    x = np.where(np.isfinite(x), np.clip(x, 0.0, _MAX_EXPONENT), _MAX_EXPONENT)
+    # The mechanism is invariant to a common shift; keep a zero exponent so that
+    # the rejection sampler accepts with positive probability.
+    return x - x.min()
 
 
 def select_exponential(scores, scale, state):
@@ -432,6 +435,8 @@ def select_exponential(scores, scale, state):
     """
     from . import _exact_kernels
 
+    if not (0.0 < scale < math.inf):       # no noise (or a broken calibration): the argmin
+        return int(np.argmin(np.nan_to_num(scores, nan=np.inf)))
     return int(_exact_kernels.exponential_choice(exponents(scores, scale), state))
 
 
