@@ -59,7 +59,7 @@ def release(params, data, seed, how):
 SETTINGS = [
     ("IGD fit, shuffle=False", "fit", dict(shuffle=False)),
     ("IGD fit, hinge, max_iter=1", "fit", dict(shuffle=False, max_iter=1, loss="hinge")),
-    ("IGD stream (5 releases), last", "stream", dict(horizon=500)),
+    ("IGD stream (5 releases), last", "stream", dict(horizon=500, stream="iterate_perturbation")),
 ]
 
 

