@@ -283,9 +283,9 @@ def check_against_estimator(T, seed):
         _, _, _, learner, _ = pf_run(method, X, y, eps_uc, state)
         est = ParameterFreeLocalDPRegressor(method=method, random_state=seed)
         est.fit(X, y, sample_epsilon=eps_uc)
-        state = est._learner.state()
+        fitted = est._learner.state()
         for key, value in learner.state().items():
-            if not np.array_equal(value, state[key]):
+            if not np.array_equal(value, fitted[key]):
                 raise AssertionError(f"{method}: learner state {key} differs from fit")
         avg = learner.average()
         if not (np.array_equal(avg[:N_FEATURES], est.coef_) and avg[-1] == est.intercept_):
