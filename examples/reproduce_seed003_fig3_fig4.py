@@ -486,7 +486,8 @@ def real_data(data_dir, seeds):
                 state, directions = user_draws(seed, T, n_features + 1, feedback == "bandit")
                 losses.append(learner.run(X, y, state, directions) / T)
             m, se = mean_se(losses)
-            rows.append([feedback, f"0 ({NON_PRIVATE:g})" if sigma == NON_PRIVATE else f"{sigma:g}",
+            label = f"0 ({NON_PRIVATE:g})" if sigma == NON_PRIVATE else f"{sigma:g}"
+            rows.append([feedback, label,
                          f"{learner.information:.3g}", f"{learner.privacy.epsilon:.3g}",
                          f"{m:.4f} ± {se:.4f}"])
     print_table(f"Real data: cal_housing stream (T = {T:,}, 8 features + intercept, public "
