@@ -14,9 +14,10 @@ linear regression with the absolute loss ``l_t(w) = |<w, (x_t, 1)> - y_t|``:
   ``epsilon = 1`` (local Laplace randomiser, uniform split over the 6
   coordinates: Laplace scale 12 per coordinate); all others choose
   ``sample_epsilon = inf`` (no noise);
-* **all private** ("AP"): every user at ``epsilon = 1``. Both runs use the same
-  standard Laplace draws (common random numbers); "none" (every user at
-  ``inf``) is a reference.
+* **all private** ("AP"): every user at ``epsilon = 1``. Both runs start from
+  the same exact-sampler state (the one ``fit(random_state=seed)`` draws; the
+  noise is exact Laplace on a grid, doc/privacy.md section 14); "none" (every
+  user at ``inf``) is a reference.
 
 Average regret ``(1/T) sum_t (l_t(w_t) - l_t(u))``, ``w_t`` the iterate
 *played* in round ``t``, mean +- std over seeds.
@@ -36,8 +37,8 @@ Baselines (not parameter-free), each given a radius ``D`` misjudged by a factor
   projection in AdaGrad's (diagonal) norm.
 
 The baselines see **the same reports as the user-chosen-privacy run**: the same
-users are private, with the same Laplace draws, added by the library's own
-user kernel to the clipped subgradient at the baseline's own iterate (a report
+users are private, with noise from the same starting sampler state, added by the
+library's own user kernel to the clipped subgradient at the baseline's own iterate (a report
 is always of the gradient at the iterate the learner plays). A second table
 feeds them the all-private reports.
 
@@ -83,7 +84,9 @@ from sklearn_dpol import ParameterFreeLocalDPRegressor
 from sklearn_dpol._base import make_generator
 from sklearn_dpol._core import _pf_kernels as pfk
 from sklearn_dpol._core import parameter_free as pf
+from sklearn_dpol._core._exact_kernels import WORKSPACE_DIGITS
 from sklearn_dpol._core.local_randomizers import normalise_feature_weights
+from sklearn_dpol._core.noise import sampler_state
 
 U_COEF = np.array([1.0, -2.0, 0.5, 0.0, 1.5])
 U_INTERCEPT = 0.5
@@ -136,17 +139,17 @@ def placement_epsilons(T, how, rng):
 
 
 def make_stream(T, seed):
-    """Features, targets, private positions (UC) and the users' unit Laplace draws.
+    """Features, targets, private positions (UC) and the users' sampler state.
 
-    The unit draws are exactly those ``fit(random_state=seed)`` makes
-    (``make_generator(seed, purpose=0).laplace(size=(T, 6))``).
+    The state is exactly the one ``fit(random_state=seed)`` draws
+    (``sampler_state(make_generator(seed, purpose=0))``); runs use copies of it.
     """
     rng = np.random.default_rng([1, seed, T])
     X = rng.uniform(-1.0, 1.0, size=(T, N_FEATURES))
     y = X @ U_COEF + U_INTERCEPT + Y_NOISE * rng.standard_normal(T)
     eps_uc, private = placement_epsilons(T, "random", rng)
-    unit_noise = make_generator(seed, purpose=0).laplace(size=(T, N_DIMS))
-    return X, y, eps_uc, unit_noise, private
+    state = sampler_state(make_generator(seed, purpose=0))
+    return X, y, eps_uc, state, private
 
 
 # ---------------------------------------------------------------------------
@@ -163,17 +166,20 @@ def _abs_loss(w, x, y):
 
 
 @njit(cache=True)
-def run_pf(method, X, y, u, unit_noise, epsilons, weights, L, S, scalars, z, w_sum,
+def run_pf(method, X, y, u, state, epsilons, weights, L, S, scalars, z, w_sum,
            C, b, prior, log_z, played):
     """The library's protocol loop, recording sum_t l_t(w_t) - l_t(u).
 
     ``method`` 0: coordinate (state L, S); 1: reduction (state scalars, z).
     ``played`` (n_record, d): the first n_record played iterates are stored.
+    ``state``: the users' exact-sampler state, advanced in place.
     Returns (cumulative regret, max |w_tj|, number of clipped gradient coordinates).
     """
     d = w_sum.shape[0]
     w = np.empty(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     regret = 0.0
     w_max = 0.0
     n_clipped = 0
@@ -193,8 +199,8 @@ def run_pf(method, X, y, u, unit_noise, epsilons, weights, L, S, scalars, z, w_s
         for j in range(X.shape[1]):
             if abs(X[i, j]) > 1.0:
                 n_clipped += 1
-        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, unit_noise[i], epsilons[i],
-                        weights, report)
+        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, epsilons[i], weights, scales,
+                        ws, state, report)
         if method == 0:
             pfk.learner_coordinate_update(L, S, report)
         else:
@@ -203,16 +209,18 @@ def run_pf(method, X, y, u, unit_noise, epsilons, weights, L, S, scalars, z, w_s
 
 
 @njit(cache=True)
-def run_ogd(X, y, u, unit_noise, epsilons, weights, radius, G):
+def run_ogd(X, y, u, state, epsilons, weights, radius, G):
     """Projected OGD on the L2 ball of ``radius``, eta_t = 2 radius / (G sqrt t)."""
     d = u.shape[0]
     w = np.zeros(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     regret = 0.0
     for i in range(X.shape[0]):
         regret += _abs_loss(w, X[i], y[i]) - _abs_loss(u, X[i], y[i])
-        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, unit_noise[i], epsilons[i],
-                        weights, report)
+        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, epsilons[i], weights, scales,
+                        ws, state, report)
         eta = 2.0 * radius / (G * math.sqrt(i + 1.0))
         norm_sq = 0.0
         for j in range(d):
@@ -226,18 +234,20 @@ def run_ogd(X, y, u, unit_noise, epsilons, weights, radius, G):
 
 
 @njit(cache=True)
-def run_adagrad(X, y, u, unit_noise, epsilons, weights, radius):
+def run_adagrad(X, y, u, state, epsilons, weights, radius):
     """Diagonal AdaGrad on the box [-radius, radius]^d, eta = sqrt(2) radius."""
     d = u.shape[0]
     w = np.zeros(d)
     sq = np.zeros(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     eta = math.sqrt(2.0) * radius
     regret = 0.0
     for i in range(X.shape[0]):
         regret += _abs_loss(w, X[i], y[i]) - _abs_loss(u, X[i], y[i])
-        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, unit_noise[i], epsilons[i],
-                        weights, report)
+        pfk.user_report(w, X[i], y[i], True, ABSOLUTE, 1.0, epsilons[i], weights, scales,
+                        ws, state, report)
         for j in range(d):
             sq[j] += report[j] * report[j]
             if sq[j] > 0.0:
@@ -245,7 +255,7 @@ def run_adagrad(X, y, u, unit_noise, epsilons, weights, radius):
     return regret
 
 
-def pf_run(method, X, y, epsilons, unit_noise, n_record=0):
+def pf_run(method, X, y, epsilons, state, n_record=0):
     """Average regret of the library's learner (default G, conjugate prior, b=1)."""
     G = 1.0 if method == pf.COORDINATE else G_L2  # the estimator's defaults
     learner = pf.make_learner(method, N_DIMS, G=G, prior=pf.CONJUGATE, b=1.0)
@@ -254,7 +264,7 @@ def pf_run(method, X, y, epsilons, unit_noise, n_record=0):
     dummy = np.zeros(N_DIMS)
     played = np.zeros((n_record, N_DIMS))
     regret, w_max, n_clipped = run_pf(
-        0 if is_coord else 1, X, y, U, unit_noise, epsilons, weights,
+        0 if is_coord else 1, X, y, U, state.copy(), epsilons, weights,
         learner.L if is_coord else dummy, learner.S if is_coord else dummy,
         dummy if is_coord else learner.scalars, dummy if is_coord else learner.z,
         learner.w_sum, *learner._config(), played)
@@ -268,23 +278,24 @@ def pf_run(method, X, y, epsilons, unit_noise, n_record=0):
 
 def check_against_estimator(T, seed):
     """(1) fit bit for bit; (2) played iterates == partial_fit(average=False) on a prefix."""
-    X, y, eps_uc, unit_noise, _ = make_stream(T, seed)
+    X, y, eps_uc, state, _ = make_stream(T, seed)
     for method in (pf.COORDINATE, pf.REDUCTION):
-        _, _, _, learner, _ = pf_run(method, X, y, eps_uc, unit_noise)
+        _, _, _, learner, _ = pf_run(method, X, y, eps_uc, state)
         est = ParameterFreeLocalDPRegressor(method=method, random_state=seed)
         est.fit(X, y, sample_epsilon=eps_uc)
-        state = est._learner.state()
+        fitted = est._learner.state()
         for key, value in learner.state().items():
-            if not np.array_equal(value, state[key]):
+            if not np.array_equal(value, fitted[key]):
                 raise AssertionError(f"{method}: learner state {key} differs from fit")
         avg = learner.average()
         if not (np.array_equal(avg[:N_FEATURES], est.coef_) and avg[-1] == est.intercept_):
             raise AssertionError(f"{method}: averaged model differs from fit's coef_")
-    # (2) public API, one row per partial_fit call; its noise comes from purpose=1.
+    # (2) public API, one row per partial_fit call; one sampler state from purpose=1,
+    # drawn by the first call and advanced call after call (so one loop run equals it).
     n = min(T, 300)
-    noise_pf = make_generator(seed, purpose=1).laplace(size=(n, N_DIMS))
+    state_pf = sampler_state(make_generator(seed, purpose=1))
     for method in (pf.COORDINATE, pf.REDUCTION):
-        _, _, _, _, played = pf_run(method, X[:n], y[:n], eps_uc[:n], noise_pf, n_record=n)
+        _, _, _, _, played = pf_run(method, X[:n], y[:n], eps_uc[:n], state_pf, n_record=n)
         est = ParameterFreeLocalDPRegressor(method=method, average=False, random_state=seed)
         api = [np.zeros(N_DIMS)]  # w_1 = 0 (L = 0)
         for i in range(n - 1):
@@ -300,14 +311,14 @@ def check_against_estimator(T, seed):
 # ---------------------------------------------------------------------------
 
 def run_size(T, seed):
-    X, y, eps_uc, unit_noise, _ = make_stream(T, seed)
+    X, y, eps_uc, state, _ = make_stream(T, seed)
     eps_ap = np.full(T, EPSILON)
     eps_none = np.full(T, np.inf)
     weights = normalise_feature_weights(None, N_DIMS)
     out = {}
     for method in (pf.COORDINATE, pf.REDUCTION):
         for name, eps in (("UC", eps_uc), ("AP", eps_ap), ("none", eps_none)):
-            avg_regret, w_max, n_clipped, learner, _ = pf_run(method, X, y, eps, unit_noise)
+            avg_regret, w_max, n_clipped, learner, _ = pf_run(method, X, y, eps, state)
             if n_clipped:
                 raise AssertionError("clipping was active; the data should prevent it")
             out[(method, name)] = avg_regret
@@ -316,14 +327,14 @@ def run_size(T, seed):
     norm2, norm_inf = np.linalg.norm(U), np.max(np.abs(U))
     for name, eps in (("UC", eps_uc), ("AP", eps_ap)):
         for f in FACTORS:
-            out[("ogd", f, name)] = run_ogd(X, y, U, unit_noise, eps, weights,
+            out[("ogd", f, name)] = run_ogd(X, y, U, state.copy(), eps, weights,
                                             f * norm2, G_L2) / T
-            out[("adagrad", f, name)] = run_adagrad(X, y, U, unit_noise, eps, weights,
+            out[("adagrad", f, name)] = run_adagrad(X, y, U, state.copy(), eps, weights,
                                                     f * norm_inf) / T
     for how in ("first", "spread"):
         eps, _ = placement_epsilons(T, how, None)
         for method in (pf.COORDINATE, pf.REDUCTION):
-            out[(method, "UC-" + how)] = pf_run(method, X, y, eps, unit_noise)[0]
+            out[(method, "UC-" + how)] = pf_run(method, X, y, eps, state)[0]
     out["zero"] = float(np.mean(np.abs(y) - np.abs(y - X @ U_COEF - U_INTERCEPT)))
     return out
 
@@ -350,7 +361,7 @@ def main(argv=None):
           f"{Y_NOISE}, epsilon = {EPSILON} (uniform split: Laplace scale "
           f"{2 * N_DIMS / EPSILON:g} per coordinate), seeds {seeds}.")
     print("UC: ceil(ln T) users at uniformly random positions at epsilon=1, the rest inf; "
-          "AP: all at epsilon=1; none: all inf. Same Laplace draws in every run.\n")
+          "AP: all at epsilon=1; none: all inf. Every run starts from the same sampler state.\n")
 
     if not args.skip_check:
         t0 = time.perf_counter()

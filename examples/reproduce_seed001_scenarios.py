@@ -46,8 +46,10 @@ chose none). With weight 0 on a coordinate, that coordinate
 so.
 
 Metric: average regret ``(1/T) sum_t l_t(w_t) - l_t(u)`` at the iterate
-``w_t`` played in round ``t``, mean +- std over seeds; common random numbers
-(the same Laplace draws) across privacy settings.
+``w_t`` played in round ``t``, mean +- std over seeds; every privacy setting
+starts from the same exact-sampler state (the one
+``fit(random_state=seed)`` draws; the noise is exact Laplace on a grid,
+doc/privacy.md section 14).
 
 How. The estimator publishes only the averaged (or next) iterate, so the
 stream is run by a numba loop over the library's own kernels in the order of
@@ -97,6 +99,8 @@ from numba import njit  # noqa: E402
 from sklearn_dpol import ParameterFreeLocalDPRegressor  # noqa: E402
 from sklearn_dpol._base import make_generator  # noqa: E402
 from sklearn_dpol._core import _pf_kernels as pfk  # noqa: E402
+from sklearn_dpol._core._exact_kernels import WORKSPACE_DIGITS  # noqa: E402
+from sklearn_dpol._core.noise import sampler_state  # noqa: E402
 from sklearn_dpol._core import parameter_free as pf  # noqa: E402
 from sklearn_dpol._core.local_randomizers import normalise_feature_weights  # noqa: E402
 
@@ -130,12 +134,16 @@ def _abs_loss(w, x, y, intercept):
 
 
 @njit(cache=True)
-def _pf_stream(coordinate, X, y, intercept, u, noise, eps, weights, L, S, scalars, z,
+def _pf_stream(coordinate, X, y, intercept, u, state, eps, weights, L, S, scalars, z,
                w_sum, C, b, prior, log_z, checkpoints, out):
-    """The library's protocol loop; ``out[k]`` = regret after ``checkpoints[k]`` rounds."""
+    """The library's protocol loop; ``out[k]`` = regret after ``checkpoints[k]`` rounds.
+
+    ``state`` is the users' exact-sampler state, advanced in place."""
     d = w_sum.shape[0]
     w = np.empty(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     regret = 0.0
     k = 0
     for i in range(X.shape[0]):
@@ -146,8 +154,8 @@ def _pf_stream(coordinate, X, y, intercept, u, noise, eps, weights, L, S, scalar
         for j in range(d):
             w_sum[j] += w[j]
         regret += _abs_loss(w, X[i], y[i], intercept) - _abs_loss(u, X[i], y[i], intercept)
-        pfk.user_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, noise[i], eps[i], weights,
-                        report)
+        pfk.user_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, eps[i], weights, scales, ws,
+                        state, report)
         if coordinate:
             pfk.learner_coordinate_update(L, S, report)
         else:
@@ -158,7 +166,7 @@ def _pf_stream(coordinate, X, y, intercept, u, noise, eps, weights, L, S, scalar
 
 
 @njit(cache=True)
-def _baseline_stream(adagrad, X, y, intercept, u, noise, eps, weights, radius, G,
+def _baseline_stream(adagrad, X, y, intercept, u, state, eps, weights, radius, G,
                      checkpoints, out):
     """Projected OGD (L2 ball, eta_t = 2 D / (G sqrt t)) or diagonal AdaGrad (box,
     eta = sqrt(2) D), fed reports from the library's ``user_report``."""
@@ -166,12 +174,14 @@ def _baseline_stream(adagrad, X, y, intercept, u, noise, eps, weights, radius, G
     w = np.zeros(d)
     sq = np.zeros(d)
     report = np.empty(d)
+    scales = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     regret = 0.0
     k = 0
     for i in range(X.shape[0]):
         regret += _abs_loss(w, X[i], y[i], intercept) - _abs_loss(u, X[i], y[i], intercept)
-        pfk.user_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, noise[i], eps[i], weights,
-                        report)
+        pfk.user_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, eps[i], weights, scales, ws,
+                        state, report)
         if adagrad:
             for j in range(d):
                 sq[j] += report[j] * report[j]
@@ -205,12 +215,13 @@ def fresh_learner(method, n_dims, intercept):
     return pf.make_learner(method, n_dims, G=G, prior=pf.CONJUGATE, b=1.0)
 
 
-def advance(learner, X, y, u, noise, eps, weights, checkpoints, intercept):
-    """Run the rows through ``learner`` (in place); cumulative regret at the checkpoints."""
+def advance(learner, X, y, u, state, eps, weights, checkpoints, intercept):
+    """Run the rows through ``learner`` (in place, the sampler ``state`` too);
+    cumulative regret at the checkpoints."""
     coordinate = isinstance(learner, pf.CoordinateLearner)
     dummy = np.zeros(learner.n_dims)
     out = np.full(len(checkpoints), np.nan)
-    _pf_stream(coordinate, X, y, intercept, u, noise, eps, weights,
+    _pf_stream(coordinate, X, y, intercept, u, state, eps, weights,
                learner.L if coordinate else dummy, learner.S if coordinate else dummy,
                dummy if coordinate else learner.scalars, dummy if coordinate else learner.z,
                learner.w_sum, *learner._config(), checkpoints, out)
@@ -218,17 +229,20 @@ def advance(learner, X, y, u, noise, eps, weights, checkpoints, intercept):
     return out
 
 
-def run_pf(method, X, y, u, noise, eps, weights, checkpoints, intercept):
-    """Cumulative regret at the checkpoints, and the learner (for the checks)."""
+def run_pf(method, X, y, u, state, eps, weights, checkpoints, intercept):
+    """Cumulative regret at the checkpoints, and the learner (for the checks).
+
+    The users' noise starts from (a copy of) the sampler ``state``."""
     learner = fresh_learner(method, u.shape[0], intercept)
-    return advance(learner, X, y, u, noise, eps, weights, checkpoints, intercept), learner
+    return advance(learner, X, y, u, state.copy(), eps, weights, checkpoints,
+                   intercept), learner
 
 
-def run_baseline(name, radius, X, y, u, noise, eps, weights, checkpoints, intercept):
+def run_baseline(name, radius, X, y, u, state, eps, weights, checkpoints, intercept):
     out = np.full(len(checkpoints), np.nan)
     G = math.sqrt(u.shape[0])  # L2 bound of a clipped gradient, as the reduction's default
-    _baseline_stream(name == "AdaGrad", X, y, intercept, u, noise, eps, weights, radius, G,
-                     checkpoints, out)
+    _baseline_stream(name == "AdaGrad", X, y, intercept, u, state.copy(), eps, weights,
+                     radius, G, checkpoints, out)
     return out
 
 
@@ -236,9 +250,10 @@ def run_baseline(name, radius, X, y, u, noise, eps, weights, checkpoints, interc
 # Data
 # ---------------------------------------------------------------------------
 
-def laplace_draws(seed, n, n_dims):
-    """The users' standard Laplace draws, exactly those of ``fit(random_state=seed)``."""
-    return make_generator(seed, purpose=0).laplace(size=(n, n_dims))
+def users_sampler(seed, purpose=0):
+    """The users' exact-sampler state, exactly that of ``fit(random_state=seed)``
+    (``purpose=1``: of a ``partial_fit`` stream)."""
+    return sampler_state(make_generator(seed, purpose=purpose))
 
 
 def few_private(T, rng):
@@ -252,14 +267,14 @@ def stream_scenario1(T, seed):
     rng = np.random.default_rng([1, seed, T])
     X = rng.uniform(-1.0, 1.0, size=(T, U1.size - 1))
     y = X @ U1[:-1] + U1[-1] + Y_NOISE * rng.standard_normal(T)
-    return X, y, few_private(T, rng), laplace_draws(seed, T, U1.size)
+    return X, y, few_private(T, rng), users_sampler(seed)
 
 
 def stream_scenario2(T, seed):
     rng = np.random.default_rng([2, seed, T])
     X = rng.uniform(-1.0, 1.0, size=(T, D2)) * (rng.random((T, D2)) < P_ACTIVE)
     y = X @ U2 + Y_NOISE * rng.standard_normal(T)
-    return X, y, laplace_draws(seed, T, D2)
+    return X, y, users_sampler(seed)
 
 
 def split_weights():
@@ -275,30 +290,30 @@ def split_weights():
 
 def check_loop_against_estimator(seed, T=2_000, n_played=200):
     """Bit-for-bit equality with ``fit``, and played iterates equal to ``partial_fit``'s."""
-    X1, y1, eps1, noise1 = stream_scenario1(T, seed)
-    X2, y2, noise2 = stream_scenario2(T, seed)
+    X1, y1, eps1, state1 = stream_scenario1(T, seed)
+    X2, y2, state2 = stream_scenario2(T, seed)
     eps2 = np.full(T, EPSILON)
-    cases = [(X1, y1, eps1, noise1, U1, True, None)]
-    cases += [(X2, y2, eps2, noise2, U2, False, w) for w in split_weights().values()]
-    for X, y, eps, noise, u, intercept, fw in cases:
+    cases = [(X1, y1, eps1, state1, U1, True, None)]
+    cases += [(X2, y2, eps2, state2, U2, False, w) for w in split_weights().values()]
+    for X, y, eps, state, u, intercept, fw in cases:
         weights = normalise_feature_weights(fw, u.size)
         for method in METHODS:
-            _, learner = run_pf(method, X, y, u, noise, eps, weights, np.array([T]), intercept)
+            _, learner = run_pf(method, X, y, u, state, eps, weights, np.array([T]), intercept)
             est = estimator(method, intercept, fw, random_state=seed)
-            state = est.fit(X, y, sample_epsilon=eps)._learner.state()
+            fitted = est.fit(X, y, sample_epsilon=eps)._learner.state()
             for key, value in learner.state().items():
-                if not np.array_equal(value, state[key]):
+                if not np.array_equal(value, fitted[key]):
                     raise AssertionError(f"{method}: learner state {key!r} differs from fit")
-    # partial_fit draws its noise from purpose 1, one (1, d) row per call.
-    noise = make_generator(seed, purpose=1).laplace(size=(n_played, U1.size))
+    # partial_fit draws one sampler state from purpose 1 and advances it call after call.
     weights = normalise_feature_weights(None, U1.size)
     one = np.array([1])
     for method in METHODS:
         est = estimator(method, True, average=False, random_state=seed)
         learner = fresh_learner(method, U1.size, True)
+        state = users_sampler(seed, purpose=1)
         for i in range(n_played):
             row = slice(i, i + 1)
-            advance(learner, X1[row], y1[row], U1, noise[row], eps1[row], weights, one, True)
+            advance(learner, X1[row], y1[row], U1, state, eps1[row], weights, one, True)
             est.partial_fit(X1[row], y1[row], sample_epsilon=eps1[row])
             if not np.array_equal(np.append(est.coef_, est.intercept_), learner.predict()):
                 raise AssertionError(f"{method}: played iterate {i + 2} differs from partial_fit")
@@ -311,18 +326,18 @@ def check_loop_against_estimator(seed, T=2_000, n_played=200):
 
 def scenario1_runs(T, seed):
     """Average regret of every learner and privacy setting at horizon ``T``."""
-    X, y, eps_uc, noise = stream_scenario1(T, seed)
+    X, y, eps_uc, state = stream_scenario1(T, seed)
     settings = {"UC": eps_uc, "AP": np.full(T, EPSILON), "none": np.full(T, np.inf)}
     weights = normalise_feature_weights(None, U1.size)
     cp = np.array([T])
     out = {}
     for method in METHODS:
         for name, eps in settings.items():
-            out[(method, name)] = run_pf(method, X, y, U1, noise, eps, weights, cp, True)[0][0]
+            out[(method, name)] = run_pf(method, X, y, U1, state, eps, weights, cp, True)[0][0]
     radii = {"OGD": np.linalg.norm(U1), "AdaGrad": np.max(np.abs(U1))}
     for algo, norm in radii.items():
         for f in FACTORS:
-            out[(algo, f)] = run_baseline(algo, f * norm, X, y, U1, noise, eps_uc, weights,
+            out[(algo, f)] = run_baseline(algo, f * norm, X, y, U1, state, eps_uc, weights,
                                           cp, True)[0]
     out["zero"] = float(np.sum(np.abs(y) - np.abs(y - X @ U1[:-1] - U1[-1])))
     return {k: v / T for k, v in out.items()}
@@ -401,7 +416,7 @@ def scenario1(sizes, seeds, out_dir):
 # ---------------------------------------------------------------------------
 
 def scenario2_runs(T, seed, checkpoints):
-    X, y, noise = stream_scenario2(T, seed)
+    X, y, state = stream_scenario2(T, seed)
     eps = np.full(T, EPSILON)
     zero = np.cumsum(np.abs(y) - np.abs(y - X @ U2))[checkpoints - 1]
     out = {"zero": zero / checkpoints}
@@ -410,14 +425,14 @@ def scenario2_runs(T, seed, checkpoints):
         weights = normalise_feature_weights(fw, D2)
         e = np.full(T, np.inf) if split == "none" else eps
         for method in METHODS:
-            regret, learner = run_pf(method, X, y, U2, noise, e, weights, checkpoints, False)
+            regret, learner = run_pf(method, X, y, U2, state, e, weights, checkpoints, False)
             out[(split, method)] = regret / checkpoints
             out[(split, method, "w")] = learner.predict()
         if split == "none":
             continue
         for f in FACTORS:
             out[(split, "AdaGrad", f)] = run_baseline(
-                "AdaGrad", f * np.max(np.abs(U2)), X, y, U2, noise, e, weights, checkpoints,
+                "AdaGrad", f * np.max(np.abs(U2)), X, y, U2, state, e, weights, checkpoints,
                 False) / checkpoints
     return out
 
@@ -555,16 +570,16 @@ def real_data(data_dir, seeds):
     cp = np.array([T])
     res = {}
     for seed in seeds:
-        noise = laplace_draws(seed, T, n_dims)
+        state = users_sampler(seed)
         settings = {"UC": few_private(T, np.random.default_rng([3, seed])),
                     "AP": np.full(T, EPSILON), "none": np.full(T, np.inf)}
         for method in METHODS:
             for name, eps in settings.items():
-                r = run_pf(method, X, y, zero, noise, eps, weights, cp, True)[0][0]
+                r = run_pf(method, X, y, zero, state, eps, weights, cp, True)[0][0]
                 res.setdefault((method, name), []).append(base + r / T)
         for algo in ("OGD", "AdaGrad"):
             for radius in (0.01, 1.0, 100.0):
-                r = run_baseline(algo, radius, X, y, zero, noise, settings["UC"], weights,
+                r = run_baseline(algo, radius, X, y, zero, state, settings["UC"], weights,
                                  cp, True)[0]
                 res.setdefault((algo, radius), []).append(base + r / T)
     rows = [[f"PF {m}", mean_std(res[(m, "UC")]), mean_std(res[(m, "AP")]),

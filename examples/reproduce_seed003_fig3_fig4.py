@@ -2,7 +2,7 @@
 
 Figure 3 (``doc/images/seed003_fig3_regret.png``): regret of
 mutual-information-private OGD against the horizon ``T``, private
-(``sigma^2 = 1``) and non-private (``sigma = 0``, here ``1e-12``), for full
+(``sigma^2 = 1``) and non-private (``sigma = 0``, here ``1e-6``), for full
 feedback (Algorithm 1, the seed's figure) and for bandit feedback (Algorithm
 2, which the seed analyses, Theorem 4, but does not plot).
 
@@ -23,7 +23,9 @@ as stated). Regret (the seed's Definition 2 for a fixed data stream): ``sum_t
 f_t(w_t) - min_{|u| <= B} sum_t f_t(u)``, the minimum computed exactly (a
 weighted median); for bandit feedback the loss is taken at the query point
 ``w_t + delta e_t`` (the seed's eq. 8). Mean +- standard error over
-repetitions, each with its own data and noise (the same across settings).
+repetitions, each with its own data and exact-sampler state (the same
+starting state across settings; the noise is exact Gaussian on a grid,
+doc/privacy.md section 14).
 
 Step sizes: the seed's Theorem 2 choice for a known horizon,
 ``eta = B / sqrt(G^2 T)`` with ``G^2 = L^2 + d sigma^2`` (full) or
@@ -86,11 +88,16 @@ from numba import njit  # noqa: E402
 from sklearn_dpol import MutualInformationPrivateOGDRegressor  # noqa: E402
 from sklearn_dpol._base import make_generator  # noqa: E402
 from sklearn_dpol._core import _mi_kernels as mik  # noqa: E402
+from sklearn_dpol._core._exact_kernels import WORKSPACE_DIGITS  # noqa: E402
+from sklearn_dpol._core.noise import sampler_state  # noqa: E402
 from sklearn_dpol._core.local_randomizers import sphere_directions  # noqa: E402
 
 B = L = 1.0
 SLOPE, Y_NOISE = 0.5, 0.1
-NON_PRIVATE = 1e-12  # sigma must be > 0; this is the seed's sigma = 0
+# sigma must be > 0; this is the seed's sigma = 0. (Not smaller: the grid release
+# clamps |value| to about 2^33 sigma, doc/privacy.md section 14.2, and the bandit
+# estimate d F / delta reaches ~80 at T = 1e6.)
+NON_PRIVATE = 1e-6
 DELTA_DP = 1e-6
 FIG4_T = 25
 ABSOLUTE = mik.ABSOLUTE
@@ -102,13 +109,15 @@ ABSOLUTE = mik.ABSOLUTE
 
 @njit(cache=True)
 def _mi_stream(bandit, X, y, intercept, data_norm, y_bound, clip_norm, exploration,
-               loss_bound, sigma, noise, directions, theta, t0, w_sum, eta, anytime, radius):
+               loss_bound, sigma, state, directions, theta, t0, w_sum, eta, anytime, radius):
     """The protocol loop of ``_mi_kernels.run_protocol``; returns the sum of the losses
-    at the played points (the query points ``w_t + delta e_t`` for bandit feedback)."""
+    at the played points (the query points ``w_t + delta e_t`` for bandit feedback).
+    ``state`` is the users' exact-sampler state, advanced in place."""
     d = theta.shape[0]
     w = np.empty(d)
     report = np.empty(d)
     query = np.empty(d)
+    ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     total = 0.0
     for i in range(X.shape[0]):
         mik.learner_predict(theta, t0 + i, eta, anytime, radius, w)
@@ -120,26 +129,27 @@ def _mi_stream(bandit, X, y, intercept, data_norm, y_bound, clip_norm, explorati
             r, _ = mik._residual(query, X[i], y[i], intercept, data_norm, y_bound)
             total += mik.loss_value(r, ABSOLUTE, 1.0)
             mik.user_bandit_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, data_norm, y_bound,
-                                   exploration, loss_bound, sigma, directions[i], noise[i],
+                                   exploration, loss_bound, sigma, directions[i], ws, state,
                                    query, report)
         else:
             r, _ = mik._residual(w, X[i], y[i], intercept, data_norm, y_bound)
             total += mik.loss_value(r, ABSOLUTE, 1.0)
             mik.user_full_report(w, X[i], y[i], intercept, ABSOLUTE, 1.0, data_norm, y_bound,
-                                 clip_norm, sigma, noise[i], report)
+                                 clip_norm, sigma, ws, state, report)
         mik.learner_update(theta, report)
     return total
 
 
 @njit(cache=True)
-def _full_feedback_batch(X, y, sigma, noise, eta, radius, clip_norm, out):
+def _full_feedback_batch(X, y, sigma, states, eta, radius, clip_norm, out):
     """Independent full-feedback streams ``X[r], y[r]`` from fresh learners (no intercept,
-    rows and targets already within 1): ``out[r]`` = sum of the played losses."""
+    rows and targets already within 1), users' sampler state ``states[r]`` (advanced in
+    place): ``out[r]`` = sum of the played losses."""
     d = X.shape[2]
     no_directions = np.zeros((0, d))
     for r in range(X.shape[0]):
         out[r] = _mi_stream(False, X[r], y[r], False, 1.0, 1.0, clip_norm, 1.0, 0.0, sigma,
-                            noise[r], no_directions, np.zeros(d), 0, np.zeros(d), eta, False,
+                            states[r], no_directions, np.zeros(d), 0, np.zeros(d), eta, False,
                             radius)
 
 
@@ -162,21 +172,23 @@ class Learner:
         new.theta, new.w_sum, new.t = np.zeros(self.n_dims), np.zeros(self.n_dims), 0
         return new
 
-    def run(self, X, y, noise, directions):
+    def run(self, X, y, state, directions):
+        """The stream from the users' sampler ``state`` (advanced in place)."""
         e = self.est
         total = _mi_stream(e.feedback == "bandit", X, y, e.fit_intercept, float(e.data_norm),
                            float(e.y_bound), float(e.gradient_bound), self.exploration,
-                           self.loss_bound, float(e.sigma), noise, directions, self.theta,
+                           self.loss_bound, float(e.sigma), state, directions, self.theta,
                            self.t, self.w_sum, self.eta, e.step_size is None, float(e.radius))
         self.t += X.shape[0]
         return total
 
-    def run_batch(self, X, y, noise):
-        """Full feedback, constant step: one fresh learner per stream ``X[r], y[r]``."""
+    def run_batch(self, X, y, states):
+        """Full feedback, constant step: one fresh learner per stream ``X[r], y[r]``,
+        starting from (copies of) the sampler states ``states[r]``."""
         e = self.est
         assert e.feedback == "full" and e.step_size is not None and not e.fit_intercept
         out = np.empty(X.shape[0])
-        _full_feedback_batch(X, y, float(e.sigma), noise, self.eta, float(e.radius),
+        _full_feedback_batch(X, y, float(e.sigma), states.copy(), self.eta, float(e.radius),
                              float(e.gradient_bound), out)
         return out
 
@@ -202,11 +214,12 @@ def exploration_for(T, F0=2.0):
 
 
 def user_draws(seed, n, n_dims, bandit):
-    """The users' noise and directions, exactly as ``fit(random_state=seed)`` draws them."""
+    """The users' exact-sampler state and directions, exactly as ``fit(random_state=seed)``
+    draws them (the state first)."""
     rng = make_generator(seed, purpose=0)
-    noise = rng.standard_normal(size=(n, n_dims))
+    state = sampler_state(rng)
     directions = sphere_directions(rng, n, n_dims) if bandit else np.zeros((0, n_dims))
-    return noise, directions
+    return state, directions
 
 
 def stream(T, seed):
@@ -238,8 +251,8 @@ def regret(sigma, feedback, T, seed):
     """Regret of one run with the seed's known-horizon tuning."""
     X, y = stream(T, seed)
     learner = calibrated(sigma, feedback, T).fresh()
-    noise, directions = user_draws(seed, T, 1, feedback == "bandit")
-    return learner.run(X, y, noise, directions) - best_fixed_loss(X, y), learner
+    state, directions = user_draws(seed, T, 1, feedback == "bandit")
+    return learner.run(X, y, state, directions) - best_fixed_loss(X, y), learner
 
 
 # ---------------------------------------------------------------------------
@@ -255,15 +268,16 @@ def check_loop_against_estimator(seed, T=1_000, n_played=100):
         if not (np.array_equal(fitted.theta, learner.theta)
                 and np.array_equal(fitted.w_sum, learner.w_sum) and fitted.t == learner.t):
             raise AssertionError(f"{feedback}: the loop's learner state differs from fit's")
-        # partial_fit, one row per call, draws noise then direction from purpose 1.
+        # partial_fit draws one sampler state from purpose 1 (first call), advanced call
+        # after call, and one direction per row.
         est = make_estimator(1.0, feedback, T, average=False, random_state=seed)
         learner = calibrated(1.0, feedback, T).fresh()
         rng = make_generator(seed, purpose=1)
+        state = sampler_state(rng)
         for i in range(n_played):
-            noise = rng.standard_normal(size=(1, 1))
             directions = (sphere_directions(rng, 1, 1) if feedback == "bandit"
                           else np.zeros((0, 1)))
-            learner.run(X[i:i + 1], y[i:i + 1], noise, directions)
+            learner.run(X[i:i + 1], y[i:i + 1], state, directions)
             est.partial_fit(X[i:i + 1], y[i:i + 1])
             played = np.empty(1)
             mik.learner_predict(learner.theta, learner.t, learner.eta, False, B, played)
@@ -295,12 +309,12 @@ def figure3(sizes, seeds, out_dir):
         for seed in seeds:
             X, y = stream(T, seed)
             best = best_fixed_loss(X, y)
-            # The bandit draws start with the same noise as the full-feedback draws.
-            noise, directions = user_draws(seed, T, 1, bandit=True)
+            # Every configuration starts from the same sampler state (the estimator's).
+            state, directions = user_draws(seed, T, 1, bandit=True)
             for feedback, sigma in configs:
                 learner = calibrated(sigma, feedback, T).fresh()
                 e = directions if feedback == "bandit" else no_directions
-                regrets[(feedback, sigma)].append(learner.run(X, y, noise, e) - best)
+                regrets[(feedback, sigma)].append(learner.run(X, y, state.copy(), e) - best)
         for feedback, sigma in configs:
             res[(feedback, sigma, T)] = mean_se(regrets[(feedback, sigma)])
             privacy[(feedback, sigma, T)] = calibrated(sigma, feedback, T)
@@ -384,23 +398,23 @@ def figure4(sigmas, reps, out_dir):
     best = np.array([best_fixed_loss(X, y) for X, y in streams])
     X = np.stack([X for X, _ in streams])
     y = np.stack([y for _, y in streams])
-    noise = np.stack([user_draws(r, T, 1, False)[0] for r in range(reps)])
+    states = np.stack([user_draws(r, T, 1, False)[0] for r in range(reps)])
     rows, points = [], []
     for sigma in sigmas:
         learner = calibrated(sigma, "full", T)
-        losses = learner.run_batch(X, y, noise)
-        if losses[0] != learner.fresh().run(X[0], y[0], noise[0], np.zeros((0, 1))):
+        losses = learner.run_batch(X, y, states)
+        if losses[0] != learner.fresh().run(X[0], y[0], states[0].copy(), np.zeros((0, 1))):
             raise AssertionError("the batch loop differs from the checked loop")
         m, se = mean_se(losses - best)
         info, priv = learner.information, learner.privacy
         bound = B * math.sqrt((L ** 2 + sigma ** 2) * T)
         points.append((sigma, info, priv.epsilon, m, se, bound))
-        label = "0 (1e-12)" if sigma == NON_PRIVATE else f"{sigma:.3g}"
+        label = f"0 ({NON_PRIVATE:g})" if sigma == NON_PRIVATE else f"{sigma:.3g}"
         rows.append([label, f"{info:.4g}", f"{priv.mu:.3g}", f"{priv.epsilon:.3g}",
                      f"{m:.3f} ± {se:.3f}", f"{bound:.3g}"])
     print_table(f"Figure 4: privacy/regret trade-off of Algorithm 1, T = {T}, d = L = B = 1, "
                 f"eta = B / sqrt((L^2 + d sigma^2) T); regret mean ± s.e. over {reps:,} "
-                "repetitions (same data and unit noise for every sigma)",
+                "repetitions (same data and sampler state for every sigma)",
                 ["sigma", "C = MI bound (nats)", "mu = 2L/sigma",
                  f"epsilon (delta={DELTA_DP:g})", "regret", "Thm 2 bound"], rows)
     pts = np.array(points)
@@ -469,10 +483,11 @@ def real_data(data_dir, seeds):
                     sigma=sigma, gradient_bound=math.sqrt(2.0), radius=2.0, data_norm=1.0,
                     y_bound=1.0, loss="absolute", feedback=feedback)
                 learner = Learner(est, n_features)
-                noise, directions = user_draws(seed, T, n_features + 1, feedback == "bandit")
-                losses.append(learner.run(X, y, noise, directions) / T)
+                state, directions = user_draws(seed, T, n_features + 1, feedback == "bandit")
+                losses.append(learner.run(X, y, state, directions) / T)
             m, se = mean_se(losses)
-            rows.append([feedback, "0 (1e-12)" if sigma == NON_PRIVATE else f"{sigma:g}",
+            label = f"0 ({NON_PRIVATE:g})" if sigma == NON_PRIVATE else f"{sigma:g}"
+            rows.append([feedback, label,
                          f"{learner.information:.3g}", f"{learner.privacy.epsilon:.3g}",
                          f"{m:.4f} ± {se:.4f}"])
     print_table(f"Real data: cal_housing stream (T = {T:,}, 8 features + intercept, public "

@@ -14,6 +14,8 @@ import pytest
 
 from sklearn_dpol._core import _mi_kernels as mi_kernels
 from sklearn_dpol._core import _pf_kernels as pf_kernels
+from sklearn_dpol._core._exact_kernels import workspace
+from sklearn_dpol._core.noise import sampler_state
 from sklearn_dpol.audit import audit_samples
 from sklearn_dpol.privacy import gaussian_epsilon
 
@@ -24,13 +26,13 @@ RUNS = 40_000
 
 def laplace_reports(x, y, epsilon, seed, runs=RUNS):
     """Reports of one user at w = 0 (absolute loss, no intercept, one coordinate)."""
-    rng = np.random.default_rng(seed)
-    out = np.empty(1)
+    state = sampler_state(np.random.default_rng(seed))
+    out, scales, ws = np.empty(1), np.empty(1), workspace()
     reports = np.empty((runs, 1))
     w, weights = np.zeros(1), np.ones(1)
-    for i, noise in enumerate(rng.laplace(size=(runs, 1))):
-        pf_kernels.user_report(w, np.array([x]), y, False, pf_kernels.ABSOLUTE, 1.0, noise,
-                               epsilon, weights, out)
+    for i in range(runs):
+        pf_kernels.user_report(w, np.array([x]), y, False, pf_kernels.ABSOLUTE, 1.0,
+                               epsilon, weights, scales, ws, state, out)
         reports[i] = out
     return reports
 
@@ -41,10 +43,9 @@ def laplace_audit(epsilon_used, replacement_x=1.0):
     out0 = laplace_reports(1.0, -5.0, epsilon_used, seed=0)
     out1 = laplace_reports(replacement_x, 5.0, epsilon_used, seed=1)
     # The likelihood ratio is a nonincreasing function of the report, so
-    # thresholds on -z are the likelihood-ratio tests. (Computing the ratio
-    # itself in floating point would rank reports by rounding: near z = -1 the
-    # two data sets produce differently spaced floats, the floating-point
-    # channel of Mironov (2012) that README lists as a known limitation.)
+    # thresholds on -z are the likelihood-ratio tests. (The reports lie on a
+    # common grid, doc/privacy.md section 14, so their floating-point bits carry
+    # nothing more: tests/test_local_parity_attack.py.)
     def statistic(out):
         return -out[:, 0]
 
@@ -72,12 +73,12 @@ def test_laplace_with_half_the_noise_is_caught():
 def gaussian_reports(y, sigma, seed, runs):
     """One user (x = e_1, absolute loss, no intercept) at w = 0: the clipped
     gradient is +-e_1, antipodal on the L-ball with L = 1."""
-    rng = np.random.default_rng(seed)
-    w, x, out = np.zeros(2), np.array([1.0, 0.0]), np.empty(2)
+    state = sampler_state(np.random.default_rng(seed))
+    w, x, out, ws = np.zeros(2), np.array([1.0, 0.0]), np.empty(2), workspace()
     reports = np.empty((runs, 2))
-    for i, noise in enumerate(rng.standard_normal((runs, 2))):
+    for i in range(runs):
         mi_kernels.user_full_report(w, x, y, False, mi_kernels.ABSOLUTE, 1.0, 1.0, 1.0, 1.0,
-                                    sigma, noise, out)
+                                    sigma, ws, state, out)
         reports[i] = out
     return reports
 

@@ -10,7 +10,9 @@ import pytest
 from sklearn_dpol import ParameterFreeLocalDPRegressor
 from sklearn_dpol._core import _pf_kernels as kernels
 from sklearn_dpol._core import parameter_free as pf
+from sklearn_dpol._core._exact_kernels import workspace
 from sklearn_dpol._core.local_randomizers import LocalLaplaceRandomizer
+from sklearn_dpol._core.noise import sampler_state
 
 WEIGHTS = np.array([0.5, 0.3, 0.2, 0.0])
 
@@ -40,14 +42,15 @@ def test_exact_privacy_loss_is_bounded_by_tau_and_attained():
 def _kernel_reports(sign, n, tau, rng):
     """Reports of the production user kernel with gradient 5 * sign (clipped to +-1)."""
     weights = np.array([1.0])
-    out = np.empty(1)
-    noise = rng.laplace(size=(n, 1))
+    out, scales, ws = np.empty(1), np.empty(1), workspace()
+    state = sampler_state(rng)
     reports = np.empty(n)
     x = np.array([5.0])
     for i in range(n):
         kernels.user_report(np.array([1.0]), x, -20.0 * sign, False, kernels.ABSOLUTE, 1.0,
-                            noise[i], tau, weights, out)
+                            tau, weights, scales, ws, state, out)
         reports[i] = out[0]
+    assert scales[0] == 2.0 / tau
     return reports
 
 
@@ -86,7 +89,7 @@ def test_all_users_at_inf_equal_the_noiseless_learner(method):
     # The noiseless learner, fed the exact clipped subgradients in plain Python.
     learner = pf.make_learner(method, 4, G=a._learner.G, prior="conjugate", b=1.0)
     pf.run_protocol_python(learner, X, y, inf, LocalLaplaceRandomizer(np.full(4, 0.25)),
-                           np.full((X.shape[0], 4), 1e6), loss="absolute", huber_delta=1.0,
+                           np.random.default_rng(5), loss="absolute", huber_delta=1.0,
                            intercept=True)
     np.testing.assert_allclose(a._learner.average(), learner.average(), rtol=1e-10, atol=1e-14)
     # And noise does change it (the comparison above can fail).
@@ -107,15 +110,21 @@ def test_learner_state_depends_only_on_the_reports(method, prior):
     kwargs = dict(loss="absolute", huber_delta=1.0, intercept=True)
 
     first = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
-    reports = pf.run_protocol_python(first, X1, y1, eps1, r1, rng.laplace(size=(120, 4)),
-                                     **kwargs)
-    # The production (numba) protocol with the same draws gives the same learner.
+    state = sampler_state(rng)
+    start = state.copy()
+    reports = pf.run_protocol_python(first, X1, y1, eps1, r1, state, **kwargs)
+    # The production (numba) protocol fed the same sampler state draws the same
+    # bits in the same order: the same learner, the same final state.
     fast = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
-    rng3 = np.random.default_rng(3)
-    rng3.choice([0.5, 2.0, np.inf], size=120), rng3.choice([1.0, 4.0], size=120)
-    pf.run_protocol(fast, X1, y1, eps1, w1, rng3.laplace(size=(120, 4)), **kwargs)
+    fast_state = start.copy()
+    pf.run_protocol(fast, X1, y1, eps1, w1, fast_state, **kwargs)
+    np.testing.assert_array_equal(fast_state, state)
     for key, value in first.state().items():
         np.testing.assert_allclose(fast.state()[key], value, rtol=1e-10, atol=1e-13)
+    # ... and another state another learner (the comparison above can fail).
+    other = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
+    pf.run_protocol(other, X1, y1, eps1, w1, np.random.default_rng(4), **kwargs)
+    assert not np.allclose(other.average(), first.average())
 
     # Replaying the reports alone reproduces the state exactly.
     replayed = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
@@ -124,18 +133,24 @@ def test_learner_state_depends_only_on_the_reports(method, prior):
         np.testing.assert_array_equal(replayed.state()[key], value)
 
     # Other users (data, budgets, split) whose noise happened to give the same
-    # reports leave the learner in the same state.
+    # reports leave the learner in the same state: users that compute their
+    # own gradients on other data and send the recorded reports.
+    class SameReports:
+        def __init__(self):
+            self.t, self.gradients = 0, []
+
+        def report(self, gradient, epsilon, rng):
+            self.gradients.append(r2.clip(gradient))
+            self.t += 1
+            return reports[self.t - 1]
+
+    users = SameReports()
     second = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
-    noise2 = np.empty((120, 4))
-    probe = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
-    for t in range(120):
-        w = probe.predict()
-        g2 = r2.clip(pf.user_gradient(w, X2[t], y2[t], loss="absolute"))
-        noise2[t] = (reports[t] - g2) / r2.scales(eps2[t])
-        probe.update(reports[t])
-    pf.run_protocol_python(second, X2, y2, eps2, r2, noise2, **kwargs)
+    pf.run_protocol_python(second, X2, y2, eps2, users, np.random.default_rng(9), **kwargs)
+    assert users.t == 120
+    assert not np.allclose(users.gradients, reports)     # the users did differ
     for key, value in first.state().items():
-        np.testing.assert_allclose(second.state()[key], value, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(second.state()[key], value)
 
 
 FORBIDDEN = ("epsilon", "tau", "noise", "randomi", "scale", "weights")
