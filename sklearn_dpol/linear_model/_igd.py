@@ -290,7 +290,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         tags = super().__sklearn_tags__()
         # Noise calibrated for privacy costs accuracy on the checks' tiny data.
         tags.classifier_tags.poor_score = True
-        tags.input_tags.sparse = True  # CSR kernels (solver="igd"); other formats converted
+        # CSR kernels (solver="igd"); other formats are converted to CSR.
+        tags.input_tags.sparse = self.solver == "igd"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
