@@ -258,3 +258,34 @@ def test_igd_weighted_neighbours_move_iterates_within_sensitivity(params):
     lipschitz = igd.loss_lipschitz(1.0, 1.0 if kw.get("fit_intercept", True) else 0.0)
     assert bound == pytest.approx(igd.release_sensitivity(
         lipschitz, float(reference.alpha), reference.update, n * passes, passes))
+
+
+# -- Frank-Wolfe -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [
+    dict(),
+    dict(selection="gaussian", positive=True, fit_intercept=False, step_size="constant"),
+    dict(max_iter=20),   # p = 3000 and few steps: columns on demand, no Gram matrix
+])
+@pytest.mark.parametrize("epsilon", [np.inf, 1.0])
+def test_frank_wolfe_csr_equals_dense(params, epsilon):
+    from sklearn_dpol import PrivateFrankWolfeLasso
+    from sklearn_dpol._core import frank_wolfe as fw
+
+    p = 3000 if params.get("max_iter") == 20 else 30
+    X = sp.random(300, p, density=min(0.2, 30 / p), random_state=1, format="csr") * 4
+    X.data -= 2.0   # entries above feature_bound=1 are clipped
+    dense = X.toarray()
+    y = np.clip(dense[:, 0] * 0.3 - dense[:, 1] * 0.2 + 0.1, -1, 1)
+    assert fw.use_gram(p + 1, 20) is (p < 200)
+    kwargs = dict(epsilon=epsilon, random_state=0, **params)
+    a = PrivateFrankWolfeLasso(**kwargs).fit(dense, y)
+    b = PrivateFrankWolfeLasso(**kwargs).fit(X, y)
+    assert_allclose(_released(b), _released(a), rtol=1e-9, atol=1e-12)
+    assert_allclose(b.predict(X), a.predict(dense), rtol=1e-9, atol=1e-12)
+    a.partial_fit(dense, y)
+    b.partial_fit(X.tocoo(), y)
+    assert_allclose(_released(b), _released(a), rtol=1e-9, atol=1e-12)
+    assert np.array_equal(X.data, sp.random(300, p, density=min(0.2, 30 / p), random_state=1,
+                                            format="csr").data * 4 - 2.0)  # not modified
