@@ -3,6 +3,9 @@
 * ``PrivateIGDClassifier`` (CSR numba kernels) against ``SGDClassifier`` (log
   loss, the same number of passes, ``tol=None``) at ``n = 100,000``,
   ``p = 100,000``, 0.1% density (100 stored entries per row, 1e7 in all).
+* ``PrivateFrankWolfeLasso`` (``--fw-steps`` steps, sparse products, columns
+  of the Gram matrix on demand) against ``Lasso`` on the same CSR data, with a
+  sparse linear target.
 * ``PrivateQFTLRegressor`` against ``Ridge`` at ``p = 1,000`` (its statistics
   are ``p x p``, so ``p = 1e5`` is not meaningful) and 1% density (10 entries
   per row), ``n = 100,000``.
@@ -21,9 +24,9 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.linear_model import Ridge, SGDClassifier
+from sklearn.linear_model import Lasso, Ridge, SGDClassifier
 
-from sklearn_dpol import PrivateIGDClassifier, PrivateQFTLRegressor
+from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
 
 
 def sparse_design(n, p, per_row, rng):
@@ -53,6 +56,7 @@ def main():
     parser.add_argument("--qftl-p", type=int, default=1_000)
     parser.add_argument("--qftl-density", type=float, default=0.01)
     parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument("--fw-steps", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -61,6 +65,7 @@ def main():
     small = sparse_design(500, 50, 5, rng)
     PrivateIGDClassifier(random_state=0, classes=[0, 1]).fit(small, rng.integers(0, 2, 500))
     PrivateQFTLRegressor(random_state=0).fit(small, rng.uniform(-1, 1, 500))
+    PrivateFrankWolfeLasso(random_state=0, max_iter=5).fit(small, rng.uniform(-1, 1, 500))
 
     rows = []
     per_row = max(1, round(args.density * args.p))
@@ -80,6 +85,24 @@ def main():
     t_baseline, _ = best(lambda: baseline.fit(X, y), args.repeat)
     rows.append(("PrivateIGDClassifier (eps=1)", "SGDClassifier(log_loss)", t_private,
                  t_baseline, private.score(X, y), baseline.score(X, y), "accuracy"))
+    exact = PrivateIGDClassifier(epsilon=np.inf, alpha=1e-4, max_iter=args.passes,
+                                 classes=[0, 1], random_state=0)
+    t_exact, _ = best(lambda: exact.fit(X, y), 1)
+    rows.append(("PrivateIGDClassifier (eps=inf)", "SGDClassifier(log_loss)", t_exact,
+                 t_baseline, exact.score(X, y), baseline.score(X, y), "accuracy"))
+
+    # Frank-Wolfe on the same CSR design, a sparse target (5 active features).
+    active = rng.choice(args.p, size=5, replace=False)
+    target = np.clip(X[:, active] @ np.array([2.0, -2.0, 1.5, -1.0, 1.0]) * 0.3
+                     + 0.01 * rng.standard_normal(args.n), -1, 1)
+    lasso_fw = PrivateFrankWolfeLasso(epsilon=1.0, radius=3.0, max_iter=args.fw_steps,
+                                      random_state=0)
+    lasso = Lasso(alpha=1e-5)
+    t_private, _ = best(lambda: lasso_fw.fit(X, target), args.repeat)
+    t_baseline, _ = best(lambda: lasso.fit(X, target), args.repeat)
+    rows.append((f"PrivateFrankWolfeLasso (eps=1, {args.fw_steps} steps)", "Lasso(alpha=1e-5)",
+                 t_private, t_baseline, lasso_fw.score(X, target), lasso.score(X, target),
+                 "R^2"))
     del X, margin
 
     per_row = max(1, round(args.qftl_density * args.qftl_p))
@@ -96,10 +119,10 @@ def main():
                  t_baseline, reg.score(Xq, target), ridge.score(Xq, target), "R^2"))
 
     print()
-    print(f"{'private':32s} {'baseline':26s} {'private s':>10s} {'sklearn s':>10s} "
+    print(f"{'private':44s} {'baseline':26s} {'private s':>10s} {'sklearn s':>10s} "
           f"{'ratio':>7s} {'score (private / sklearn)':>28s}")
     for name, base, tp, tb, sp_, sb, metric in rows:
-        print(f"{name:32s} {base:26s} {tp:10.3f} {tb:10.3f} {tp / tb:7.2f} "
+        print(f"{name:44s} {base:26s} {tp:10.3f} {tb:10.3f} {tp / tb:7.2f} "
               f"{metric:>10s} {sp_:.3f} / {sb:.3f}")
 
 
