@@ -376,5 +376,5 @@ class ReleasedLinearRegressorMixin:
             Predicted targets.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        X = validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
+        return np.asarray(X @ self.coef_) + self.intercept_

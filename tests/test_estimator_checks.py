@@ -1,4 +1,9 @@
-"""Every estimator passes scikit-learn's estimator checks, with no expected failures."""
+"""Every estimator passes scikit-learn's estimator checks.
+
+The only expected failures are sample-weight checks that feed weights outside
+the public range [0, 1] that the privacy analysis covers (``[3] * n``, a weight
+of 10, integer weights up to 4 compared with repeated rows): those fits must raise.
+"""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -37,6 +42,36 @@ ESTIMATORS = [
 ]
 
 
-@parametrize_with_checks(ESTIMATORS)
+_WEIGHTS_ABOVE_ONE = (
+    "sample_weight must lie in [0, 1] (doc/privacy.md, 'Sparse input and sample "
+    "weights'); this check passes weights above 1"
+)
+_NO_WEIGHTS = "solver='objective_perturbation' does not take sample_weight (ValueError)"
+
+
+def _expected_failed_checks(estimator):
+    if getattr(estimator, "solver", None) == "objective_perturbation" and isinstance(
+        estimator, PrivateIGDClassifier
+    ):
+        return {
+            name: _NO_WEIGHTS for name in (
+                "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
+                "check_sample_weights_list", "check_sample_weights_shape",
+                "check_sample_weights_not_overwritten",
+                "check_sample_weight_equivalence_on_dense_data",
+                "check_classifiers_one_label_sample_weights",
+            )
+        }
+    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor)):
+        return {
+            "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
+            "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
+            "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ABOVE_ONE,
+            "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_ABOVE_ONE,
+        }
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

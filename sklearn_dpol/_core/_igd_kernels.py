@@ -100,14 +100,17 @@ def _dot(v, X, i, row_scale, intercept_value):
 
 @njit(cache=True, nogil=True)
 def implicit_pass(
-    w, X, y, row_scale, row_sq, order, t_start, alpha, loss, intercept_value
+    w, X, y, row_scale, row_sq, order, t_start, alpha, loss, intercept_value, weights=None
 ):
     """One pass of implicit gradient descent, updating ``w`` in place.
 
     Step ``t`` (counted from ``t_start + 1``) solves
     ``argmin_x 1/2 ||x - w||^2 + eta_t (phi(y <x, z>) + alpha/2 ||x||^2)`` with
     ``eta_t = 1 / (alpha t)``. Its minimiser is ``c (w + eta_t s y z)`` with
-    ``c = t / (t + 1)`` and a scalar weight ``s`` solved exactly.
+    ``c = t / (t + 1)`` and a scalar weight ``s`` solved exactly. A record of
+    sample weight ``weights[i]`` (in [0, 1]) has the loss ``weights[i] phi``:
+    its curvature and its step are multiplied by the weight (exactly the
+    unweighted step when the weight is 1).
 
     Returns the step counter after the pass.
     """
@@ -122,14 +125,16 @@ def implicit_pass(
         r = row_scale[i]
         z_sq = row_sq[i] + _intercept_sq(v, X, intercept_value)
         margin = y[i] * scale * _dot(v, X, i, r, intercept_value)
-        curvature = shrink * eta * z_sq
+        weight = 1.0 if weights is None else weights[i]
+        curvature = shrink * eta * z_sq * weight
         if loss == LOG_LOSS:
             s = implicit_log_loss_weight(shrink * margin, curvature)
         else:
             s = implicit_hinge_weight(shrink * margin, curvature)
         scale *= shrink
-        if s != 0.0:
-            _axpy_scaled(v, X, i, shrink * eta * s * y[i] / scale, r, intercept_value)
+        if s != 0.0 and weight != 0.0:
+            _axpy_scaled(v, X, i, shrink * eta * s * weight * y[i] / scale, r,
+                         intercept_value)
         if scale < _MIN_SCALE:
             v *= scale
             scale = 1.0
@@ -139,7 +144,8 @@ def implicit_pass(
 
 @njit(cache=True, nogil=True)
 def gradient_pass(
-    w, X, y, row_scale, row_sq, order, t_start, alpha, intercept_value, burn_in, radius
+    w, X, y, row_scale, row_sq, order, t_start, alpha, intercept_value, burn_in, radius,
+    weights=None
 ):
     """One pass of projected gradient descent (GIGA) on the log loss, in place.
 
@@ -165,7 +171,7 @@ def gradient_pass(
         slope = _sigmoid_neg(y[i] * scale * inner)  # -phi'(m)
         shrink = 1.0 - eta * alpha
         # w <- shrink * w + eta * slope * y * z, tracked through (scale, v).
-        step = eta * slope * y[i]
+        step = eta * slope * y[i] * (1.0 if weights is None else weights[i])
         new_scale = scale * shrink
         if new_scale == 0.0:
             v[:] = 0.0
@@ -240,6 +246,153 @@ def clip_scales(X, max_norm):
         for j in range(X.shape[1]):
             unit += (X[i, j] / largest) ** 2
         root = math.sqrt(unit)  # ||X[i]|| = largest * root, root in [1, sqrt(d)]
+        if largest <= max_norm / root:
+            scale[i] = 1.0
+            clipped_sq[i] = (largest * root) ** 2
+        else:
+            scale[i] = (max_norm / largest) / root
+            clipped_sq[i] = max_norm * max_norm
+    return scale, clipped_sq
+
+
+# ---------------------------------------------------------------------------
+# CSR kernels: the same passes over a sparse matrix given by its ``data``,
+# ``indices`` and ``indptr`` arrays. Only the stored entries of a row are read;
+# the arithmetic is the dense kernels' one with the zero terms left out.
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _dot_csr(v, data, indices, lo, hi, n_features, row_scale, intercept_value):
+    acc = 0.0
+    for k in range(lo, hi):
+        acc += v[indices[k]] * (row_scale * data[k])
+    if v.shape[0] > n_features:
+        acc += v[n_features] * intercept_value
+    return acc
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _axpy_csr(v, data, indices, lo, hi, n_features, coef, row_scale, intercept_value):
+    for k in range(lo, hi):
+        v[indices[k]] += coef * (row_scale * data[k])
+    if v.shape[0] > n_features:
+        v[n_features] += coef * intercept_value
+
+
+@njit(cache=True, nogil=True)
+def implicit_pass_csr(
+    w, data, indices, indptr, n_features, y, row_scale, row_sq, order, t_start, alpha,
+    loss, intercept_value, weights=None
+):
+    """:func:`implicit_pass` over the rows of a CSR matrix (same step, same weights)."""
+    scale = 1.0
+    v = w.copy()
+    t = t_start
+    intercept_sq = intercept_value * intercept_value if v.shape[0] > n_features else 0.0
+    for k in range(order.shape[0]):
+        i = order[k]
+        lo, hi = indptr[i], indptr[i + 1]
+        t += 1
+        eta = 1.0 / (alpha * t)
+        shrink = t / (t + 1.0)
+        r = row_scale[i]
+        z_sq = row_sq[i] + intercept_sq
+        margin = y[i] * scale * _dot_csr(v, data, indices, lo, hi, n_features, r,
+                                         intercept_value)
+        weight = 1.0 if weights is None else weights[i]
+        curvature = shrink * eta * z_sq * weight
+        if loss == LOG_LOSS:
+            s = implicit_log_loss_weight(shrink * margin, curvature)
+        else:
+            s = implicit_hinge_weight(shrink * margin, curvature)
+        scale *= shrink
+        if s != 0.0 and weight != 0.0:
+            _axpy_csr(v, data, indices, lo, hi, n_features,
+                      shrink * eta * s * weight * y[i] / scale, r, intercept_value)
+        if scale < _MIN_SCALE:
+            v *= scale
+            scale = 1.0
+    w[:] = v * scale
+    return t
+
+
+@njit(cache=True, nogil=True)
+def gradient_pass_csr(
+    w, data, indices, indptr, n_features, y, row_scale, row_sq, order, t_start, alpha,
+    intercept_value, burn_in, radius, weights=None
+):
+    """:func:`gradient_pass` (GIGA) over the rows of a CSR matrix."""
+    scale = 1.0
+    v = w.copy()
+    sq_norm = float(np.dot(v, v))
+    t = t_start
+    intercept_sq = intercept_value * intercept_value if v.shape[0] > n_features else 0.0
+    for k in range(order.shape[0]):
+        i = order[k]
+        lo, hi = indptr[i], indptr[i + 1]
+        t += 1
+        if t < burn_in:
+            continue
+        eta = 2.0 / (alpha * t)
+        r = row_scale[i]
+        z_sq = row_sq[i] + intercept_sq
+        inner = _dot_csr(v, data, indices, lo, hi, n_features, r, intercept_value)
+        slope = _sigmoid_neg(y[i] * scale * inner)
+        shrink = 1.0 - eta * alpha
+        step = eta * slope * y[i] * (1.0 if weights is None else weights[i])
+        new_scale = scale * shrink
+        if new_scale == 0.0:
+            v[:] = 0.0
+            new_scale = 1.0
+            sq_norm = 0.0
+            inner = 0.0
+        coef = step / new_scale
+        sq_norm = (
+            sq_norm * shrink * shrink
+            + 2.0 * step * shrink * scale * inner
+            + step * step * z_sq
+        )
+        scale = new_scale
+        _axpy_csr(v, data, indices, lo, hi, n_features, coef, r, intercept_value)
+        norm = math.sqrt(max(sq_norm, 0.0))
+        if norm > radius:
+            scale *= radius / norm
+            sq_norm = radius * radius
+        if abs(scale) < _MIN_SCALE or abs(scale) > 1.0 / _MIN_SCALE:
+            v *= scale
+            scale = 1.0
+            sq_norm = float(np.dot(v, v))
+    w[:] = v * scale
+    return t
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def clip_scales_csr(data, indptr, max_norm):
+    """:func:`clip_scales` for a CSR matrix: reads each row's stored entries only."""
+    n = indptr.shape[0] - 1
+    scale = np.empty(n)
+    clipped_sq = np.empty(n)
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        acc = 0.0
+        for k in range(lo, hi):
+            acc += data[k] * data[k]
+        if acc > 1e-280 and acc < 1e280:
+            norm = math.sqrt(acc)
+            scale[i] = 1.0 if norm <= max_norm else max_norm / norm
+            clipped_sq[i] = min(acc, max_norm * max_norm)
+            continue
+        largest = 0.0
+        for k in range(lo, hi):
+            largest = max(largest, abs(data[k]))
+        if largest == 0.0:
+            scale[i] = 1.0
+            clipped_sq[i] = 0.0
+            continue
+        unit = 0.0
+        for k in range(lo, hi):
+            unit += (data[k] / largest) ** 2
+        root = math.sqrt(unit)
         if largest <= max_norm / root:
             scale[i] = 1.0
             clipped_sq[i] = (largest * root) ** 2

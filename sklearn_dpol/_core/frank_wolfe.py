@@ -390,6 +390,86 @@ class ClippedLeastSquares:
         return 0.5 * total / self.n_samples
 
 
+class SparseClippedLeastSquares:
+    """:class:`ClippedLeastSquares` for a CSR ``X``, by sparse products only.
+
+    Clipping each entry to ``[-feature_bound, feature_bound]`` reads the stored
+    entries only (a zero stays zero); the clipped matrix shares ``X``'s
+    ``indices`` and ``indptr`` and holds its own clipped ``data``. A CSC copy
+    serves the columns ``G[:, j] = Z^T Z[:, j] / n`` (``O(nnz)`` each); the
+    intercept column (the constant ``feature_bound``) is handled blockwise,
+    never appended. Same objective, same gradients as the dense class.
+    """
+
+    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute):
+        import scipy.sparse as sp
+
+        self.n_samples, n_features = X.shape
+        self.n_dims = n_features + int(intercept)
+        self._p = n_features
+        self._y = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+        bound = float(feature_bound)
+        self._c = bound if intercept else None
+        data = np.clip(np.asarray(X.data, dtype=np.float64), -bound, bound)
+        self._Z = sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape, copy=False)
+        self._Zc = self._Z.tocsc()
+        n = self.n_samples
+        self._col_sums = np.asarray(self._Z.sum(axis=0)).ravel()
+        linear = np.empty(self.n_dims)
+        linear[:n_features] = self._Z.T @ self._y
+        if intercept:
+            linear[n_features] = self._c * self._y.sum()
+        self.linear = linear / n
+        self.gram = None
+        if precompute:
+            gram = np.empty((self.n_dims, self.n_dims))
+            gram[:n_features, :n_features] = (self._Z.T @ self._Z).toarray()
+            if intercept:
+                gram[:n_features, n_features] = gram[n_features, :n_features] = (
+                    self._c * self._col_sums)
+                gram[n_features, n_features] = self._c * self._c * n
+            self.gram = gram / n
+        self._columns = {}
+
+    def _predict(self, theta):
+        out = self._Z @ theta[:self._p]
+        if self._c is not None:
+            out = out + self._c * theta[self._p]
+        return out
+
+    def _transpose_times(self, r):
+        out = np.empty(self.n_dims)
+        out[:self._p] = self._Z.T @ r
+        if self._c is not None:
+            out[self._p] = self._c * r.sum()
+        return out
+
+    def column(self, j):
+        """Column ``j`` of ``G``."""
+        if self.gram is not None:
+            return self.gram[:, j]
+        if j not in self._columns:
+            if j == self._p:   # the intercept: Z^T (c 1) / n
+                column = self._c * self._transpose_times(np.ones(self.n_samples))
+            else:
+                z_j = self._Zc[:, [j]].toarray().ravel()
+                column = self._transpose_times(z_j)
+            self._columns[j] = column / self.n_samples
+        return self._columns[j]
+
+    def gradient(self, theta):
+        """``G theta - b``."""
+        if self.gram is not None:
+            return self.gram @ theta - self.linear
+        if not np.any(theta):
+            return -self.linear
+        return self._transpose_times(self._predict(theta)) / self.n_samples - self.linear
+
+    def loss(self, theta):
+        """``L(theta)``."""
+        return 0.5 * float(np.sum((self._predict(theta) - self._y) ** 2)) / self.n_samples
+
+
 def use_gram(n_dims, n_steps):
     """Precompute the Gram matrix unless the steps can touch only a few of its columns.
 
@@ -529,9 +609,11 @@ def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature
     """
     n_samples, n_features = X.shape
     n_dims = n_features + int(intercept)
-    problem = ClippedLeastSquares(X, y, feature_bound=feature_bound, y_bound=y_bound,
-                                  intercept=intercept,
-                                  precompute=use_gram(n_dims, n_steps))
+    from scipy.sparse import issparse
+
+    kind = SparseClippedLeastSquares if issparse(X) else ClippedLeastSquares
+    problem = kind(X, y, feature_bound=feature_bound, y_bound=y_bound, intercept=intercept,
+                   precompute=use_gram(n_dims, n_steps))
     return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
                           delta=delta, radius=radius, feature_bound=feature_bound,
                           y_bound=y_bound, intercept=intercept, positive=positive,

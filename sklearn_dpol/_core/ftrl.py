@@ -26,6 +26,7 @@ whatever the gradients' adaptivity.
 import math
 
 import numpy as np
+from scipy.sparse import issparse
 from scipy.special import expit
 
 
@@ -108,9 +109,13 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=No
     down to at most that L2 norm. Returns an array shaped like ``W``.
     """
     p = X.shape[1]
-    rows = X * row_scale[:, np.newaxis]        # clipped rows (scale first: no overflow)
+    sparse = issparse(X)                       # CSR: sparse products, never densified
+    if sparse:
+        rows = X.multiply(row_scale[:, np.newaxis]).tocsr()
+    else:
+        rows = X * row_scale[:, np.newaxis]    # clipped rows (scale first: no overflow)
     intercept = W.shape[1] > p
-    margins = Y * (W[:, :p] @ rows.T)
+    margins = Y * ((rows @ W[:, :p].T).T if sparse else W[:, :p] @ rows.T)
     if intercept:
         margins += Y * (W[:, p:] * intercept_value)
     if loss == LOG_LOSS:
@@ -119,13 +124,15 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=No
         slopes = -Y * (margins < 1.0)           # a subgradient of max(0, 1 - m)
     if gradient_norm is not None:
         # ||gradient|| = |slope| ||z||: cap |slope| at gradient_norm / ||z||.
-        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows)
+        sq = (np.asarray(rows.multiply(rows).sum(axis=1)).ravel() if sparse
+              else np.einsum("ij,ij->i", rows, rows))
+        norms = np.sqrt(sq
                         + (intercept_value * intercept_value if intercept else 0.0))
         with np.errstate(divide="ignore"):
             cap = np.where(norms > 0, gradient_norm / norms, np.inf)
         slopes = np.sign(slopes) * np.minimum(np.abs(slopes), cap)
     sums = np.empty_like(W)
-    sums[:, :p] = slopes @ rows
+    sums[:, :p] = (rows.T @ slopes.T).T if sparse else slopes @ rows
     if intercept:
         sums[:, p] = intercept_value * slopes.sum(axis=1)
     return sums

@@ -18,6 +18,7 @@ import math
 from functools import partial
 
 from joblib import Parallel, delayed
+from scipy.sparse import issparse
 
 from ._clip import project_rows_to_ball
 from .noise import gaussian_release
@@ -101,14 +102,16 @@ def iterate_radius(lipschitz, alpha):
 
 
 def run_pass(W, X, row_scale, row_sq, Y, order, t_start, *, alpha, loss, update,
-             intercept_value, lipschitz, n_jobs=None):
+             intercept_value, lipschitz, n_jobs=None, sample_weight=None):
     """One pass over ``X[order]`` for each binary problem (row of ``W``), in place.
 
     ``Y`` holds the {-1, +1} labels of each problem, one row per row of ``W``.
-    Returns the step counter after the pass.
+    ``X`` is a dense array or a CSR matrix (sparse kernels, stored entries
+    only). ``sample_weight`` (values in [0, 1], or ``None``) multiplies each
+    record's loss. Returns the step counter after the pass.
     """
     options = dict(alpha=alpha, loss=loss, update=update, intercept_value=intercept_value,
-                   lipschitz=lipschitz)
+                   lipschitz=lipschitz, sample_weight=sample_weight)
     if W.shape[0] == 1 or n_jobs in (None, 1):
         results = [_one_problem(W[k], X, row_scale, row_sq, Y[k], order, t_start, **options)
                    for k in range(W.shape[0])]
@@ -127,18 +130,30 @@ def run_pass(W, X, row_scale, row_sq, Y, order, t_start, *, alpha, loss, update,
 
 
 def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, update,
-                 intercept_value, lipschitz):
+                 intercept_value, lipschitz, sample_weight=None):
     """One pass of one binary problem on ``w`` (updated in place); ``(w, t)``."""
     from . import _igd_kernels as kernels
 
+    if issparse(X):
+        csr = (X.data, X.indices, X.indptr, X.shape[1])
+        if update == IMPLICIT:
+            loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+            t = kernels.implicit_pass_csr(w, *csr, y, row_scale, row_sq, order, t_start,
+                                          alpha, loss_code, intercept_value, sample_weight)
+        else:
+            t = kernels.gradient_pass_csr(w, *csr, y, row_scale, row_sq, order, t_start,
+                                          alpha, intercept_value,
+                                          burn_in_steps(lipschitz, alpha, update),
+                                          iterate_radius(lipschitz, alpha), sample_weight)
+        return w, t
     if update == IMPLICIT:
         loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
         t = kernels.implicit_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
-                                  loss_code, intercept_value)
+                                  loss_code, intercept_value, sample_weight)
     else:
         t = kernels.gradient_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
                                   intercept_value, burn_in_steps(lipschitz, alpha, update),
-                                  iterate_radius(lipschitz, alpha))
+                                  iterate_radius(lipschitz, alpha), sample_weight)
     return w, t
 
 

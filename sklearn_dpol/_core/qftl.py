@@ -16,6 +16,7 @@ after the release, the model included, is post-processing.
 import math
 
 import numpy as np
+from scipy.sparse import issparse
 
 SQRT2 = math.sqrt(2.0)
 
@@ -42,17 +43,23 @@ class PackedStatistics:
 
     Parameters
     ----------
-    rows : ndarray of shape (n, p)
-        Clipped feature rows.
+    rows : ndarray or CSR matrix of shape (n, p)
+        Clipped feature rows. A CSR matrix is never densified: its sums are
+        sparse products (only ``atoms``, per row for the tree mechanisms,
+        densifies the rows of its slice, whose atoms are dense anyway).
     y : ndarray of shape (n,)
         Clipped targets.
     intercept : float or None
         Value of the constant feature appended to every row, or ``None``.
         It is handled blockwise, so the rows are never copied to append it.
+    weights : ndarray of shape (n,) or None
+        Sample weights in ``[0, 1]``: row ``i``'s atom is ``weights[i]``
+        times ``(v v^T, y v)``. ``None`` weighs every row 1.
     """
 
-    def __init__(self, rows, y, intercept=None):
-        self.rows, self.y, self.intercept = rows, y, intercept
+    def __init__(self, rows, y, intercept=None, weights=None):
+        self.rows, self.y, self.intercept, self.weights = rows, y, intercept, weights
+        self.sparse = issparse(rows)
         self.n_rows = rows.shape[0]
         d = rows.shape[1] + (intercept is not None)
         self.dim_features = d
@@ -67,23 +74,39 @@ class PackedStatistics:
         gram = np.empty((d, d))
         cross = np.empty(d)
         p = rows.shape[1]
-        gram[:p, :p] = rows.T @ rows
-        cross[:p] = rows.T @ y
+        if self.weights is None:
+            weighted, wy, total = rows, y, hi - lo
+        else:
+            w = self.weights[lo:hi]
+            weighted = (rows.multiply(w[:, np.newaxis]).tocsr() if self.sparse
+                        else rows * w[:, np.newaxis])
+            wy, total = w * y, w.sum()
+        if self.sparse:
+            gram[:p, :p] = (weighted.T @ rows).toarray()
+            cross[:p] = rows.T @ wy
+        else:
+            gram[:p, :p] = weighted.T @ rows
+            cross[:p] = rows.T @ wy
         if self.intercept is not None:
             c = self.intercept
-            gram[:p, p] = c * rows.sum(axis=0)
-            gram[p, p] = c * c * (hi - lo)
-            cross[p] = c * y.sum()
+            gram[:p, p] = c * np.asarray(weighted.sum(axis=0)).ravel()
+            gram[p, p] = c * c * total
+            cross[p] = c * wy.sum()
         # The upper triangle is all that is packed, so the lower one is never filled.
         return np.concatenate([gram[self.upper] * self.scale, cross])
 
     def atoms(self, lo, hi):
         """Packed atom of each row in ``lo:hi``, shape ``(hi - lo, dim)``."""
         rows = self.rows[lo:hi]
+        if self.sparse:
+            rows = rows.toarray()  # this slice's atoms are dense (hi - lo, dim) anyway
         if self.intercept is not None:
             rows = np.hstack([rows, np.full((hi - lo, 1), self.intercept)])
         outer = rows[:, self.upper[0]] * rows[:, self.upper[1]] * self.scale
-        return np.hstack([outer, rows * self.y[lo:hi, np.newaxis]])
+        atoms = np.hstack([outer, rows * self.y[lo:hi, np.newaxis]])
+        if self.weights is not None:
+            atoms *= self.weights[lo:hi, np.newaxis]
+        return atoms
 
 
 def packed_dim(n_features):

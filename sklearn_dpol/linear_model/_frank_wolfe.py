@@ -4,6 +4,8 @@ import math
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -16,6 +18,7 @@ from .._base import (
     make_generator,
 )
 from .._core import frank_wolfe as fw
+from .._core._weights import canonical_csr
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 
@@ -225,6 +228,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         tags = super().__sklearn_tags__()
         # Clipping to public bounds and the noise cost accuracy on the checks' data.
         tags.regressor_tags.poor_score = True
+        tags.input_tags.sparse = True  # CSR by sparse products; other formats converted
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -234,8 +238,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; entries are clipped to ``feature_bound``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; entries are clipped to ``feature_bound``. Sparse
+            input is used as CSR (sparse products, never densified).
         y : array-like of shape (n_samples,)
             Targets; clipped to ``y_bound``.
 
@@ -257,8 +262,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            A batch; entries are clipped to ``feature_bound``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A batch; entries are clipped to ``feature_bound``. Sparse input is
+            used as CSR.
         y : array-like of shape (n_samples,)
             Targets of the batch; clipped to ``y_bound``.
 
@@ -290,7 +296,8 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "coef_")
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
-                             y_numeric=True, reset=first_call)
+                             accept_sparse="csr", y_numeric=True, reset=first_call)
+        X = canonical_csr(X)
         n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
                         n_dims)
@@ -398,8 +405,15 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             Predicted targets.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], accept_sparse="csr",
+                          reset=False)
         bound = float(self.feature_bound)
+        if issparse(X):
+            X = canonical_csr(X)
+            clipped = sp.csr_matrix(
+                (np.clip(np.asarray(X.data, dtype=np.float64), -bound, bound), X.indices,
+                 X.indptr), shape=X.shape)
+            return clipped @ self.coef_ + self.intercept_
         return np.clip(np.asarray(X, dtype=np.float64), -bound, bound) @ self.coef_ \
             + self.intercept_
 

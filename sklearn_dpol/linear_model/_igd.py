@@ -4,6 +4,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+from scipy.sparse import issparse
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -25,6 +26,7 @@ from .._base import (
 from .._core import ftrl, igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
+from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
@@ -288,19 +290,26 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         tags = super().__sklearn_tags__()
         # Noise calibrated for privacy costs accuracy on the checks' tiny data.
         tags.classifier_tags.poor_score = True
+        # CSR kernels (solver="igd"); other formats are converted to CSR.
+        tags.input_tags.sparse = self.solver == "igd"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` and release one model, ``(epsilon, delta)``-DP.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; rows are clipped to ``data_norm``. Sparse input is
+            used as CSR (``solver="igd"`` only).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]`` (``solver="igd"`` only): a record's loss is
+            multiplied by its weight. ``None`` weighs every record 1. Weights
+            outside ``[0, 1]`` raise ``ValueError``.
 
         Returns
         -------
@@ -308,7 +317,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             Fitted estimator.
         """
         return self._release_fit(X, y, reset=("classes_", "_w_private", "_t"), classes=None,
-                                 n_passes=self.max_iter)
+                                 n_passes=self.max_iter, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
@@ -317,8 +326,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            A batch of the stream; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A batch of the stream; rows are clipped to ``data_norm``. Sparse
+            input is used as CSR.
         y : array-like of shape (n_samples,)
             Class labels of the batch.
         classes : array-like of shape (n_classes,), default=None
@@ -367,9 +377,24 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             return PrivacyCost(self.epsilon, self.delta)
         return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
-    def _partial_fit(self, X, y, *, classes, n_passes, fitting):
+    def _partial_fit(self, X, y, *, classes, n_passes, fitting, sample_weight=None):
         first_call = not hasattr(self, "classes_")
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first_call)
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", accept_sparse="csr",
+                             reset=first_call)
+        X = canonical_csr(X)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+        if fitting and self.solver == "objective_perturbation":
+            if issparse(X):
+                raise ValueError(
+                    "solver='objective_perturbation' needs dense X; got a sparse matrix. "
+                    "Use solver='igd' (sparse kernels), or pass X.toarray() if it fits "
+                    "in memory."
+                )
+            if sample_weight is not None:
+                raise ValueError(
+                    "solver='objective_perturbation' does not take sample_weight; use "
+                    "solver='igd'."
+                )
         labels = None
         if classes is None and self.classes is None and fitting:
             # The label set comes from y (released as classes_, outside the
@@ -393,7 +418,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         share = 1.0 if fitting else self._schedule().share(
             self._stream_samples, self._stream_samples + n_samples
         )
-        self._train(X, y, n_passes)
+        self._train(X, y, n_passes, sample_weight)
         self._stream_samples += n_samples
         self._stream_releases += 1
         self._release(share, n_occurrences=n_passes if fitting else 1, fitting=fitting)
@@ -521,7 +546,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         intercept_value = float(self.intercept_scaling) if self.fit_intercept else 0.0
         return intercept_value, igd.loss_lipschitz(self.data_norm, intercept_value)
 
-    def _train(self, X, y, n_passes):
+    def _train(self, X, y, n_passes, sample_weight=None):
         intercept_value, lipschitz = self._geometry()
         row_scale, row_sq = clip_row_scales(X, float(self.data_norm))
         Y = self._signed_targets(y)
@@ -536,7 +561,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             t = igd.run_pass(
                 W, X, row_scale, row_sq, Y, order, t, alpha=float(self.alpha),
                 loss=self.loss, update=self.update, intercept_value=intercept_value,
-                lipschitz=lipschitz, n_jobs=self.n_jobs,
+                lipschitz=lipschitz, n_jobs=self.n_jobs, sample_weight=sample_weight,
             )
             progress.epoch(epoch, t)  # counters only: W is private until released
         self._w_private, self._t = W, t
@@ -686,8 +711,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             For binary problems, positive scores predict ``classes_[1]``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores = X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):

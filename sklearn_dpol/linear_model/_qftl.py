@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
@@ -18,6 +19,7 @@ from .._base import (
 )
 from .._core import qftl
 from .._core._clip import clip_row_scales
+from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core.noise import gaussian_release
 from .._core._threads import single_blas_thread
 from .._verbose import reports_release
@@ -228,53 +230,68 @@ class PrivateQFTLRegressor(
         tags = super().__sklearn_tags__()
         # Noise calibrated for privacy costs accuracy on the checks' tiny data.
         tags.regressor_tags.poor_score = True
+        tags.input_tags.sparse = True  # CSR statistics; other formats converted
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Release the noisy statistics of ``(X, y)`` once and fit the ridge model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; rows are clipped to ``data_norm``. Sparse input is
+            used as CSR, never densified.
         y : array-like of shape (n_samples,)
             Targets; clipped to ``[-y_bound, y_bound]``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]``: record ``i`` contributes
+            ``w_i (v v^T, y v)`` to the statistics, at the same sensitivity
+            (``doc/privacy.md``, "Sparse input and sample weights"). The
+            penalty stays ``n_samples * alpha``. Weights outside ``[0, 1]``
+            raise ``ValueError``.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"))
+        return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"),
+                                 sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Add a batch to the stream and release the updated model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            A batch of the stream; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A batch of the stream; rows are clipped to ``data_norm``. Sparse
+            input is used as CSR, never densified.
         y : array-like of shape (n_samples,)
             Targets of the batch.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]``, as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        return self._release_stream_batch(X, y)
+        return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
-    def _partial_fit(self, X, y, *, fitting):
+    def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = not hasattr(self, "coef_")
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             accept_sparse="csr", reset=first_call)
+        X = canonical_csr(X)
         y = _as_float64_targets(y)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         if fitting:
             self._mark_data_read()  # failures from here on are charged
-        stats = self._statistics(X, y)
+        stats = self._statistics(X, y, sample_weight)
         if fitting:
             mu = gaussian_mu(self.epsilon, self.delta)
             sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu
@@ -351,13 +368,18 @@ class PrivateQFTLRegressor(
         """The call's guarantee from hyperparameters: ``mu*(epsilon, delta)``, fit or stream."""
         return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
-    def _statistics(self, X, y):
-        """The batch's statistics: rows clipped to ``data_norm``, targets to ``y_bound``."""
+    def _statistics(self, X, y, sample_weight=None):
+        """The batch's statistics: rows clipped to ``data_norm``, targets to ``y_bound``.
+
+        A CSR ``X`` stays sparse: its row norms come from the stored entries.
+        """
         scale, _ = clip_row_scales(X, float(self.data_norm))
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
+        rows = (X.multiply(scale[:, np.newaxis]).tocsr() if issparse(X)
+                else X * scale[:, np.newaxis])
         return qftl.PackedStatistics(
-            X * scale[:, np.newaxis], np.clip(y, -float(self.y_bound), float(self.y_bound)),
-            intercept,
+            rows, np.clip(y, -float(self.y_bound), float(self.y_bound)),
+            intercept, sample_weight,
         )
 
     def _stream_to_advance(self, dim):
