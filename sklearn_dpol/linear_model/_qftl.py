@@ -107,7 +107,9 @@ class PrivateQFTLRegressor(
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        Released weights.
+        Released weights. A release stores the noisy statistics (``O(d^2)``);
+        the ridge model, post-processing of them, is solved (one ``eigh``)
+        the first time ``coef_``, ``intercept_`` or ``predict`` reads it.
     intercept_ : float
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
