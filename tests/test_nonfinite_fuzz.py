@@ -107,7 +107,12 @@ def _targets(estimator, y):
 def released_values(estimator):
     """Every released float: public attributes ``*_`` holding floats or float arrays."""
     out = {}
-    for name, value in vars(estimator).items():
+    # coef_ and intercept_ may be properties solved from released statistics (QFTL).
+    attributes = dict(vars(estimator))
+    for name in ("coef_", "intercept_"):
+        if name not in attributes and hasattr(estimator, name):
+            attributes[name] = getattr(estimator, name)
+    for name, value in attributes.items():
         if not name.endswith("_") or name.startswith("_"):
             continue
         if isinstance(value, (float, np.floating)) or (

@@ -14,6 +14,7 @@ after the release, the model included, is post-processing.
 """
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.sparse import issparse
@@ -36,6 +37,16 @@ def joint_sensitivity(feature_bound, target_bound):
         # Products, not **: they give inf for the caller's check instead of raising.
         return R * R * math.sqrt(2.0 + 2.0 * q + 0.5 * q * q)
     return 2.0 * B * R
+
+
+@lru_cache(maxsize=8)
+def _packing(n_features):
+    """Upper-triangle indices and packing scales for ``n_features`` (fixed for a stream)."""
+    upper = np.triu_indices(n_features)
+    scale = np.where(upper[0] == upper[1], 1.0, SQRT2)
+    for array in (*upper, scale):
+        array.setflags(write=False)
+    return upper, scale
 
 
 class PackedStatistics:
@@ -63,8 +74,7 @@ class PackedStatistics:
         self.n_rows = rows.shape[0]
         d = rows.shape[1] + (intercept is not None)
         self.dim_features = d
-        self.upper = np.triu_indices(d)
-        self.scale = np.where(self.upper[0] == self.upper[1], 1.0, SQRT2)
+        self.upper, self.scale = _packing(d)
         self.dim = len(self.scale) + d
 
     def sum(self, lo, hi):
@@ -116,8 +126,7 @@ def packed_dim(n_features):
 
 def unpack(z, n_features):
     """The symmetric ``V`` and the vector ``u`` of a packed vector."""
-    upper = np.triu_indices(n_features)
-    scale = np.where(upper[0] == upper[1], 1.0, SQRT2)
+    upper, scale = _packing(n_features)
     n_upper = len(scale)
     V = np.zeros((n_features, n_features))
     V[upper] = z[:n_upper] / scale

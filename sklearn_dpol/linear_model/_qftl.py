@@ -1,6 +1,7 @@
 """PrivateQFTLRegressor: private follow-the-leader ridge regression (seed 002, Alg. 4-5)."""
 
 import math
+import weakref
 
 import numpy as np
 from scipy.sparse import issparse
@@ -27,6 +28,8 @@ from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian
 from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 
 _NEIGHBOURS = "replace-one"
+# Solved models of the latest release read from each estimator (see _released_model).
+_MODEL_CACHE = weakref.WeakKeyDictionary()
 
 
 class PrivateQFTLRegressor(
@@ -106,7 +109,9 @@ class PrivateQFTLRegressor(
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        Released weights.
+        Released weights. A release stores the noisy statistics (``O(d^2)``);
+        the ridge model, post-processing of them, is solved (one ``eigh``)
+        the first time ``coef_``, ``intercept_`` or ``predict`` reads it.
     intercept_ : float
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
@@ -257,7 +262,8 @@ class PrivateQFTLRegressor(
         self : object
             Fitted estimator.
         """
-        return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"),
+        return self._release_fit(X, y, reset=("_released_statistics", "_stream",
+                                              "_stream_releases"),
                                  sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -283,7 +289,7 @@ class PrivateQFTLRegressor(
         return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
-        first_call = not hasattr(self, "coef_")
+        first_call = "_released_statistics" not in self.__dict__
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse="csr", reset=first_call)
         X = canonical_csr(X)
@@ -316,8 +322,7 @@ class PrivateQFTLRegressor(
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
         if fitting:
-            with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
-                self._publish(statistics, n_samples, stats.dim_features, noise_std)
+            self._publish(statistics, n_samples, stats.dim_features, noise_std)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
@@ -405,17 +410,62 @@ class PrivateQFTLRegressor(
             )
 
     def _publish(self, statistics, n_samples, n_augmented, noise_std):
-        V_hat, u_hat = qftl.unpack(statistics, n_augmented)
-        weights = qftl.ridge_from_statistics(
-            V_hat, u_hat, n_samples, float(self.alpha), self._row_bound(),
-            float(self.y_bound), noise_std,
-        )
-        n_features = self.n_features_in_
-        self.coef_ = weights[:n_features].copy()
-        self.intercept_ = (
-            float(weights[n_features] * self.intercept_scaling) if self.fit_intercept else 0.0
+        """Store the released statistics; the model is solved from them when read.
+
+        The ridge model is post-processing of the released statistics, so a
+        release costs ``O(d^2)`` (storing them) and the ``O(d^3)`` solve runs
+        once per release actually read, through ``coef_``, ``intercept_`` or
+        ``predict`` (:meth:`_released_model`).
+        """
+        self._released_statistics = np.array(statistics, dtype=np.float64)
+        # Everything the solve reads, as of this release (a later set_params
+        # must not change a released model).
+        intercept = float(self.intercept_scaling) if self.fit_intercept else None
+        self._released_solve = (
+            int(n_samples), int(n_augmented), float(noise_std), float(self.alpha),
+            self._row_bound(), float(self.y_bound), self.n_features_in_, intercept,
         )
         self.t_ = int(n_samples)
+
+    def _released_model(self):
+        """``(coef, intercept)`` of the released statistics, solved once per release.
+
+        The cache lives outside the estimator's ``__dict__`` (so reading a
+        model changes no attribute, and a copy or a pickle never carries a
+        stale solve), keyed on the identity of the released array, which
+        every release replaces.
+        """
+        statistics = self.__dict__.get("_released_statistics")
+        if statistics is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no released model yet: call fit or partial_fit."
+            )
+        cached = _MODEL_CACHE.get(self)
+        if cached is not None and cached[0] is statistics:
+            return cached[1], cached[2]
+        (n_samples, n_augmented, noise_std, alpha, row_bound, y_bound, n_features,
+         intercept_scaling) = self._released_solve
+        V_hat, u_hat = qftl.unpack(statistics, n_augmented)
+        with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
+            weights = qftl.ridge_from_statistics(
+                V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std,
+            )
+        coef = weights[:n_features].copy()
+        intercept = (
+            0.0 if intercept_scaling is None else float(weights[n_features] * intercept_scaling)
+        )
+        _MODEL_CACHE[self] = (statistics, coef, intercept)
+        return coef, intercept
+
+    @property
+    def coef_(self):
+        """Released weights, shape ``(n_features,)`` (solved from the released statistics)."""
+        return self._released_model()[0]
+
+    @property
+    def intercept_(self):
+        """Released intercept; 0.0 when ``fit_intercept=False``."""
+        return self._released_model()[1]
 
     def _guarantee(self, mu, spent_fraction, fitting):
         private = not math.isinf(mu)
