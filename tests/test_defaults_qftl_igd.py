@@ -211,3 +211,99 @@ def test_audit_of_auto_stays_within_the_claim():
                              random_state=0)
     assert result.instance_mu <= gaussian_mu(1.0, 1e-6) * (1 + 1e-9)
     assert result.epsilon_lower_bound <= 1.0
+
+
+# -- IGD: the public L2 strength ------------------------------------------------
+
+import sklearn_dpol.linear_model._igd as igd_module  # noqa: E402
+from sklearn_dpol import PrivateIGDClassifier  # noqa: E402
+
+
+def classification_data(n=300, d=3, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d)) / math.sqrt(d)
+    y = rng.integers(0, n_classes, size=n)
+    return X, y
+
+
+def test_igd_alpha_auto_is_the_default_and_a_public_rule():
+    X, y = classification_data()
+    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    assert clf.get_params()["alpha"] == "auto"
+    clf.fit(X, y)
+    assert clf.alpha == "auto"
+    L = math.sqrt(2.0)
+    mu = gaussian_mu(1.0, 1e-6)
+    assert clf.alpha_ == pytest.approx(igd_module.public_alpha(L, 300, mu))
+    expected = (2 * L ** 6 / (igd_module.LOGIT_SCALE ** 2 * 300 ** 2 * mu ** 2)) ** (1 / 3)
+    assert clf.alpha_ == pytest.approx(max(expected, L * L / 300))
+    # The sensitivity the noise is calibrated to uses the resolved value.
+    fixed = PrivateIGDClassifier(classes=[0, 1], alpha=clf.alpha_, random_state=0).fit(X, y)
+    assert fixed.noise_scale_ == pytest.approx(clf.noise_scale_)
+    np.testing.assert_array_equal(fixed.coef_, clf.coef_)
+
+
+def test_igd_rule_reads_no_data():
+    """Same shape and classes, any values: the same alpha_; n, epsilon and K move it."""
+    seen = set()
+    for seed in range(4):
+        X, y = classification_data(seed=seed)
+        X = X * (0.1 + seed)
+        seen.add(PrivateIGDClassifier(classes=[0, 1], random_state=seed).fit(X, y).alpha_)
+    assert len(seen) == 1
+    X, y = classification_data(n=3000)
+    assert PrivateIGDClassifier(classes=[0, 1]).fit(X, y).alpha_ < seen.pop()
+    X, y = classification_data(n_classes=3)
+    multi = PrivateIGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y).alpha_
+    binary = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y % 2).alpha_
+    assert multi == pytest.approx(binary * 3 ** (1 / 3))
+    loose = PrivateIGDClassifier(classes=[0, 1], epsilon=4.0).fit(X, y % 2).alpha_
+    assert loose < binary
+
+
+def test_igd_rule_minimises_its_stated_risk_proxy():
+    L, n, mu, K = math.sqrt(2.0), 50_000, 0.3, 1
+    W = igd_module.LOGIT_SCALE / L
+
+    def proxy(alpha):
+        sigma = math.sqrt(K) * 2 * L / (alpha * n * mu)
+        return alpha * W * W / 2 + L * L * sigma * sigma / 8
+
+    alpha = igd_module.public_alpha(L, n, mu, K)
+    assert proxy(alpha) <= min(proxy(0.9 * alpha), proxy(1.1 * alpha))
+    assert igd_module.public_alpha(L, n, math.inf) == pytest.approx(L * L / n)
+
+
+def test_igd_seed_option_is_the_horizon_rule():
+    X, y = classification_data(n=400)
+    clf = PrivateIGDClassifier(classes=[0, 1], alpha="seed", random_state=0).fit(X, y)
+    assert clf.alpha == "seed"
+    assert clf.alpha_ == pytest.approx(2.0 / math.sqrt(400))
+    stream = PrivateIGDClassifier(classes=[0, 1], alpha="seed", horizon=10_000)
+    stream.partial_fit(X[:100], y[:100])
+    assert stream.alpha_ == pytest.approx(2.0 / 100.0)
+
+
+def test_igd_streams_resolve_from_public_values():
+    X, y = classification_data(n=600)
+    bare = PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X[:100], y[:100])
+    assert bare.alpha_ == pytest.approx(igd_module.STREAM_ALPHA * 2.0)
+    horizon = PrivateIGDClassifier(classes=[0, 1], horizon=600, random_state=0)
+    horizon.partial_fit(X[:100], y[:100])
+    assert horizon.alpha_ == pytest.approx(
+        igd_module.public_alpha(math.sqrt(2.0), 600, gaussian_mu(1.0, 1e-6)))
+    first = horizon.alpha_
+    horizon.partial_fit(X[100:400], y[100:400])      # the calibration is fixed
+    assert horizon.alpha_ == first
+    fitted = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X[:300], y[:300])
+    alpha = fitted.alpha_
+    fitted.partial_fit(X[300:], y[300:])
+    assert fitted.alpha_ == alpha
+
+
+def test_igd_auto_overflow_is_refused_before_reading_the_data():
+    X, y = classification_data()
+    clf = PrivateIGDClassifier(classes=[0, 1], data_norm=1e200)
+    with pytest.raises(ValueError, match="infinite sensitivity"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "alpha_")
