@@ -91,7 +91,7 @@ def test_private_stream_after_fit_reuses_the_released_statistics():
 def test_fit_noise_scale_is_the_joint_sensitivity_over_mu():
     X, y = regression_data()
     reg = PrivateQFTLRegressor(epsilon=0.5, delta=1e-7, data_norm=2.0, y_bound=3.0,
-                               intercept_scaling=0.5, random_state=0).fit(X, y)
+                               intercept_scaling=0.5, alpha=1e-2, random_state=0).fit(X, y)
     R = math.hypot(2.0, 0.5)
     assert reg.sensitivity_ == pytest.approx(qftl.joint_sensitivity(R, 3.0))
     assert reg.noise_scale_ == pytest.approx(reg.sensitivity_ / gaussian_mu(0.5, 1e-7))
@@ -173,7 +173,7 @@ def test_stream_reports_the_noise_it_solved_with():
     """The floor uses the public variance of the released prefix: fit's release
     plus the stream's tree."""
     X, y = regression_data()
-    reg = PrivateQFTLRegressor(random_state=0, horizon=300, prefix_sums="honaker")
+    reg = PrivateQFTLRegressor(alpha=1e-2, random_state=0, horizon=300, prefix_sums="honaker")
     reg.fit(X[:300], y[:300])
     reg.partial_fit(X[300:310], y[300:310])
     expected = reg._base_variance + reg._stream.prefix_variance(10)

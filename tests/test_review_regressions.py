@@ -99,7 +99,7 @@ def test_extreme_bounds_raise_a_clear_error(params):
 def test_gradient_burn_in_warns_when_the_data_is_ignored():
     X, y = data()
     with pytest.warns(UserWarning, match="burn-in"):
-        PrivateIGDClassifier(update="gradient", classes=[0, 1]).fit(X, y)
+        PrivateIGDClassifier(update="gradient", alpha=1e-3, classes=[0, 1]).fit(X, y)
 
 
 def test_extreme_curvature_solves_the_implicit_step():

@@ -175,3 +175,86 @@ def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_
     if u_norm > u_radius:
         u_hat = u_hat * (u_radius / u_norm)
     return eigenvectors @ ((eigenvectors.T @ u_hat) / eigenvalues)
+
+
+# -- AdaSSP: the ridge strength from a private smallest eigenvalue (Wang 2018) --------
+
+#: Share of ``mu*^2`` spent on the smallest eigenvalue. AdaSSP spends a third of
+#: its budget on it (the other two thirds, its ``X^T X`` and ``X^T y`` releases,
+#: are here the library's one joint release of the packed statistics); the rule
+#: only needs the eigenvalue to within the noise level, so a tenth suffices and
+#: leaves the statistics ``sqrt(0.9)`` of ``mu*`` (``doc/privacy.md``, "QFTL fit:
+#: AdaSSP").
+EIGENVALUE_SHARE = 0.1
+#: Fraction of AdaSSP's spectral bound kept as the target of the ridge: the
+#: solve (:func:`ridge_from_statistics`) already raises every noisy eigenvalue
+#: below the noise's typical spectral norm to it, direction by direction, which
+#: is the job AdaSSP's uniform ridge does; the ridge on top is a margin.
+SPECTRAL_FRACTION = 0.1
+#: AdaSSP's failure probability of its bound on the noise's spectral norm.
+SPECTRAL_FAILURE = 0.05
+#: Relative floor of the per-sample ridge strength (times ``R^2``): keeps the
+#: solve finite when the rule gives 0 (no noise, well-conditioned data).
+ALPHA_FLOOR = 1e-12
+
+
+def min_eigenvalue_sensitivity(feature_bound, n_samples):
+    """Replace-one sensitivity of ``lambda_min(V)`` for rows of norm at most ``R``.
+
+    Weyl: ``V' = V - v v^T + v' v'^T`` and both rank-one terms are PSD of
+    norm at most ``R^2``, so ``lambda_min`` moves by at most ``R^2`` either way
+    (``doc/privacy.md``, "QFTL fit: AdaSSP"). The extra ``1e-12 n R^2`` covers
+    the rounding of the computed eigenvalue (a backward-stable ``eigh`` errs by
+    a modest multiple of ``2^-53 ||V||_2 <= 2^-53 n R^2``), with room to spare.
+    """
+    R2 = float(feature_bound) * float(feature_bound)
+    return R2 * (1.0 + 1e-9) + 1e-12 * float(n_samples) * R2
+
+
+def min_eigenvalue(packed, n_features):
+    """``lambda_min`` of the exact ``V`` packed in ``packed`` (private: release it)."""
+    V, _ = unpack(packed, n_features)
+    return float(np.linalg.eigvalsh(V)[0])
+
+
+def adassp_ridge(min_eigenvalue_hat, n_features, eigenvalue_noise, statistics_noise, delta):
+    """AdaSSP's ridge ``lambda`` from the *released* smallest eigenvalue (public values only).
+
+    Wang (2018), Algorithm 2, with the noise scales of GDP accounting in place
+    of the ``(epsilon/3, delta/3)`` Gaussian mechanisms:
+
+    * ``lambda_min_tilde = max(0, lambda_min_hat - sigma_1 sqrt(log(6/delta)))``,
+      a lower confidence bound (the paper's shift: its noise standard deviation
+      times ``sqrt(log(6/delta))``);
+    * ``lambda = max(0, kappa sigma_V sqrt(d log(2 d^2 / rho)) - lambda_min_tilde)``,
+      where ``sigma_V sqrt(d log(2 d^2/rho))`` is the paper's bound on the
+      spectral norm of the symmetric noise on ``V`` (standard deviation
+      ``sigma_V`` per entry; the library's packing has ``sigma_V`` on the
+      diagonal and ``sigma_V / sqrt 2`` off it, so the bound holds a fortiori),
+      ``rho = 0.05``, and ``kappa = SPECTRAL_FRACTION`` (AdaSSP has
+      ``kappa = 1``; here the solve's eigenvalue floor already does most of
+      that regularisation, see :data:`SPECTRAL_FRACTION`).
+
+    Parameters
+    ----------
+    min_eigenvalue_hat : float
+        The noisy release of ``lambda_min(V)``.
+    n_features : int
+        Dimension ``d`` of ``V`` (intercept column included).
+    eigenvalue_noise, statistics_noise : float
+        Standard deviations ``sigma_1`` of the eigenvalue's noise and
+        ``sigma_V`` of the statistics' noise.
+    delta : float
+        The estimator's delta (AdaSSP's confidence level).
+
+    Returns
+    -------
+    lam : float
+        The total ridge strength, ``>= 0``.
+    """
+    d = int(n_features)
+    shift = float(eigenvalue_noise) * math.sqrt(math.log(6.0 / float(delta)))
+    lower = max(0.0, float(min_eigenvalue_hat) - shift)
+    spectral = SPECTRAL_FRACTION * float(statistics_noise) * math.sqrt(
+        d * math.log(2.0 * d * d / SPECTRAL_FAILURE))
+    return max(0.0, spectral - lower)

@@ -1,5 +1,6 @@
 """PrivateIGDClassifier: private implicit gradient descent (seed 002, Alg. 2 and 3)."""
 
+import math
 import warnings
 from numbers import Integral
 
@@ -35,6 +36,51 @@ from ..privacy._streams import budget_schedule
 
 _NEIGHBOURS = "replace-one"
 
+#: ``alpha_ / L^2`` of a stream started with ``alpha="auto"`` or ``"seed"`` and
+#: no horizon (no public ``n`` to resolve from); ``1e-3`` for ``L = 1``.
+STREAM_ALPHA = 1e-3
+#: Public prior on the size of a good model: ``|<w*, x>| <= LOGIT_SCALE`` for a
+#: row at the bound, i.e. ``||w*|| = LOGIT_SCALE / L``.
+LOGIT_SCALE = 10.0
+
+
+def public_alpha(lipschitz, n_samples, mu, n_problems=1):
+    """``alpha`` balancing output noise against regularisation bias (public values only).
+
+    ``fit`` releases ``w + z`` with ``z ~ N(0, sigma^2 I)`` per problem,
+    ``sigma = sqrt(K) 2 L / (alpha n mu)`` (``K`` one-vs-rest problems). For a
+    loss with curvature at most ``1/4`` in the margin (log loss) and rows of
+    norm at most ``L``, the noise adds at most ``E[z^T H z] / 2 <= L^2
+    sigma^2 / 8`` to the expected risk; the regulariser biases it by about
+    ``alpha ||w*||^2 / 2``. With the public prior ``||w*|| = LOGIT_SCALE / L``,
+    ``alpha W^2 / 2 + L^2 sigma^2 / 8`` is smallest at
+
+        ``alpha = (2 K L^6 / (LOGIT_SCALE^2 n^2 mu^2))^(1/3)``
+
+    (``doc/privacy.md``, "Public tuning rules of QFTL and IGD"). It is at least
+    ``L^2 / n``, the regularisation of the optimisation error of ``n`` steps
+    (and the whole rule with ``mu = inf``).
+    """
+    L2 = float(lipschitz) * float(lipschitz)
+    n = float(n_samples)
+    floor = L2 / n
+    if math.isinf(mu):
+        return floor
+    balance = (2.0 * n_problems * L2 ** 3 / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
+    return max(balance, floor)
+
+
+def horizon_alpha(lipschitz, horizon):
+    """Seed 002's strong convexity for a non-strongly convex loss: ``L^2 / sqrt(T)``.
+
+    Adding ``alpha/2 ||w||^2`` to a Lipschitz loss costs ``alpha T ||w*||^2 / 2``
+    of regret over ``T`` steps and leaves the strongly convex regret
+    ``O(L^2 log T / alpha)`` (noise included up to logarithms): ``alpha`` of
+    order ``1 / sqrt(T)`` balances them, for ``O(sqrt(T))`` regret up to
+    logarithms; ``L^2`` makes it scale-free (``||w*|| ~ 1 / L``).
+    """
+    return float(lipschitz) * float(lipschitz) / math.sqrt(float(horizon))
+
 
 class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Linear classifier trained by differentially private implicit gradient descent.
@@ -55,10 +101,19 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Privacy budget, ``> 0``; ``np.inf`` adds no noise (non-private IGD).
     delta : float, default=1e-6
         Privacy parameter delta in ``(0, 1)``; take it well below ``1/n``.
-    alpha : float, default=1e-3
+    alpha : float, "auto" or "seed", default="auto"
         Strength of the L2 regulariser ``alpha/2 ||w||^2``, ``> 0``. It is the
         strong convexity the sensitivity analysis rests on: the noise scales as
-        ``1 / (alpha n)``.
+        ``1 / (alpha n)``. ``"auto"``: a public rule balancing the noise's
+        excess risk against the regularisation bias,
+        ``(2 K L^6 / (100 n^2 mu^2))^(1/3)`` and at least ``L^2 / n``
+        (:func:`public_alpha`; ``K`` one-vs-rest problems, ``mu`` the GDP
+        parameter of ``(epsilon, delta)``). ``"seed"``: seed 002's strong
+        convexity from the horizon, ``L^2 / sqrt(T)`` (:func:`horizon_alpha`).
+        ``fit`` takes ``n`` (and ``T``) from ``X``'s shape; a ``partial_fit``
+        stream from ``horizon``, or without one ``1e-3 L^2``; a stream after
+        ``fit`` keeps the fit's value. Resolved into ``alpha_``
+        (``doc/privacy.md``, "Public tuning rules of QFTL and IGD").
     loss : {"log_loss", "hinge"}, default="log_loss"
         Logistic regression or a linear SVM.
     data_norm : float, default=1.0
@@ -154,6 +209,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels.
+    alpha_ : float
+        The L2 strength used (``alpha`` with ``"auto"`` or ``"seed"``
+        resolved from public values).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noisy) weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -218,7 +276,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     _parameter_constraints = {
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
-        "alpha": [POSITIVE],
+        "alpha": [POSITIVE, StrOptions({"auto", "seed"})],
         "loss": [StrOptions({"log_loss", "hinge"})],
         "data_norm": [POSITIVE],
         "fit_intercept": ["boolean"],
@@ -249,7 +307,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         *,
         epsilon=1.0,
         delta=1e-6,
-        alpha=1e-3,
+        alpha="auto",
         loss="log_loss",
         data_norm=1.0,
         fit_intercept=True,
@@ -361,7 +419,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"classes={self.classes!r}."
             )
         _, lipschitz = self._geometry()
-        igd.check_geometry(lipschitz, float(self.alpha), self.update)
+        if not isinstance(self.alpha, str):
+            igd.check_geometry(lipschitz, float(self.alpha), self.update)
 
 
     def _planned_privacy(self, X, *, fitting, **_):
@@ -408,6 +467,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if not self._same_classes(label_set):
             _check_partial_fit_first_call(self, label_set)
         self._check_labels()
+        # Public values only (the shape, the classes, the hyperparameters).
+        self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
         self._mark_data_read()
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
@@ -431,6 +492,36 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._release(share, n_occurrences=n_passes if fitting else 1, fitting=fitting)
         self.n_iter_ = n_passes
         self.t_ = self._t + 1
+
+    def _resolve_alpha(self, n_samples, fitting):
+        """``alpha_`` from public values: the parameter, or the rule it names.
+
+        ``"auto"`` balances the noise's excess risk against the regularisation
+        bias (:func:`public_alpha`); ``"seed"`` is seed
+        002's strong convexity from the horizon,
+        :func:`horizon_alpha`. ``fit`` uses its ``n``; a
+        stream keeps the ``alpha_`` of the stream or fit it continues, else uses
+        ``horizon``, else :data:`~sklearn_dpol._core.STREAM_ALPHA`.
+        Raises ``ValueError`` before any data is read if the bounds overflow.
+        """
+        _, lipschitz = self._geometry()
+        if not isinstance(self.alpha, str):
+            return float(self.alpha)
+        if not fitting and hasattr(self, "alpha_"):
+            # A stream keeps its calibration, and one after a fit the fit's
+            # (released) alpha_.
+            return self.alpha_
+        horizon = n_samples if fitting else self.horizon
+        if horizon is None:
+            alpha = STREAM_ALPHA * lipschitz * lipschitz
+        elif self.alpha == "seed":
+            alpha = horizon_alpha(lipschitz, horizon)
+        else:
+            n_problems = 1 if self.classes_.size == 2 else self.classes_.size
+            alpha = public_alpha(lipschitz, horizon, gaussian_mu(self.epsilon, self.delta),
+                                     n_problems)
+        igd.check_geometry(lipschitz, alpha, self.update)
+        return alpha
 
     def _label_set(self, labels, classes, fitting):
         """The classes of a new stream: public ones if given, else from ``y``."""
@@ -515,7 +606,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                                            self.gradient_norm)
             mechanism = ftrl.prefix_sum_mechanism(
                 self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps)
-            state = ftrl.FTRLState(self._w_private, float(self.alpha) * self._t)
+            state = ftrl.FTRLState(self._w_private, self.alpha_ * self._t)
         else:
             # A copy to advance, so that a failed call leaves the stream as it was.
             mechanism = mechanism.snapshot()
@@ -526,8 +617,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                   gradient_norm=self.gradient_norm)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
-        state = state.step(prefix, float(self.alpha) * t,
-                           igd.iterate_radius(lipschitz, float(self.alpha)))
+        state = state.step(prefix, self.alpha_ * t,
+                           igd.iterate_radius(lipschitz, self.alpha_))
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
@@ -580,13 +671,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 else np.arange(X.shape[0])
             )
             t = igd.run_pass(
-                W, X, row_scale, row_sq, Y, order, t, alpha=float(self.alpha),
+                W, X, row_scale, row_sq, Y, order, t, alpha=self.alpha_,
                 loss=self.loss, update=self.update, intercept_value=intercept_value,
                 lipschitz=lipschitz, n_jobs=self.n_jobs, sample_weight=sample_weight,
             )
             progress.epoch(epoch, t)  # counters only: W is private until released
         self._w_private, self._t = W, t
-        burn_in = igd.burn_in_steps(lipschitz, float(self.alpha), self.update)
+        burn_in = igd.burn_in_steps(lipschitz, self.alpha_, self.update)
         if t < burn_in:
             warnings.warn(
                 f"update='gradient' skips its first {burn_in} steps (burn-in) and has "
@@ -602,7 +693,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         plan = op.plan(
             self.epsilon, self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
             derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
-            alpha=float(self.alpha), n_problems=targets.shape[0],
+            alpha=self.alpha_, n_problems=targets.shape[0],
         )
         Z = op.clipped_design(X, float(self.data_norm),
                               intercept_value if self.fit_intercept else None)
@@ -649,12 +740,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         intercept_value, lipschitz = self._geometry()
         n_problems = self._w_private.shape[0]
         sensitivity = np.sqrt(n_problems) * igd.release_sensitivity(
-            lipschitz, float(self.alpha), self.update, self._t, n_occurrences
+            lipschitz, self.alpha_, self.update, self._t, n_occurrences
         )
         mu = gaussian_mu(self.epsilon, self.delta)
         sigma = 0.0 if np.isinf(mu) else sensitivity / (mu * np.sqrt(share))
         released = igd.release(
-            self._w_private, sigma, igd.iterate_radius(lipschitz, float(self.alpha)),
+            self._w_private, sigma, igd.iterate_radius(lipschitz, self.alpha_),
             self._rng,
         )
         if self.random_state is None:

@@ -30,6 +30,8 @@ from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
 _MODEL_CACHE = weakref.WeakKeyDictionary()
+#: ``alpha_`` of a ``partial_fit`` stream started with ``alpha="auto"``.
+STREAM_ALPHA = 1e-2
 
 
 class PrivateQFTLRegressor(
@@ -56,10 +58,18 @@ class PrivateQFTLRegressor(
         Privacy budget, ``> 0``; ``np.inf`` adds no noise (exact ridge / FTL).
     delta : float, default=1e-6
         Privacy parameter delta in ``(0, 1)``; take it well below ``1/n``.
-    alpha : float, default=1e-2
+    alpha : float or "auto", default="auto"
         Ridge penalty per sample: after ``t`` samples the penalty is
         ``t * alpha / 2 ||x||^2`` (``Ridge(alpha=t * alpha)`` on the augmented
-        data). It also bounds how far noise can move the model.
+        data). It also bounds how far noise can move the model. ``"auto"``:
+        in ``fit``, AdaSSP (Wang 2018): a tenth of ``mu*^2`` releases the
+        smallest eigenvalue of the clipped ``V = X^T X`` with Gaussian noise,
+        and the ridge is a bound on the noise's spectral norm minus that
+        private estimate (never below 0); the statistics get the other
+        ``0.9 mu*^2``.
+        In a ``partial_fit`` stream, the public ``1e-2`` (or the value of the
+        ``fit`` the stream continues). The resolved value is ``alpha_``
+        (``doc/privacy.md``, "QFTL fit: AdaSSP").
     data_norm : float, default=1.0
         Rows of ``X`` are clipped to this L2 norm. Set it from public knowledge
         of the data, never from the private data.
@@ -118,6 +128,15 @@ class PrivateQFTLRegressor(
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
+    alpha_ : float
+        The ridge penalty per sample used (``alpha`` with ``"auto"``
+        resolved).
+    eigenvalue_noise_scale_ : float or None
+        Standard deviation of the noise on the released smallest eigenvalue
+        (``alpha="auto"`` in ``fit``), else ``None``.
+    eigenvalue_sensitivity_ : float or None
+        Replace-one sensitivity of the smallest eigenvalue (``R^2`` plus a
+        rounding margin), else ``None``.
     t_ : int
         Samples the released model is fitted on (those of ``fit`` and of the
         stream that continued from it).
@@ -176,7 +195,7 @@ class PrivateQFTLRegressor(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(50_000, 3)) / np.sqrt(3)
     >>> y = np.clip(X @ [0.5, -0.3, 0.2] + 0.05 * rng.standard_normal(50_000), -1, 1)
-    >>> reg = PrivateQFTLRegressor(epsilon=1.0, alpha=1e-3, random_state=0).fit(X, y)
+    >>> reg = PrivateQFTLRegressor(epsilon=1.0, random_state=0).fit(X, y)
     >>> reg.score(X, y) > 0.9
     True
     """
@@ -184,7 +203,7 @@ class PrivateQFTLRegressor(
     _parameter_constraints = {
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
-        "alpha": [POSITIVE],
+        "alpha": [POSITIVE, StrOptions({"auto"})],
         "data_norm": [POSITIVE],
         "y_bound": [POSITIVE],
         "fit_intercept": ["boolean"],
@@ -207,7 +226,7 @@ class PrivateQFTLRegressor(
         *,
         epsilon=1.0,
         delta=1e-6,
-        alpha=1e-2,
+        alpha="auto",
         data_norm=1.0,
         y_bound=1.0,
         fit_intercept=True,
@@ -298,10 +317,25 @@ class PrivateQFTLRegressor(
         if fitting:
             self._mark_data_read()  # failures from here on are charged
         stats = self._statistics(X, y, sample_weight)
+        eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
             mu = gaussian_mu(self.epsilon, self.delta)
-            sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu
-            statistics = gaussian_release(stats.sum(0, stats.n_rows), sigma, self._rng)
+            adassp = self.alpha == "auto"
+            # AdaSSP splits mu*^2 between the eigenvalue and the statistics.
+            mu_stats = mu * math.sqrt(1.0 - qftl.EIGENVALUE_SHARE) if adassp else mu
+            sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu_stats
+            summed = stats.sum(0, stats.n_rows)
+            statistics = gaussian_release(summed, sigma, self._rng)
+            if adassp:
+                eigenvalue_sensitivity = qftl.min_eigenvalue_sensitivity(
+                    self._row_bound(), stats.n_rows)
+                eigenvalue_noise = (
+                    0.0 if math.isinf(mu)
+                    else eigenvalue_sensitivity / (mu * math.sqrt(qftl.EIGENVALUE_SHARE)))
+                self.alpha_ = self._adassp_alpha(
+                    summed, stats, eigenvalue_noise, sigma)
+            else:
+                self.alpha_ = float(self.alpha)
             self._base_statistics, self._base_samples = statistics, stats.n_rows
             self._base_variance = sigma * sigma
             self._stream = None
@@ -309,6 +343,7 @@ class PrivateQFTLRegressor(
             noise_std = sigma
         else:
             stream = self._stream_to_advance(stats.dim)
+            self.alpha_ = self._stream_alpha()
             mu = stream.mu
             self._check_horizon_left(stream, stats.n_rows)  # public: the shape
             self._mark_data_read()  # failures from here on are charged
@@ -329,8 +364,39 @@ class PrivateQFTLRegressor(
             self._rng = make_generator(None)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = self.sensitivity()
+        if fitting:
+            self.eigenvalue_noise_scale_ = eigenvalue_noise
+            self.eigenvalue_sensitivity_ = eigenvalue_sensitivity
         self.prefix_sums_ = None if fitting else stream.name
         self.privacy_ = self._guarantee(mu, spent_fraction, fitting)
+
+    def _adassp_alpha(self, summed, stats, eigenvalue_noise, statistics_noise):
+        """``alpha_`` from AdaSSP: one Gaussian release of ``lambda_min(V)``, then public maths.
+
+        The only read of the data is :func:`~sklearn_dpol._core.qftl.min_eigenvalue`,
+        released through ``gaussian_release``; the rule itself
+        (:func:`~sklearn_dpol._core.qftl.adassp_ridge`) sees the released value
+        and public quantities only.
+        """
+        released = gaussian_release(
+            np.array([qftl.min_eigenvalue(summed, stats.dim_features)]),
+            eigenvalue_noise, self._rng)
+        lam = qftl.adassp_ridge(float(released[0]), stats.dim_features, eigenvalue_noise,
+                                statistics_noise, float(self.delta))
+        return self._alpha_floored(lam / stats.n_rows)
+
+    def _alpha_floored(self, alpha):
+        bound = self._row_bound()
+        return max(float(alpha), qftl.ALPHA_FLOOR * bound * bound)
+
+    def _stream_alpha(self):
+        """A stream's ``alpha_``: the parameter, the ``fit`` it continues, or ``1e-2``."""
+        if self.alpha != "auto":
+            return float(self.alpha)
+        if getattr(self, "_base_samples", 0) > 0 and hasattr(self, "alpha_"):
+            return self.alpha_   # released by the fit the stream continues
+        # Public rule for streams: the library's long-standing per-sample default.
+        return STREAM_ALPHA
 
     def sensitivity(self):
         """Joint replace-one L2 sensitivity of one record's packed ``(v v^T, y v)``.
@@ -359,7 +425,8 @@ class PrivateQFTLRegressor(
                 "1e-100: near the bottom of the floating-point range, clipping cannot hold "
                 "rows to the bound. Rescale X and y by public constants instead."
             )
-        if not (self.sensitivity() < 1e150 and bound * y_bound / float(self.alpha) < 1e300):
+        alpha = (self._alpha_floored(0.0) if self.alpha == "auto" else float(self.alpha))
+        if not (self.sensitivity() < 1e150 and bound * y_bound / alpha < 1e300):
             raise ValueError(
                 f"data_norm={self.data_norm!r}, intercept_scaling, y_bound={self.y_bound!r} "
                 f"and alpha={self.alpha!r} give statistics or coefficients that overflow "
@@ -422,7 +489,7 @@ class PrivateQFTLRegressor(
         # must not change a released model).
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
         self._released_solve = (
-            int(n_samples), int(n_augmented), float(noise_std), float(self.alpha),
+            int(n_samples), int(n_augmented), float(noise_std), float(self.alpha_),
             self._row_bound(), float(self.y_bound), self.n_features_in_, intercept,
         )
         self.t_ = int(n_samples)
@@ -478,6 +545,12 @@ class PrivateQFTLRegressor(
             )
             n_releases, n_records = 1, self._base_samples
             mechanism = "analytic Gaussian on the packed (V, u), joint sensitivity"
+            if self.alpha == "auto":
+                share = qftl.EIGENVALUE_SHARE
+                mechanism = (
+                    f"AdaSSP: Gaussian release of the packed (V, u) (joint sensitivity, "
+                    f"mu*sqrt({1 - share:g})) and of lambda_min(V) (sensitivity R^2, "
+                    f"mu*sqrt({share:g})), composing to mu*")
         else:
             records = (
                 "the records passed to partial_fit since the stream started (records "

@@ -117,6 +117,8 @@ def _parameter_free(params):
 
 _RULES = {
     PrivateIGDClassifier: _igd,
+    # With alpha="auto", AdaSSP's eigenvalue release and the statistics' release
+    # compose to mu* (their mu^2 shares sum to mu*^2): the same rho.
     PrivateQFTLRegressor: _gdp,
     PrivateMirrorDescentRegressor: _mirror_descent,
     PrivateFrankWolfeLasso: _frank_wolfe,
@@ -167,7 +169,15 @@ def _calibrated_rho(estimator):
     scale = getattr(estimator, "noise_scale_", None)
     if sensitivity is None or scale is None:
         return None
-    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor)):
+    if isinstance(estimator, PrivateQFTLRegressor):
+        # AdaSSP (alpha="auto") adds the release of the smallest eigenvalue.
+        parts = [(sensitivity, scale)]
+        if getattr(estimator, "eigenvalue_noise_scale_", None) is not None:
+            parts.append((estimator.eigenvalue_sensitivity_, estimator.eigenvalue_noise_scale_))
+        if any(part_scale <= 0 for _, part_scale in parts):
+            return math.inf
+        return sum((part_sens / part_scale) ** 2 for part_sens, part_scale in parts) / 2.0
+    if isinstance(estimator, PrivateIGDClassifier):
         return (sensitivity / scale) ** 2 / 2.0 if scale > 0 else math.inf
     if isinstance(estimator, PrivateFrankWolfeLasso) and estimator.selection != "gaussian":
         steps = estimator.max_iter_
