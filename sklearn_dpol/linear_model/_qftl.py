@@ -247,6 +247,7 @@ class PrivateQFTLRegressor(
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("data_norm", "y_bound")
         return self._release_fit(X, y, reset=("coef_", "_stream", "_stream_releases"))
 
     @_fit_context(prefer_skip_nested_validation=True)
