@@ -1,0 +1,154 @@
+"""A private quantile: the exponential mechanism over a public grid of candidates.
+
+Derivation in ``doc/privacy.md``, section "Private quantiles and private
+scaling". Under replace-one neighbours (``n`` public), for a public sorted grid
+``c_0 < ... < c_{m-1}`` and the public target rank ``k = round(q n)``, the
+score of ``c_j`` is ``-|#{i : v_i <= c_j} - k|``: an integer with sensitivity
+1 (replacing one value moves every count by at most one). The release is
+``c_J`` with ``P(J = j)`` proportional to ``exp(-s |count_j - k|)`` for
+``s <= epsilon / 2``: pure ``epsilon``-DP, and ``epsilon**2 / 8``-zCDP
+(bounded range, Cesar and Rogers 2021). It is drawn exactly with
+:func:`sklearn_dpol._core._exact_kernels.exponential_choice`: ``s`` is
+``epsilon / 2`` rounded down to 21 significant bits, so that every exponent
+``s * (d_j - min d)`` (an integer below ``2**31`` times ``s``) is computed
+without rounding.
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["geometric_grid", "private_quantile", "quantile_probabilities", "quantile_scale"]
+
+_MAX_RECORDS = 2**31 - 1
+_MAX_EXPONENT = 2.0**40
+
+
+def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True):
+    """The public grid ``2**k`` for ``k`` in ``[low_exponent, high_exponent]``.
+
+    Parameters
+    ----------
+    low_exponent, high_exponent : int
+        The range of the exponents (public).
+    signed : bool, default=True
+        Add ``0`` and the negated powers, for values of either sign.
+
+    Returns
+    -------
+    grid : ndarray
+        The sorted candidates.
+    """
+    if int(low_exponent) > int(high_exponent):
+        raise ValueError("low_exponent must not exceed high_exponent.")
+    powers = np.ldexp(1.0, np.arange(int(low_exponent), int(high_exponent) + 1))
+    if not signed:
+        return powers
+    return np.concatenate([-powers[::-1], [0.0], powers])
+
+
+def quantile_scale(epsilon):
+    """The exponential mechanism's scale ``s``: ``epsilon / 2`` rounded down to
+    21 significant bits (so ``2 s <= epsilon``: the mechanism is ``2 s``-DP)."""
+    if math.isinf(epsilon):
+        return math.inf
+    mantissa, exponent = math.frexp(epsilon / 2.0)
+    return math.ldexp(math.floor(mantissa * 2**21), exponent - 21)
+
+
+def _check(values, q, candidates, epsilon):
+    values = np.asarray(values, dtype=np.float64).ravel()
+    candidates = np.asarray(candidates, dtype=np.float64).ravel()
+    if not 0.0 <= float(q) <= 1.0:
+        raise ValueError(f"q must be in [0, 1]; got {q!r}.")
+    if candidates.size == 0 or not np.all(np.isfinite(candidates)) or np.any(
+            np.diff(candidates) <= 0):
+        raise ValueError("candidates must be finite, nonempty and strictly increasing.")
+    if not (epsilon > 0):
+        raise ValueError(f"epsilon must be positive; got {epsilon!r}.")
+    n = values.size
+    if n > _MAX_RECORDS:
+        raise ValueError(f"at most {_MAX_RECORDS} values.")
+    if math.isfinite(epsilon) and quantile_scale(epsilon) * n >= _MAX_EXPONENT:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too large for n={n} values (epsilon * n must be "
+            "below 2**41); pass epsilon=np.inf for no privacy.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("values must be finite.")
+    return values, candidates
+
+
+def _distances(values, q, candidates):
+    """``|#{v <= c_j} - round(q n)|`` for each candidate (integers)."""
+    counts = np.searchsorted(np.sort(values), candidates, side="right")
+    target = int(round(float(q) * values.size))
+    return np.abs(counts.astype(np.int64) - target)
+
+
+def quantile_probabilities(values, q, candidates, epsilon):
+    """The law of :func:`private_quantile`'s index (floating point; for checks).
+
+    Parameters
+    ----------
+    values : array-like
+        The private values.
+    q : float
+        The quantile, in ``[0, 1]``.
+    candidates : array-like
+        The public sorted grid.
+    epsilon : float
+        The mechanism's budget.
+
+    Returns
+    -------
+    probabilities : ndarray
+        ``P(J = j)`` for each candidate.
+    """
+    values, candidates = _check(values, q, candidates, epsilon)
+    d = _distances(values, q, candidates)
+    if math.isinf(epsilon):
+        p = np.zeros(candidates.size)
+        p[np.argmin(d)] = 1.0
+        return p
+    w = np.exp(-quantile_scale(epsilon) * (d - d.min()))
+    return w / w.sum()
+
+
+def private_quantile(values, q, candidates, epsilon, rng):
+    """An ``epsilon``-DP ``q``-quantile of ``values``, one of the public ``candidates``.
+
+    The exponential mechanism with score ``-|#{v <= c} - round(q n)|``
+    (sensitivity 1 under replace-one neighbours, ``n`` public), drawn exactly.
+    Pure ``epsilon``-DP; ``epsilon**2 / 8``-zCDP for composition
+    (:func:`~sklearn_dpol.privacy.exponential_mechanism_zcdp`). With
+    ``epsilon=np.inf`` the best candidate (the first, on ties), without noise.
+
+    Parameters
+    ----------
+    values : array-like
+        The private values (finite), one per record.
+    q : float
+        The quantile, in ``[0, 1]``.
+    candidates : array-like
+        The public grid, strictly increasing (e.g. :func:`geometric_grid`).
+    epsilon : float
+        The budget of this release.
+    rng : numpy.random.Generator, int, None or sampler state
+        The randomness (see :func:`sklearn_dpol._core.noise.sampler_state`).
+
+    Returns
+    -------
+    quantile : float
+        The released candidate.
+    """
+    values, candidates = _check(values, q, candidates, epsilon)
+    d = _distances(values, q, candidates)
+    if math.isinf(epsilon):
+        return float(candidates[int(np.argmin(d))])
+    from .._core import _exact_kernels
+    from .._core.noise import sampler_state
+
+    # Exact: an integer below 2**31 times a 21-bit mantissa.
+    x = (d - d.min()).astype(np.float64) * quantile_scale(epsilon)
+    index = _exact_kernels.exponential_choice(x, sampler_state(rng))
+    return float(candidates[int(index)])
