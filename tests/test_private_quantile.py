@@ -25,7 +25,7 @@ def test_geometric_grid():
 def test_scale_is_exact_and_below_half_epsilon():
     for eps in [0.1, 1.0, 1 / 3, 2.5, 1e-5]:
         s = quantile_scale(eps)
-        assert s <= eps / 2 and s > eps / 2 * (1 - 2**-20)
+        assert 2 * s + 2**-62 <= eps and s > eps / 2 * (1 - 2**-19)
         m, _ = math.frexp(s)
         assert m * 2**21 == int(m * 2**21)
         for d in [1, 12345, 2**31 - 1]:  # exponents are exact products

@@ -6,10 +6,10 @@ scaling". Under replace-one neighbours (``n`` public), for a public sorted grid
 score of ``c_j`` is ``-|#{i : v_i <= c_j} - k|``: an integer with sensitivity
 1 (replacing one value moves every count by at most one). The release is
 ``c_J`` with ``P(J = j)`` proportional to ``exp(-s |count_j - k|)`` for
-``s <= epsilon / 2``: pure ``epsilon``-DP, and ``epsilon**2 / 8``-zCDP
+``2 s + 2**-62 <= epsilon``: pure ``epsilon``-DP, and ``epsilon**2 / 8``-zCDP
 (bounded range, Cesar and Rogers 2021). It is drawn exactly with
 :func:`sklearn_dpol._core._exact_kernels.exponential_choice`: ``s`` is
-``epsilon / 2`` rounded down to 21 significant bits, so that every exponent
+``epsilon (1 - 2**-30) / 2`` rounded down to 21 significant bits, so that every exponent
 ``s * (d_j - min d)`` (an integer below ``2**31`` times ``s``) is computed
 without rounding.
 """
@@ -22,6 +22,7 @@ __all__ = ["geometric_grid", "private_quantile", "quantile_probabilities", "quan
 
 _MAX_RECORDS = 2**31 - 1
 _MAX_EXPONENT = 2.0**40
+_MIN_EPSILON = 2.0**-30
 
 
 def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True):
@@ -48,11 +49,13 @@ def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True):
 
 
 def quantile_scale(epsilon):
-    """The exponential mechanism's scale ``s``: ``epsilon / 2`` rounded down to
-    21 significant bits (so ``2 s <= epsilon``: the mechanism is ``2 s``-DP)."""
+    """The exponential mechanism's scale ``s``: ``epsilon (1 - 2**-30) / 2``
+    rounded down to 21 significant bits, so that ``2 s + 2**-62 <= epsilon``
+    for ``epsilon >= 2**-30`` (the sampler's truncation of exponents to
+    ``2**-64`` is covered; ``doc/privacy.md``)."""
     if math.isinf(epsilon):
         return math.inf
-    mantissa, exponent = math.frexp(epsilon / 2.0)
+    mantissa, exponent = math.frexp(epsilon / 2.0 * (1.0 - 2.0**-30))
     return math.ldexp(math.floor(mantissa * 2**21), exponent - 21)
 
 
@@ -64,8 +67,8 @@ def _check(values, q, candidates, epsilon):
     if candidates.size == 0 or not np.all(np.isfinite(candidates)) or np.any(
             np.diff(candidates) <= 0):
         raise ValueError("candidates must be finite, nonempty and strictly increasing.")
-    if not (epsilon > 0):
-        raise ValueError(f"epsilon must be positive; got {epsilon!r}.")
+    if not (epsilon >= _MIN_EPSILON):
+        raise ValueError(f"epsilon must be at least 2**-30; got {epsilon!r}.")
     n = values.size
     if n > _MAX_RECORDS:
         raise ValueError(f"at most {_MAX_RECORDS} values.")
