@@ -9,6 +9,7 @@ from sklearn_dpol import (
     PrivateIGDClassifier,
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
+    PrivateRangeScaler,
 )
 
 ESTIMATORS = [
@@ -34,6 +35,9 @@ ESTIMATORS = [
     MutualInformationPrivateOGDRegressor(),
     MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared", fit_intercept=False,
                                          average=False, exploration_radius=0.25),
+    PrivateRangeScaler(),
+    PrivateRangeScaler(bounds=(-5.0, 5.0), delta=1e-6, quantile=0.0, n_candidates=50),
+    PrivateRangeScaler(epsilon=float("inf")),
 ]
 
 

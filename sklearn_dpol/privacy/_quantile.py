@@ -25,13 +25,16 @@ _MAX_EXPONENT = 2.0**40
 _MIN_EPSILON = 2.0**-30
 
 
-def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True):
-    """The public grid ``2**k`` for ``k`` in ``[low_exponent, high_exponent]``.
+def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True, per_octave=1):
+    """The public grid ``2**(k / per_octave)`` for ``k / per_octave`` in
+    ``[low_exponent, high_exponent]``.
 
     Parameters
     ----------
     low_exponent, high_exponent : int
         The range of the exponents (public).
+    per_octave : int, default=1
+        Candidates per factor of two.
     signed : bool, default=True
         Add ``0`` and the negated powers, for values of either sign.
 
@@ -42,7 +45,9 @@ def geometric_grid(low_exponent=-20, high_exponent=20, *, signed=True):
     """
     if int(low_exponent) > int(high_exponent):
         raise ValueError("low_exponent must not exceed high_exponent.")
-    powers = np.ldexp(1.0, np.arange(int(low_exponent), int(high_exponent) + 1))
+    per_octave = int(per_octave)
+    k = np.arange(int(low_exponent) * per_octave, int(high_exponent) * per_octave + 1)
+    powers = np.ldexp(np.exp2((k % per_octave) / per_octave), k // per_octave)
     if not signed:
         return powers
     return np.concatenate([-powers[::-1], [0.0], powers])
