@@ -97,7 +97,7 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
     ...                                     size=(5000, 2))
     >>> scaler = PrivateRangeScaler(epsilon=1.0, bounds=(-50, 50), random_state=0).fit(X)
     >>> np.round(scaler.low_, 1), np.round(scaler.high_, 1)
-    (array([ 5.9, -4. ]), array([14.1, -2. ]))
+    (array([ 5.9, -4.1]), array([14.3, -2. ]))
     >>> Xt = scaler.transform(X)
     >>> bool(np.abs(Xt).max() <= 1.0)
     True
