@@ -42,11 +42,11 @@ def test_noise_off_releases_the_best_grid_points():
 
 
 def test_default_grid_finds_the_scale():
-    # Needs n * quantile * epsilon_per_quantile / 2 well above ln(643) = 6.5: here 50.
+    # Needs n * quantile * epsilon_per_quantile / 2 well above ln(2561) = 7.9: here 50.
     X = _data(n=30000)
     scaler = PrivateRangeScaler(epsilon=1.0, random_state=0).fit(X)
     true_low, true_high = np.quantile(X, [0.02, 0.98], axis=0)
-    # the 9% geometric grid: within a factor 1.5 of the true quantile, same sign
+    # the 2.2% geometric grid: within a factor 1.5 of the true quantile, same sign
     for released, true in [(scaler.low_, true_low), (scaler.high_, true_high)]:
         assert np.all(np.sign(released) == np.sign(true))
         ratio = released / true

@@ -15,9 +15,9 @@ from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._zcdp import zcdp_rho
 
 _NEIGHBOURS = "replace-one"
-# The public default grid: 0 and +-2^(k/8) for k/8 in [-20, 20] (643 candidates).
+# The public default grid: 0 and +-2^(k/32) for k/32 in [-20, 20] (2561 candidates).
 _GRID_EXPONENTS = (-20, 20)
-_GRID_PER_OCTAVE = 8
+_GRID_PER_OCTAVE = 32
 
 
 class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
@@ -56,7 +56,7 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         A public hint of where the features lie (floats, or arrays of shape
         ``(n_features,)``): the candidates are ``n_candidates`` points evenly
         spaced on ``[low, high]``. ``None``: the candidates are ``0`` and
-        ``+-2**(k / 8)`` for ``k / 8`` in ``[-20, 20]`` (643 candidates, 9%
+        ``+-2**(k / 32)`` for ``k / 32`` in ``[-20, 20]`` (2561 candidates, 2.2%
         apart), for features of any scale; a tighter hint is more accurate.
         Known without looking at the data: never pass the data's minimum and
         maximum.
