@@ -20,6 +20,7 @@ ESTIMATORS = [
     PrivateQFTLRegressor(),
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),
+    PrivateQFTLRegressor(data_norm="auto"),
     PrivateFrankWolfeLasso(),
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),
