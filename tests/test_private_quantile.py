@@ -96,3 +96,33 @@ def test_bad_input_raises_before_reading():
         private_quantile(np.zeros(10), 0.5, [1.0, 2.0], 1e12, 0)
     with pytest.raises(ValueError, match="finite"):
         private_quantile([np.nan], 0.5, [1.0, 2.0], 1.0, 0)
+
+
+def test_public_prior_breaks_ties_toward_the_data_and_keeps_the_bound():
+    values = np.linspace(1.0, 2.0, 200)
+    grid = geometric_grid(-10, 10, per_octave=8)
+    # Noise off: every candidate above the max ties for q = 1; the prior takes the smallest.
+    assert private_quantile(values, 1.0, grid, np.inf, 0, slope=1 / 8) == grid[grid >= 2.0][0]
+    assert private_quantile(values, 0.0, grid, np.inf, 0, slope=1 / 8) == grid[grid < 1.0][-1]
+    # The law: P(j) ~ exp(-s (d_j + floor(slope p_j / s))).
+    s = quantile_scale(0.5)
+    p = quantile_probabilities(values, 0.98, grid, 0.5, slope=1 / 8)
+    d = _distances(values, 0.98, grid)
+    w = np.exp(-s * (d + np.floor((1 / 8) * np.arange(grid.size) / s)))
+    np.testing.assert_allclose(p, w / w.sum(), rtol=1e-12)
+    # Ties beyond the max no longer spread uniformly over the grid.
+    assert p[grid > 8.0].sum() < 0.2  # 1 nat per octave: e^-2 beyond two octaves
+    assert quantile_probabilities(values, 0.98, grid, 0.5)[grid > 8.0].sum() > 0.5
+    # The prior is public: neighbouring data sets still move each probability by <= e^eps.
+    other = values.copy()
+    other[0] = 1e6
+    q_other = quantile_probabilities(other, 0.98, grid, 0.5, slope=1 / 8)
+    assert np.max(np.abs(np.log(p) - np.log(q_other))) <= 0.5 * (1 + 1e-9)
+    state = sampler_state(np.random.default_rng(5))
+    draws = np.array([private_quantile(values, 0.98, grid, 0.5, state, slope=1 / 8)
+                      for _ in range(3000)])
+    counts = np.array([(draws == c).sum() for c in grid])
+    keep = p * 3000 >= 5
+    observed = np.append(counts[keep], counts[~keep].sum())
+    expected = np.append(p[keep] * 3000, p[~keep].sum() * 3000)
+    assert stats.chisquare(observed, expected).pvalue > 1e-3

@@ -39,7 +39,7 @@ def test_auto_resolves_near_the_norm_quantile_and_is_charged():
 def test_auto_reads_the_data_only_through_the_quantile(monkeypatch):
     calls = []
 
-    def fake(values, q, candidates, epsilon, state):
+    def fake(values, q, candidates, epsilon, state, slope=0.0):
         calls.append((np.array(values), q, epsilon))
         return 4.0
 

@@ -384,7 +384,8 @@ class PrivateQFTLRegressor(
         eps_q, _, _ = self._budget_split()
         norms = np.linalg.norm(X, axis=1)
         self._auto_data_norm = private_quantile(
-            norms, self.AUTO_DATA_NORM_QUANTILE, _AUTO_GRID, eps_q, self._exact_sampler())
+            norms, self.AUTO_DATA_NORM_QUANTILE, _AUTO_GRID, eps_q, self._exact_sampler(),
+            slope=0.25)  # public prior: 1 nat per octave toward small bounds
 
     def _check_auto_norm_public(self, n_rows):
         """Refuse, before reading values, what the quantile cannot do (public checks)."""
@@ -392,7 +393,7 @@ class PrivateQFTLRegressor(
             return
         eps_q, _, _ = self._budget_split()
         if math.isfinite(eps_q) and (eps_q < 2.0**-30
-                                     or quantile_scale(eps_q) * n_rows >= 2.0**40):
+                                     or quantile_scale(eps_q) * n_rows >= 2.0**39):
             raise ValueError(
                 f"data_norm='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
                 "(too small or too large); pass a public data_norm.")

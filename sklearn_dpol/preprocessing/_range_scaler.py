@@ -58,6 +58,9 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         spaced on ``[low, high]``. ``None``: the candidates are ``0`` and
         ``+-2**(k / 32)`` for ``k / 32`` in ``[-20, 20]`` (2561 candidates, 2.2%
         apart), for features of any scale; a tighter hint is more accurate.
+        A public prior prefers, among candidates of equal score, those next
+        to the data (1 nat per octave on the default grid, 8 nats across a
+        ``bounds`` grid): beyond a feature's extreme all candidates tie.
         Known without looking at the data: never pass the data's minimum and
         maximum.
     n_candidates : int, default=1000
@@ -179,12 +182,14 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         return self._guarantee(n_features, n_records)
 
     def _candidates(self, n_features):
+        """The public grids and the public prior's slope (nats per grid step)."""
         if self.bounds is None:
             grid = geometric_grid(*_GRID_EXPONENTS, per_octave=_GRID_PER_OCTAVE)
-            return [grid] * n_features
+            return [grid] * n_features, 1.0 / _GRID_PER_OCTAVE
         low, high = (np.broadcast_to(np.asarray(b, dtype=np.float64), (n_features,))
                      for b in self.bounds)
-        return [np.linspace(lo, hi, int(self.n_candidates)) for lo, hi in zip(low, high)]
+        grids = [np.linspace(lo, hi, int(self.n_candidates)) for lo, hi in zip(low, high)]
+        return grids, 8.0 / (int(self.n_candidates) - 1)
 
     # -- fit / transform ----------------------------------------------------------------
 
@@ -216,21 +221,21 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
                     raise ValueError(
                         f"bounds hold arrays of shape {np.shape(b)}; X has {d} features.")
         eps0, _ = self._epsilon_per_quantile(d)
-        if math.isfinite(eps0) and quantile_scale(eps0) * n >= 2.0**40:
+        if math.isfinite(eps0) and quantile_scale(eps0) * n >= 2.0**39:
             raise ValueError(
                 f"epsilon={self.epsilon!r} is too large for {n} records and {d} features; "
                 "pass epsilon=np.inf for no privacy.")
         if math.isfinite(eps0) and eps0 < 2.0**-30:
             raise ValueError(f"epsilon={self.epsilon!r} is too small for {d} features.")
-        candidates = self._candidates(d)
+        candidates, slope = self._candidates(d)
         self._mark_data_read()  # failures from here on are charged
         state = self._exact_sampler()
         q = float(self.quantile)
         low = np.empty(d)
         high = np.empty(d)
         for j in range(d):
-            low[j] = private_quantile(X[:, j], q, candidates[j], eps0, state)
-            high[j] = private_quantile(X[:, j], 1.0 - q, candidates[j], eps0, state)
+            low[j] = private_quantile(X[:, j], q, candidates[j], eps0, state, slope)
+            high[j] = private_quantile(X[:, j], 1.0 - q, candidates[j], eps0, state, slope)
         # Post-processing of the released values only.
         self.low_, self.high_ = np.minimum(low, high), np.maximum(low, high)
         self.center_ = (self.low_ + self.high_) / 2.0

@@ -21,7 +21,8 @@ import numpy as np
 __all__ = ["geometric_grid", "private_quantile", "quantile_probabilities", "quantile_scale"]
 
 _MAX_RECORDS = 2**31 - 1
-_MAX_EXPONENT = 2.0**40
+_MAX_EXPONENT = 2.0**39
+_MAX_PRIOR = 2**30
 _MIN_EPSILON = 2.0**-30
 
 
@@ -64,7 +65,9 @@ def quantile_scale(epsilon):
     return math.ldexp(math.floor(mantissa * 2**21), exponent - 21)
 
 
-def _check(values, q, candidates, epsilon):
+def _check(values, q, candidates, epsilon, slope=0.0):
+    if not (math.isfinite(float(slope)) and float(slope) >= 0):
+        raise ValueError(f"slope must be finite and nonnegative; got {slope!r}.")
     values = np.asarray(values, dtype=np.float64).ravel()
     candidates = np.asarray(candidates, dtype=np.float64).ravel()
     if not 0.0 <= float(q) <= 1.0:
@@ -80,7 +83,7 @@ def _check(values, q, candidates, epsilon):
     if math.isfinite(epsilon) and quantile_scale(epsilon) * n >= _MAX_EXPONENT:
         raise ValueError(
             f"epsilon={epsilon!r} is too large for n={n} values (epsilon * n must be "
-            "below 2**41); pass epsilon=np.inf for no privacy.")
+            "below 2**40); pass epsilon=np.inf for no privacy.")
     if not np.all(np.isfinite(values)):
         raise ValueError("values must be finite.")
     return values, candidates
@@ -93,7 +96,41 @@ def _distances(values, q, candidates):
     return np.abs(counts.astype(np.int64) - target)
 
 
-def quantile_probabilities(values, q, candidates, epsilon):
+def _positions(q, m):
+    """Each candidate's distance, in grid steps, from the preferred end: the
+    public tie-break (toward the data: low for ``q > 1/2``, high for ``q < 1/2``)."""
+    j = np.arange(m, dtype=np.int64)
+    if q > 0.5:
+        return j
+    if q < 0.5:
+        return m - 1 - j
+    return np.zeros(m, dtype=np.int64)
+
+
+def _prior(q, m, epsilon, slope):
+    """The public prior in score units: ``floor(slope * position / s)``, capped."""
+    if slope == 0 or math.isinf(epsilon):
+        return np.zeros(m, dtype=np.int64)
+    s = quantile_scale(epsilon)
+    cap = min(_MAX_PRIOR, int(_MAX_EXPONENT / s))
+    return np.minimum(np.floor(slope * _positions(q, m) / s), cap).astype(np.int64)
+
+
+def _totals(values, q, candidates, epsilon, slope):
+    """Integer exponents in units of ``s``: ``d_j + prior_j`` minus their minimum."""
+    t = _distances(values, q, candidates) + _prior(q, candidates.size, epsilon, slope)
+    return t - t.min()
+
+
+def _noise_off(values, q, candidates, slope):
+    d = _distances(values, q, candidates)
+    best = np.flatnonzero(d == d.min())
+    if slope == 0:
+        return int(best[0])
+    return int(best[np.argmin(_positions(q, candidates.size)[best])])
+
+
+def quantile_probabilities(values, q, candidates, epsilon, slope=0.0):
     """The law of :func:`private_quantile`'s index (floating point; for checks).
 
     Parameters
@@ -106,30 +143,39 @@ def quantile_probabilities(values, q, candidates, epsilon):
         The public sorted grid.
     epsilon : float
         The mechanism's budget.
+    slope : float, default=0.0
+        The public prior's slope (see :func:`private_quantile`).
 
     Returns
     -------
     probabilities : ndarray
         ``P(J = j)`` for each candidate.
     """
-    values, candidates = _check(values, q, candidates, epsilon)
-    d = _distances(values, q, candidates)
+    values, candidates = _check(values, q, candidates, epsilon, slope)
     if math.isinf(epsilon):
         p = np.zeros(candidates.size)
-        p[np.argmin(d)] = 1.0
+        p[_noise_off(values, q, candidates, slope)] = 1.0
         return p
-    w = np.exp(-quantile_scale(epsilon) * (d - d.min()))
+    w = np.exp(-quantile_scale(epsilon) * _totals(values, q, candidates, epsilon, slope))
     return w / w.sum()
 
 
-def private_quantile(values, q, candidates, epsilon, rng):
+def private_quantile(values, q, candidates, epsilon, rng, slope=0.0):
     """An ``epsilon``-DP ``q``-quantile of ``values``, one of the public ``candidates``.
 
     The exponential mechanism with score ``-|#{v <= c} - round(q n)|``
     (sensitivity 1 under replace-one neighbours, ``n`` public), drawn exactly.
     Pure ``epsilon``-DP; ``epsilon**2 / 8``-zCDP for composition
     (:func:`~sklearn_dpol.privacy.exponential_mechanism_zcdp`). With
-    ``epsilon=np.inf`` the best candidate (the first, on ties), without noise.
+    ``epsilon=np.inf`` the best candidate, without noise.
+
+    ``slope > 0`` adds a public prior (a base measure), ``exp(-slope * p_j)``
+    up to the rounding of ``slope * p_j / s`` down to an integer, where ``p_j``
+    counts grid steps from the end nearer the data's bulk (the low end for
+    ``q > 1/2``, the high end for ``q < 1/2``): candidates beyond the data's
+    extreme all have the same score, and the prior concentrates the mass of
+    such ties next to the data. It does not depend on the data, so the
+    guarantee is unchanged. Noise off, ties go the same way.
 
     Parameters
     ----------
@@ -143,20 +189,21 @@ def private_quantile(values, q, candidates, epsilon, rng):
         The budget of this release.
     rng : numpy.random.Generator, int, None or sampler state
         The randomness (see :func:`sklearn_dpol._core.noise.sampler_state`).
+    slope : float, default=0.0
+        The public prior's slope, in nats per grid step.
 
     Returns
     -------
     quantile : float
         The released candidate.
     """
-    values, candidates = _check(values, q, candidates, epsilon)
-    d = _distances(values, q, candidates)
+    values, candidates = _check(values, q, candidates, epsilon, slope)
     if math.isinf(epsilon):
-        return float(candidates[int(np.argmin(d))])
+        return float(candidates[_noise_off(values, q, candidates, slope)])
     from .._core import _exact_kernels
     from .._core.noise import sampler_state
 
-    # Exact: an integer below 2**31 times a 21-bit mantissa.
-    x = (d - d.min()).astype(np.float64) * quantile_scale(epsilon)
+    # Exact: an integer below 2**32 times a 21-bit mantissa.
+    x = _totals(values, q, candidates, epsilon, slope).astype(np.float64) * quantile_scale(epsilon)
     index = _exact_kernels.exponential_choice(x, sampler_state(rng))
     return float(candidates[int(index)])
