@@ -245,7 +245,9 @@ class PrivateEstimatorMixin:
             "clipped to these public bounds, so a default that does not fit the data "
             "gives a useless model without any error. Pass bounds known without looking "
             "at the data (e.g. data_norm=<public bound on the L2 norm of a row>, "
-            "y_bound=<public bound on |y|>), or scale the features privately first "
+            "y_bound=<public bound on |y|>), data_norm='auto' where offered (a private "
+            "quantile of the row norms, PrivateQFTLRegressor), or scale the features "
+            "privately first "
             "with sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
             "default is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
