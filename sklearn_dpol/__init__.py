@@ -4,7 +4,7 @@ Importing the package does not load numba: the numeric kernels compile (and
 cache) the first time an estimator is fitted.
 """
 
-from . import model_selection, privacy
+from . import model_selection, preprocessing, privacy
 from .linear_model import (
     MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
@@ -14,6 +14,7 @@ from .linear_model import (
     PrivateQFTLRegressor,
 )
 from .model_selection import PrivateHyperparameterSearch
+from .preprocessing import PrivateRangeScaler
 from .privacy import PrivacyAccountant, PrivacyGuarantee
 
 __version__ = "0.1.0"
@@ -28,7 +29,9 @@ __all__ = [
     "PrivateIGDClassifier",
     "PrivateMirrorDescentRegressor",
     "PrivateQFTLRegressor",
+    "PrivateRangeScaler",
     "model_selection",
+    "preprocessing",
     "privacy",
     "__version__",
 ]

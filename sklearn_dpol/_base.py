@@ -220,6 +220,40 @@ class PrivateEstimatorMixin:
                 _settle(charge, self.privacy_)
         return self
 
+    def _warn_default_bounds(self, *names):
+        """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about
+        the public bounds among ``names`` left at their ``__init__`` defaults.
+
+        Called once per ``fit``. The message depends only on the class and the
+        parameters, never on the data, so the warning itself releases nothing.
+        A bound passed equal to its default is indistinguishable from one left
+        there: the message says how to silence it.
+        """
+        import inspect
+        import warnings
+
+        from .exceptions import DefaultBoundWarning
+
+        defaults = inspect.signature(type(self).__init__).parameters
+        left = [(name, defaults[name].default) for name in names
+                if name in defaults and _same_value(getattr(self, name), defaults[name].default)]
+        if not left:
+            return
+        listed = ", ".join(f"{name}={value!r}" for name, value in left)
+        warnings.warn(
+            f"{type(self).__name__}: {listed} left at the default. Every record is "
+            "clipped to these public bounds, so a default that does not fit the data "
+            "gives a useless model without any error. Pass bounds known without looking "
+            "at the data (e.g. data_norm=<public bound on the L2 norm of a row>, "
+            "y_bound=<public bound on |y|>), data_norm='auto' where offered (a private "
+            "quantile of the row norms, PrivateQFTLRegressor), or scale the features "
+            "privately first "
+            "with sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
+            "default is your public bound, silence this with warnings.filterwarnings("
+            "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
+            DefaultBoundWarning, stacklevel=3,
+        )
+
     def _mark_data_read(self):
         """Declare that the call now reads the values of its data.
 

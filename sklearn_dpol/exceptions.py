@@ -2,6 +2,7 @@
 
 __all__ = [
     "BudgetExceededError",
+    "DefaultBoundWarning",
     "LedgerError",
     "NoiseReuseError",
     "PrivacyAccountingError",
@@ -33,6 +34,43 @@ class PrivacyLeakWarning(RuntimeWarning):
     ...     _ = PrivateIGDClassifier(random_state=0).fit(X, y)  # no classes=[0, 1]
     >>> any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
     True
+    """
+
+
+class DefaultBoundWarning(UserWarning):
+    """A public data bound (``data_norm``, ``y_bound``...) was left at its default.
+
+    The privacy guarantee holds whatever the bound, but every record is
+    clipped to it: a default that does not fit the data silently gives a
+    useless model. Issued once per ``fit``; its message depends only on the
+    estimator's parameters (never on the data, which it must not reveal) and
+    says what to pass: a bound known without looking at the data, or data
+    scaled into it privately
+    (:class:`~sklearn_dpol.preprocessing.PrivateRangeScaler`).
+
+    See Also
+    --------
+    sklearn_dpol.preprocessing.PrivateRangeScaler : Scales features into
+        ``[-1, 1]`` from private quantiles.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> from sklearn_dpol.exceptions import DefaultBoundWarning
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(100, 2))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateQFTLRegressor(random_state=0).fit(X, X[:, 0])
+    >>> any(issubclass(w.category, DefaultBoundWarning) for w in caught)
+    True
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateQFTLRegressor(data_norm=0.75, y_bound=0.5,
+    ...                              random_state=0).fit(X, X[:, 0])
+    >>> any(issubclass(w.category, DefaultBoundWarning) for w in caught)
+    False
     """
 
 

@@ -14,6 +14,7 @@ from sklearn_dpol import (
     PrivateIGDClassifier,
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
+    PrivateRangeScaler,
 )
 
 ESTIMATORS = [
@@ -24,6 +25,7 @@ ESTIMATORS = [
     PrivateQFTLRegressor(),
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),
+    PrivateQFTLRegressor(data_norm="auto"),
     PrivateFrankWolfeLasso(),
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),
@@ -39,6 +41,9 @@ ESTIMATORS = [
     MutualInformationPrivateOGDRegressor(),
     MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared", fit_intercept=False,
                                          average=False, exploration_radius=0.25),
+    PrivateRangeScaler(),
+    PrivateRangeScaler(bounds=(-5.0, 5.0), delta=1e-6, quantile=0.0, n_candidates=50),
+    PrivateRangeScaler(epsilon=float("inf")),
 ]
 
 

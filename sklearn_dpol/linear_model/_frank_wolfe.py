@@ -249,6 +249,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("feature_bound", "y_bound")
         return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"))
 
     @_fit_context(prefer_skip_nested_validation=True)

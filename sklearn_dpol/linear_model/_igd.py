@@ -375,6 +375,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("data_norm")
         return self._release_fit(X, y, reset=("classes_", "_w_private", "_t"), classes=None,
                                  n_passes=self.max_iter, sample_weight=sample_weight)
 

@@ -256,6 +256,7 @@ class MutualInformationPrivateOGDRegressor(
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("data_norm", "y_bound")
         return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"))
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -292,6 +292,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("data_norm", "y_bound")
         return self._release_fit(X, y, reset=("coef_", "intercept_"))
 
     @_fit_context(prefer_skip_nested_validation=True)

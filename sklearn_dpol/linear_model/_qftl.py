@@ -25,6 +25,7 @@ from .._core.noise import gaussian_release
 from .._core._threads import single_blas_thread
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 
 _NEIGHBOURS = "replace-one"
@@ -32,6 +33,8 @@ _NEIGHBOURS = "replace-one"
 _MODEL_CACHE = weakref.WeakKeyDictionary()
 #: ``alpha_`` of a ``partial_fit`` stream started with ``alpha="auto"``.
 STREAM_ALPHA = 1e-2
+# data_norm="auto": the public candidates 2^(k/4), k/4 in [-20, 20].
+_AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 
 
 class PrivateQFTLRegressor(
@@ -70,9 +73,16 @@ class PrivateQFTLRegressor(
         In a ``partial_fit`` stream, the public ``1e-2`` (or the value of the
         ``fit`` the stream continues). The resolved value is ``alpha_``
         (``doc/privacy.md``, "QFTL fit: AdaSSP").
-    data_norm : float, default=1.0
+    data_norm : float or "auto", default=1.0
         Rows of ``X`` are clipped to this L2 norm. Set it from public knowledge
-        of the data, never from the private data.
+        of the data, never from the private data. ``"auto"`` (``fit`` only):
+        ``AUTO_DATA_NORM_SHARE`` (10%) of ``epsilon`` buys a private 98%
+        quantile of the row norms (exponential mechanism over the public grid
+        ``2**(k/4)``, ``k/4`` in ``[-20, 20]``), resolved into ``data_norm_``;
+        the rest, ``(0.9 epsilon, delta)``, goes to the statistics, and
+        ``privacy_`` is ``(epsilon, delta)`` by basic composition. A
+        ``partial_fit`` stream resolves it from its first batch
+        (``doc/privacy.md``, "Private quantiles, private scaling").
     y_bound : float, default=1.0
         Targets are clipped to ``[-y_bound, y_bound]``.
     fit_intercept : bool, default=True
@@ -147,6 +157,9 @@ class PrivateQFTLRegressor(
         epoch tree).
     sensitivity_ : float
         Joint replace-one L2 sensitivity of one record's ``(v v^T, y v)``.
+    data_norm_ : float
+        The row bound in use: ``data_norm``, or its private resolution when
+        ``data_norm="auto"`` (released, covered by ``privacy_``).
     prefix_sums_ : str or None
         The stream's mechanism (``"blt"``, ``"sqrt"``, ``"tree"`` or
         ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
@@ -204,7 +217,7 @@ class PrivateQFTLRegressor(
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
         "alpha": [POSITIVE, StrOptions({"auto"})],
-        "data_norm": [POSITIVE],
+        "data_norm": [POSITIVE, StrOptions({"auto"})],
         "y_bound": [POSITIVE],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE],
@@ -281,6 +294,7 @@ class PrivateQFTLRegressor(
         self : object
             Fitted estimator.
         """
+        self._warn_default_bounds("data_norm", "y_bound")
         return self._release_fit(X, y, reset=("_released_statistics", "_stream",
                                               "_stream_releases"),
                                  sample_weight=sample_weight)
@@ -315,13 +329,24 @@ class PrivateQFTLRegressor(
         y = _as_float64_targets(y)
         sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         if fitting:
+            self.__dict__.pop("_auto_data_norm", None)
+            self._check_auto_norm_public(X.shape[0])
             self._mark_data_read()  # failures from here on are charged
+            if self._auto_norm():
+                self._resolve_auto_norm(X)
+        elif self._auto_norm() and "_auto_data_norm" not in self.__dict__:
+            # A stream's first call resolves the bound from its first batch.
+            self._check_auto_norm_public(X.shape[0])
+            self._mark_data_read()  # failures from here on are charged
+            self._resolve_auto_norm(X)
+        self.data_norm_ = self._data_norm()
         stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
-            mu = gaussian_mu(self.epsilon, self.delta)
+            # mu of the statistics (after data_norm="auto"'s share of epsilon, if any)
+            mu = self._budget_split()[2]
             adassp = self.alpha == "auto"
-            # AdaSSP splits mu*^2 between the eigenvalue and the statistics.
+            # AdaSSP splits mu^2 between the eigenvalue and the statistics.
             mu_stats = mu * math.sqrt(1.0 - qftl.EIGENVALUE_SHARE) if adassp else mu
             sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu_stats
             summed = stats.sum(0, stats.n_rows)
@@ -415,11 +440,60 @@ class PrivateQFTLRegressor(
 
     def _row_bound(self):
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return math.hypot(float(self.data_norm), intercept)
+        return math.hypot(self._data_norm(), intercept)
+
+    # -- data_norm="auto": a private quantile of the row norms -------------------------
+
+    AUTO_DATA_NORM_SHARE = 0.1
+    AUTO_DATA_NORM_QUANTILE = 0.98
+
+    def _auto_norm(self):
+        return isinstance(self.data_norm, str) and self.data_norm == "auto"
+
+    def _data_norm(self):
+        """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.
+
+        Before the private quantile is drawn (parameter checks), ``"auto"``
+        stands for the largest candidate, the worst case of the checks.
+        """
+        if not self._auto_norm():
+            return float(self.data_norm)
+        return float(self.__dict__.get("_auto_data_norm", _AUTO_GRID[-1]))
+
+    def _budget_split(self):
+        """``(epsilon_quantile, (epsilon, delta) of the statistics, mu)``: public."""
+        if not self._auto_norm():
+            return 0.0, float(self.epsilon), gaussian_mu(self.epsilon, self.delta)
+        eps_q = self.AUTO_DATA_NORM_SHARE * float(self.epsilon)
+        eps_main = float(self.epsilon) - eps_q if math.isfinite(eps_q) else math.inf
+        return eps_q, eps_main, gaussian_mu(eps_main, self.delta)
+
+    def _resolve_auto_norm(self, X):
+        """Draw the private quantile of the row norms (after ``_mark_data_read``)."""
+        eps_q, _, _ = self._budget_split()
+        if issparse(X):
+            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        else:
+            with np.errstate(over="ignore"):
+                norms = np.linalg.norm(X, axis=1)
+        self._auto_data_norm = private_quantile(
+            norms, self.AUTO_DATA_NORM_QUANTILE, _AUTO_GRID, eps_q, self._exact_sampler(),
+            slope=0.25)  # public prior: 1 nat per octave toward small bounds
+
+    def _check_auto_norm_public(self, n_rows):
+        """Refuse, before reading values, what the quantile cannot do (public checks)."""
+        if not self._auto_norm():
+            return
+        eps_q, _, _ = self._budget_split()
+        if math.isfinite(eps_q) and (eps_q < 2.0**-30
+                                     or quantile_scale(eps_q) * n_rows >= 2.0**39):
+            raise ValueError(
+                f"data_norm='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
+                "(too small or too large); pass a public data_norm.")
 
     def _more_validate_params(self):
         bound, y_bound = self._row_bound(), float(self.y_bound)
-        if min(float(self.data_norm), y_bound) < 1e-100:
+        if min(self._data_norm(), y_bound) < 1e-100:
             raise ValueError(
                 f"data_norm={self.data_norm!r} and y_bound={self.y_bound!r} must be at least "
                 "1e-100: near the bottom of the floating-point range, clipping cannot hold "
@@ -438,6 +512,8 @@ class PrivateQFTLRegressor(
 
     def _planned_privacy(self, X, *, fitting, **_):
         """The call's guarantee from hyperparameters: ``mu*(epsilon, delta)``, fit or stream."""
+        if self._auto_norm():  # basic composition with the quantile: not GDP
+            return PrivacyCost(self.epsilon, self.delta)
         return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
 
     def _statistics(self, X, y, sample_weight=None):
@@ -445,7 +521,7 @@ class PrivateQFTLRegressor(
 
         A CSR ``X`` stays sparse: its row norms come from the stored entries.
         """
-        scale, _ = clip_row_scales(X, float(self.data_norm))
+        scale, _ = clip_row_scales(X, self._data_norm())
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
         rows = (X.multiply(scale[:, np.newaxis]).tocsr() if issparse(X)
                 else X * scale[:, np.newaxis])
@@ -464,7 +540,7 @@ class PrivateQFTLRegressor(
         # most horizon steps (one per call), so it bounds both kinds.
         return make_stream_mechanism(
             resolve_mechanism(self.prefix_sums), dim=dim, sensitivity=self.sensitivity(),
-            mu=gaussian_mu(self.epsilon, self.delta), horizon=self.horizon,
+            mu=self._budget_split()[2], horizon=self.horizon,
         )
 
     def _check_horizon_left(self, stream, n_rows):
@@ -551,6 +627,12 @@ class PrivateQFTLRegressor(
                     f"AdaSSP: Gaussian release of the packed (V, u) (joint sensitivity, "
                     f"mu*sqrt({1 - share:g})) and of lambda_min(V) (sensitivity R^2, "
                     f"mu*sqrt({share:g})), composing to mu*")
+            if self._auto_norm():
+                eps_q, eps_main, _ = self._budget_split()
+                mechanism += (
+                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after a {eps_q:.4g}-DP "
+                    "private quantile of the row norms (data_norm='auto', exponential "
+                    "mechanism); basic composition")
         else:
             records = (
                 "the records passed to partial_fit since the stream started (records "
@@ -570,6 +652,15 @@ class PrivateQFTLRegressor(
             mechanism = "Gaussian continual release of (V, u): " + self._stream.describe()
         if not private:
             mechanism = "none: epsilon=inf adds no noise"
+        if self._auto_norm():
+            eps_q, eps_main, _ = self._budget_split()
+            released += " and data_norm_ (the private quantile of the row norms)"
+            if not fitting:
+                mechanism += (
+                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after a {eps_q:.4g}-DP "
+                    "private quantile of the first batch's row norms (data_norm='auto'); "
+                    "basic composition")
+            mu = math.nan  # composed with a pure-DP quantile: not a GDP guarantee
         return PrivacyGuarantee(
             epsilon=float(self.epsilon), delta=float(self.delta), mu=float(mu),
             neighbouring=_NEIGHBOURS, mechanism=mechanism, released=released,

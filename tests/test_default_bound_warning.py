@@ -1,0 +1,55 @@
+"""The warning for public bounds left at their defaults (issue 17, item 2)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpol import (
+    MutualInformationPrivateOGDRegressor,
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
+from sklearn_dpol.exceptions import DefaultBoundWarning
+
+CASES = [
+    (PrivateIGDClassifier, dict(classes=[0, 1]), dict(data_norm=5.0)),
+    (PrivateQFTLRegressor, {}, dict(data_norm=5.0, y_bound=3.0)),
+    (PrivateMirrorDescentRegressor, {}, dict(data_norm=5.0, y_bound=3.0)),
+    (MutualInformationPrivateOGDRegressor, {}, dict(data_norm=5.0, y_bound=3.0)),
+    (PrivateFrankWolfeLasso, {}, dict(feature_bound=5.0, y_bound=3.0)),
+]
+
+
+def _data(seed, scale):
+    rng = np.random.default_rng(seed)
+    X = scale * rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X, y
+
+
+def _bound_warnings(est, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return [str(w.message) for w in caught if issubclass(w.category, DefaultBoundWarning)]
+
+
+@pytest.mark.parametrize("cls, fixed, bounds", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_default_bound_warns_once_with_data_independent_message(cls, fixed, bounds):
+    first = _bound_warnings(cls(random_state=0, **fixed), *_data(0, 1.0))
+    second = _bound_warnings(cls(random_state=1, **fixed), *_data(1, 50.0))
+    assert len(first) == 1 and first == second  # once per fit, same text for any data
+    for name in bounds:
+        assert f"{name}=" in first[0]
+    assert "Pass bounds" in first[0]
+    # Passing the public bounds silences it.
+    assert _bound_warnings(cls(random_state=0, **fixed, **bounds), *_data(0, 1.0)) == []
+
+
+def test_partial_bound_names_only_the_default_one():
+    messages = _bound_warnings(PrivateQFTLRegressor(data_norm=5.0, random_state=0), *_data(0, 1.0))
+    assert len(messages) == 1
+    assert "y_bound=1.0" in messages[0] and "data_norm" not in messages[0].split(" left")[0]
