@@ -5,6 +5,7 @@ cache) the first time an estimator is fitted.
 """
 
 from . import model_selection, privacy
+from ._export import export_public
 from .linear_model import (
     MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
@@ -31,4 +32,5 @@ __all__ = [
     "model_selection",
     "privacy",
     "__version__",
+    "export_public",
 ]
