@@ -23,6 +23,7 @@ from .._core._threads import single_blas_thread
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._streams import make_stream_mechanism, resolve_mechanism
+from ._dask_fit import dask_statistics, is_dask_array
 
 _NEIGHBOURS = "replace-one"
 
@@ -270,11 +271,15 @@ class PrivateQFTLRegressor(
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = not hasattr(self, "coef_")
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
-        y = _as_float64_targets(y)
-        if fitting:
-            self._mark_data_read()  # failures from here on are charged
-        stats = self._statistics(X, y)
+        if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
+            stats = dask_statistics(self, X, y)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                 reset=first_call)
+            y = _as_float64_targets(y)
+            if fitting:
+                self._mark_data_read()  # failures from here on are charged
+            stats = self._statistics(X, y)
         if fitting:
             mu = gaussian_mu(self.epsilon, self.delta)
             sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu
