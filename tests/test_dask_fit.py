@@ -116,3 +116,20 @@ def test_lazily_generated_array_keeps_the_driver_small(client):
     assert np.all(np.isfinite(fitted.coef_))
     # The signal is learned: the first four coefficients are 1/4, the others 0.
     np.testing.assert_allclose(fitted.coef_, np.r_[[0.25] * 4, [0.0] * (d - 4)], atol=0.05)
+
+
+def test_neighbouring_dask_arrays_move_the_reduced_statistics_by_at_most_the_bound(client):
+    """Noise off: replace one record (huge values, clipped), in each of several blocks."""
+    from sklearn_dpol.linear_model._dask_fit import dask_statistics
+
+    estimator = model(epsilon=1.0)
+    base = dask_statistics(estimator, da.from_array(X, chunks=5_000), Y).sum(0, N)
+    bound = estimator.sensitivity()
+    worst = 0.0
+    for row in (0, 4_999, 5_000, 17_321):
+        X2, Y2 = X.copy(), Y.copy()
+        X2[row] = -X2[row] * 1e6
+        Y2[row] = -1e6 * np.sign(Y2[row] or 1.0)
+        moved = dask_statistics(estimator, da.from_array(X2, chunks=5_000), Y2).sum(0, N)
+        worst = max(worst, float(np.linalg.norm(moved - base)))
+    assert 0.5 * bound < worst <= bound

@@ -32,7 +32,7 @@ def test_every_example_runs_and_says_what_is_true():
         with contextlib.redirect_stdout(buffer):
             exec(compile(code, f"{DOC.name}, python block {index + 1}", "exec"), namespace)
         printed.append(buffer.getvalue())
-    assert len(printed) == 9
+    assert len(printed) == 11
     # The verbose example's output is the one the page shows.
     (shown,) = blocks("text")
     assert mask_times(printed[-1]) == mask_times(shown)
