@@ -14,7 +14,8 @@ proof:
 - ``FunctionTransformer`` (its function is the user's and must be a public
   function of one row, for example ``functools.partial(np.multiply, 0.25)``:
   a function that closes over a data statistic is not public, and only the
-  user can know that);
+  user can know that; with an ``inverse_func``, ``check_inverse=False``, since
+  the check runs on rows of the data and warns);
 - ``Normalizer``, ``Binarizer`` (stateless);
 - ``PolynomialFeatures`` (its fitted state is computed from the number of
   features only).
@@ -33,20 +34,32 @@ PUBLIC_STEPS = (FunctionTransformer, Normalizer, Binarizer, PolynomialFeatures)
 
 def is_public_step(step):
     """True when ``step``'s fitted state does not depend on the data (see the module)."""
-    return step is None or (isinstance(step, str) and step == "passthrough") \
-        or type(step) in PUBLIC_STEPS
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return True
+    if type(step) is FunctionTransformer and step.inverse_func is not None \
+            and step.check_inverse:
+        # fit would test the inverse on rows of the data and warn: a data-dependent output.
+        return False
+    return type(step) in PUBLIC_STEPS
 
 
 def public_step_error(name, step):
     """The ``ValueError`` message for a Pipeline step that is not public."""
     kind = type(step).__name__
     private = hasattr(step, "export_public") or hasattr(step, "privacy_")
+    if type(step) is FunctionTransformer:
+        return (
+            f"Pipeline step {name!r}: FunctionTransformer with an inverse_func checks the "
+            "inverse on rows of the data in fit and warns when it fails, an output that "
+            "depends on the records; pass check_inverse=False."
+        )
     reason = (
         f"{kind} is a private estimator used as a transformer; its release is not "
         "accounted in a pipeline yet (a private transformer is accepted only once it "
         "states its zCDP rho before fit)" if private else
         f"{kind} is not on the allow-list of public transformers (FunctionTransformer "
-        "with a public function, Normalizer, Binarizer, PolynomialFeatures, "
+        "with a public function and, with an inverse_func, check_inverse=False; "
+        "Normalizer, Binarizer, PolynomialFeatures, "
         "'passthrough'): its fitted state may be a statistic of the records, released "
         "without noise"
     )

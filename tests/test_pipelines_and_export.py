@@ -163,3 +163,13 @@ def test_export_public_refuses_a_data_fitted_step():
         export_public(pipe)
     with pytest.raises(ValueError, match="no export_public"):
         export_public(StandardScaler().fit(X))
+
+
+def test_function_transformer_checking_its_inverse_on_the_data_is_not_public():
+    checked = FunctionTransformer(QUARTER, inverse_func=partial(np.multiply, 4.0))
+    s = search(make_pipeline(checked, PrivateIGDClassifier(classes=[0, 1])),
+               {"privateigdclassifier__epsilon": [1.0]})
+    with pytest.raises(ValueError, match="check_inverse=False"):
+        s.privacy_plan()
+    checked.set_params(check_inverse=False)
+    assert np.isfinite(s.privacy_plan().epsilon)
