@@ -5,6 +5,7 @@ cache) the first time an estimator is fitted.
 """
 
 from . import model_selection, preprocessing, privacy
+from ._export import export_public
 from .linear_model import (
     MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
@@ -34,4 +35,5 @@ __all__ = [
     "preprocessing",
     "privacy",
     "__version__",
+    "export_public",
 ]

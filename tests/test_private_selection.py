@@ -13,7 +13,7 @@ from scipy import integrate, stats
 from sklearn.datasets import make_classification, make_regression
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_dpol import (
     MutualInformationPrivateOGDRegressor,
@@ -234,7 +234,8 @@ def test_planned_rho_covers_the_fitted_guarantee(estimator, task):
     (PrivateMirrorDescentRegressor(solver="objective_perturbation"), "custom privacy profile"),
     (MutualInformationPrivateOGDRegressor(), "does not support"),
     (LogisticRegression(), "knows it only for this library"),
-    (make_pipeline(FunctionTransformer(), PrivateIGDClassifier()), "pipelines"),
+    (make_pipeline(StandardScaler(), PrivateIGDClassifier()), "allow-list"),
+    (make_pipeline(FunctionTransformer(), LogisticRegression()), "knows it only for this"),
     (ParameterFreeLocalDPRegressor(feature_weights=[1.0, 0.0]), "zero feature weight"),
 ])
 def test_unsupported_candidates_are_refused_before_the_data_is_read(estimator, match):

@@ -1,5 +1,9 @@
-"""The README's example and the main job keep working."""
+"""The README's examples print what their comments say, and the main job keeps working."""
 
+import ast
+import contextlib
+import io
+import os
 import re
 import subprocess
 import sys
@@ -8,16 +12,67 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_example_runs():
+def readme_examples():
+    """The README's Python examples, in order."""
     text = (ROOT / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    assert namespace["stream"].privacy_.n_releases == 50
-    assert namespace["model"].score(namespace["X"], namespace["y"]) > 0.8
-    # 3 epsilons x 3 folds + the refit, in worker processes, and the stream once.
-    charges = namespace["budget"].charges
-    assert len(charges) == 11 and all(c.status == "spent" for c in charges)
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def expected_prints(code):
+    """The comment of every ``print(...)`` statement: what it must print, one line each."""
+    lines = code.splitlines()
+    expected = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            line = lines[node.end_lineno - 1]
+            assert "  # " in line, f"print without its output in a comment: {line!r}"
+            expected.append((node.lineno, line.split("  # ", 1)[1].strip()))
+    return [text for _, text in sorted(expected)]
+
+
+def run_example(code, cwd):
+    out = io.StringIO()
+    namespace = {"__name__": "__main__"}
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README.md", "exec"), namespace)
+    finally:
+        os.chdir(old)
+    return out.getvalue().splitlines(), namespace
+
+
+def test_readme_examples_print_what_their_comments_say(tmp_path):
+    examples = readme_examples()
+    assert len(examples) >= 2
+    # The smallest working example comes first.
+    assert len(examples[0].splitlines()) < len(examples[1].splitlines())
+    for index, code in enumerate(examples):
+        assert "lambda " not in code and "lambda:" not in code  # a lambda cannot be pickled
+        expected = expected_prints(code)
+        assert expected, "an example that prints nothing checks nothing"
+        printed, namespace = run_example(code, tmp_path)
+        assert printed == expected, f"README example {index + 1}"
+    # The second example's saved model holds no private state, and its budget
+    # was charged once for the search and once for the stream.
+    budget = namespace["budget"]
+    assert [c.status for c in budget.charges] == ["spent", "spent"]
+    text = (tmp_path / "model.joblib").read_bytes()
+    assert b"_w_private" not in text and b"_rng" not in text
+
+
+def test_expected_prints_reads_every_print():
+    code = "print(1)  # 1\nx = 2\nprint(x,\n      x)  # 2 2\n"
+    assert expected_prints(code) == ["1", "2 2"]
+    printed, _ = run_example(code, ROOT)
+    assert printed == ["1", "2 2"]
+
+
+def test_readme_keeps_its_two_setup_commands():
+    text = (ROOT / "README.md").read_text()
+    assert "    pip install . && python -m sklearn_dpol\n" in text
+    assert '    pip install ".[test]" && python -m pytest\n' in text
 
 
 def test_main_job_prints_the_privacy_utility_table(tmp_path):

@@ -27,6 +27,7 @@ from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._streams import make_stream_mechanism, resolve_mechanism
+from ._dask_fit import dask_statistics, is_dask_array
 
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
@@ -323,24 +324,32 @@ class PrivateQFTLRegressor(
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = "_released_statistics" not in self.__dict__
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                             accept_sparse="csr", reset=first_call)
-        X = canonical_csr(X)
-        y = _as_float64_targets(y)
-        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
-        if fitting:
-            self.__dict__.pop("_auto_data_norm", None)
-            self._check_auto_norm_public(X.shape[0])
-            self._mark_data_read()  # failures from here on are charged
-            if self._auto_norm():
+        if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
+            if sample_weight is not None or self._auto_norm():
+                raise ValueError(
+                    "fit on a dask array takes neither sample_weight nor data_norm='auto'; "
+                    "pass a public data_norm and unweighted rows, or compute X first.")
+            stats = dask_statistics(self, X, y)
+            self.data_norm_ = self._data_norm()
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                 accept_sparse="csr", reset=first_call)
+            X = canonical_csr(X)
+            y = _as_float64_targets(y)
+            sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+            if fitting:
+                self.__dict__.pop("_auto_data_norm", None)
+                self._check_auto_norm_public(X.shape[0])
+                self._mark_data_read()  # failures from here on are charged
+                if self._auto_norm():
+                    self._resolve_auto_norm(X)
+            elif self._auto_norm() and "_auto_data_norm" not in self.__dict__:
+                # A stream's first call resolves the bound from its first batch.
+                self._check_auto_norm_public(X.shape[0])
+                self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_norm(X)
-        elif self._auto_norm() and "_auto_data_norm" not in self.__dict__:
-            # A stream's first call resolves the bound from its first batch.
-            self._check_auto_norm_public(X.shape[0])
-            self._mark_data_read()  # failures from here on are charged
-            self._resolve_auto_norm(X)
-        self.data_norm_ = self._data_norm()
-        stats = self._statistics(X, y, sample_weight)
+            self.data_norm_ = self._data_norm()
+            stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
             # mu of the statistics (after data_norm="auto"'s share of epsilon, if any)

@@ -11,6 +11,9 @@ import math
 
 import numpy as np
 
+from sklearn.pipeline import Pipeline
+
+from .._export import is_public_step, public_step_error
 from ..linear_model import (
     MutualInformationPrivateOGDRegressor,
     ParameterFreeLocalDPRegressor,
@@ -47,11 +50,43 @@ def candidate_rho(estimator):
         ``np.inf`` for ``epsilon=inf`` (no privacy).
     """
     check_supported(estimator)
+    estimator = final_estimator(estimator)
     return _RULES[type(estimator)](estimator.get_params(deep=False))
 
 
+def final_estimator(estimator):
+    """The private estimator itself, or a Pipeline's final step."""
+    return estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
+
+
+def final_prefix(estimator):
+    """The parameter prefix of the private estimator: ``"name__"`` in a Pipeline."""
+    return f"{estimator.steps[-1][0]}__" if isinstance(estimator, Pipeline) else ""
+
+
+def check_pipeline(pipeline):
+    """``ValueError`` unless every step but the last is public (``_export.is_public_step``).
+
+    A public step's fitted state does not depend on the records, so the
+    Pipeline's guarantee is its final estimator's (post-processing).
+    """
+    steps = pipeline.steps
+    if not steps:
+        raise ValueError("Private selection needs a Pipeline with a final estimator.")
+    for name, step in steps[:-1]:
+        if not is_public_step(step):
+            raise ValueError(public_step_error(name, step))
+
+
 def check_supported(estimator):
-    """``ValueError`` unless private selection knows how ``estimator`` is calibrated."""
+    """``ValueError`` unless private selection knows how ``estimator`` is calibrated.
+
+    A ``Pipeline`` is supported when its other steps are public and its final
+    step is supported.
+    """
+    if isinstance(estimator, Pipeline):
+        check_pipeline(estimator)
+        estimator = final_estimator(estimator)
     kind = type(estimator)
     if kind in _REFUSED:
         raise ValueError(
@@ -63,8 +98,9 @@ def check_supported(estimator):
         raise ValueError(
             f"Private selection needs the guarantee of every candidate before it sees the "
             f"data, and knows it only for this library's estimators (exact classes, not "
-            f"subclasses or pipelines); got {kind.__name__}. Scale X by public constants "
-            "and pass the estimator itself."
+            f"subclasses, or as the final step of a Pipeline of public transformers); got "
+            f"{kind.__name__}. Scale X by public constants (for example with "
+            "FunctionTransformer(functools.partial(np.multiply, 1 / bound)) in a Pipeline)."
         )
 
 

@@ -8,6 +8,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
@@ -30,11 +31,14 @@ from ..privacy._selection import (
     truncated_negative_binomial_gamma,
     truncated_negative_binomial_mean,
 )
+from .._export import export_public as _export_public
 from ._candidates import (
     PRIVACY_PARAMS,
     candidate_rho,
     check_released_guarantee,
     check_supported,
+    final_estimator,
+    final_prefix,
 )
 
 _NEIGHBOURS = "replace-one"
@@ -70,8 +74,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     estimator : estimator instance
         A ``PrivateIGDClassifier``, ``PrivateQFTLRegressor``,
         ``PrivateFrankWolfeLasso``, ``PrivateMirrorDescentRegressor`` or
-        ``ParameterFreeLocalDPRegressor``; its parameters are the defaults of
-        every candidate. Others are refused before any data is read.
+        ``ParameterFreeLocalDPRegressor``, or a ``Pipeline`` whose final step
+        is one of them and whose other steps are public transformers
+        (``FunctionTransformer`` with a public function, ``Normalizer``,
+        ``Binarizer``, ``PolynomialFeatures``, ``"passthrough"``: their fitted
+        state does not depend on the records; in a Pipeline, name parameters
+        ``step__param``); its parameters are the defaults of every candidate.
+        Others are refused before any data is read.
     param_distributions : dict or list of dicts
         Maps parameter names to lists (drawn uniformly, with replacement) or
         to distributions with an ``rvs`` method. A list of dicts picks one
@@ -227,22 +236,36 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 "param_distributions must be a non-empty dict, or a non-empty list of "
                 "non-empty dicts, mapping parameter names to lists or distributions."
             )
-        valid = self.estimator.get_params(deep=False)
+        valid = self.estimator.get_params(deep=isinstance(self.estimator, Pipeline))
         for space in spaces:
             for name, values in space.items():
                 self._check_space_entry(name, values, valid)
         return spaces
 
+    def _own_name(self, name):
+        """``name`` without the Pipeline's final-step prefix, or ``None`` for another step's."""
+        prefix = final_prefix(self.estimator)
+        return name[len(prefix):] if name.startswith(prefix) else None
+
     def _check_space_entry(self, name, values, valid):
-        if name not in valid or name in _RESERVED:
-            reason = "is set by the search" if name in _RESERVED else "is not a parameter"
+        own = self._own_name(name)
+        pipeline = isinstance(self.estimator, Pipeline)
+        if pipeline and own is None and name in ("steps", final_prefix(self.estimator)[:-2]):
+            raise ValueError(
+                f"param_distributions names {name!r}, which replaces the Pipeline's steps "
+                "or its final estimator: search the final estimator's own parameters "
+                f"({final_prefix(self.estimator)}<name>) and public steps' parameters."
+            )
+        if name not in valid or own in _RESERVED:
+            reason = "is set by the search" if own in _RESERVED else "is not a parameter"
             raise ValueError(
                 f"param_distributions names {name!r}, which {reason} of "
                 f"{type(self.estimator).__name__}. Search only its own hyperparameters "
                 f"other than {', '.join(_RESERVED)}."
             )
         if hasattr(values, "rvs"):
-            if name in PRIVACY_PARAMS:
+            if own in PRIVACY_PARAMS or (pipeline and own is None
+                                         and "__" not in name):
                 raise ValueError(
                     f"{name!r} changes the candidates' guarantee and must be searched as a "
                     f"list of values, not a distribution; for example {name}=[0.5, 1.0]."
@@ -255,13 +278,18 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 f"with an rvs method; got {values!r}."
             )
         for value in values:  # invalid values fail now, before any data is read
-            clone(self.estimator).set_params(**{name: value})._validate_params()
+            candidate = clone(self.estimator).set_params(**{name: value})
+            check_supported(candidate)  # a replaced Pipeline step must be public too
+            estimators = [s for _, s in candidate.steps] if pipeline else [candidate]
+            for estimator in estimators:
+                if hasattr(estimator, "_validate_params"):
+                    estimator._validate_params()
 
     def _setting_mixture(self, spaces):
         """Every combination of the searched privacy parameters, with its probability."""
         rhos, weights = [], []
         for space in spaces:
-            names = [n for n in sorted(space) if n in PRIVACY_PARAMS]
+            names = [n for n in sorted(space) if self._own_name(n) in PRIVACY_PARAMS]
             for combo in itertools.product(*(space[n] for n in names)):
                 candidate = clone(self.estimator).set_params(**dict(zip(names, combo)))
                 rhos.append(candidate_rho(candidate))
@@ -274,13 +302,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return None
         if self.y_bound is not None:
             return float(self.y_bound)
-        if "y_bound" not in self.estimator.get_params(deep=False) or any(
-                "y_bound" in space for space in spaces):
+        params = final_estimator(self.estimator).get_params(deep=False)
+        if "y_bound" not in params or any(
+                final_prefix(self.estimator) + "y_bound" in space for space in spaces):
             raise ValueError(
                 "The regression score needs one public bound on the targets: pass "
                 "y_bound=... to the search (the estimator has none, or it is searched)."
             )
-        return float(self.estimator.get_params(deep=False)["y_bound"])
+        return float(params["y_bound"])
 
     def _plan(self):
         """Everything the guarantee depends on, from the hyperparameters alone."""
@@ -407,7 +436,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 candidate.fit(X[train], y[train])
-                check_released_guarantee(candidate, rho)
+                check_released_guarantee(final_estimator(candidate), rho)
                 # Scoring must not warn either: overflow in a prediction would
                 # say something about one validation record.
                 with np.errstate(all="ignore"):
@@ -424,13 +453,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _labels_from_y(self):
         """True when the classifier has no public label set (it would come from ``y``)."""
-        params = self.estimator.get_params(deep=False)
+        params = final_estimator(self.estimator).get_params(deep=False)
         return (get_tags(self.estimator).estimator_type == "classifier"
                 and "classes" in params and params["classes"] is None)
 
     def _label_set(self, y):
         """The classifier's label set: public if the estimator has one, else from ``y``."""
-        params = self.estimator.get_params(deep=False)
+        params = final_estimator(self.estimator).get_params(deep=False)
         if get_tags(self.estimator).estimator_type != "classifier" or "classes" not in params:
             return None, False
         if params["classes"] is not None:
@@ -444,7 +473,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _candidate(self, setting, classes, rng):
         candidate = clone(self.estimator).set_params(**setting)
-        params = candidate.get_params(deep=False)
+        params = final_estimator(candidate).get_params(deep=False)
         seed = None if self.random_state is None else int(rng.integers(2**32 - 1))
         extra = {"random_state": seed} if "random_state" in params else {}
         if "accountant" in params:
@@ -453,7 +482,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             extra["verbose"] = 0  # one summary per candidate would reveal K
         if classes is not None:
             extra["classes"] = classes
-        candidate.set_params(**extra)
+        prefix = final_prefix(candidate)
+        candidate.set_params(**{prefix + name: value for name, value in extra.items()})
         return candidate, candidate_rho(candidate)
 
     @staticmethod
@@ -469,7 +499,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         """A copy holding released values only.
 
         Drops ``n_candidates_`` (not covered) and replaces ``best_estimator_``
-        by its own public export; ``random_state`` becomes ``None``.
+        by its own public export (a Pipeline's by ``sklearn_dpol.export_public``,
+        step by step); ``random_state`` becomes ``None``.
 
         Returns
         -------
@@ -478,7 +509,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         """
         check_is_fitted(self)
         public = super().export_public()
-        public.best_estimator_ = self.best_estimator_.export_public()
+        public.best_estimator_ = _export_public(self.best_estimator_)
         return public
 
     def _features(self, X):

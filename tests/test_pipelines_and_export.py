@@ -1,0 +1,175 @@
+"""Pipelines of public transformers in private selection; export_public on a Pipeline."""
+
+import io
+import pickle
+from functools import partial
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    MinMaxScaler,
+    Normalizer,
+    PolynomialFeatures,
+    StandardScaler,
+)
+
+import sklearn_dpol
+from sklearn_dpol import (
+    PrivacyAccountant,
+    PrivateHyperparameterSearch,
+    PrivateIGDClassifier,
+    PrivateQFTLRegressor,
+    export_public,
+)
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 5)) * 4.0
+Y_REG = np.clip(X @ np.array([0.1, -0.2, 0.05, 0.0, 0.1]) / 4.0, -1, 1)
+Y_CLF = (X[:, 0] + X[:, 1] > 0).astype(int)
+QUARTER = partial(np.multiply, 0.25)
+
+# Every private attribute name of the library's estimators.
+PRIVATE = {"_w_private", "_rng", "_stream", "_ftrl_mechanism", "_ftrl", "_sampler",
+           "_sampler_rng", "n_candidates_"}
+
+
+def private_names(obj, seen=None):
+    """Names of private attributes anywhere in ``obj`` (recursively)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return set()
+    seen.add(id(obj))
+    found = set()
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    elif hasattr(obj, "__dict__"):
+        found |= PRIVATE & set(vars(obj))
+        items = vars(obj).items()
+    else:
+        return found
+    for _, value in items:
+        found |= private_names(value, seen)
+    return found
+
+
+def search(estimator, space, **kwargs):
+    return PrivateHyperparameterSearch(estimator, space, n_candidates=3, delta=1e-6,
+                                       random_state=0, **kwargs)
+
+
+def test_search_accepts_a_pipeline_of_public_steps_with_the_estimators_guarantee():
+    plain = search(PrivateIGDClassifier(alpha=1e-2, classes=[0, 1]),
+                   {"epsilon": [0.5, 1.0]})
+    pipe = search(make_pipeline(FunctionTransformer(QUARTER),
+                                PrivateIGDClassifier(alpha=1e-2, classes=[0, 1])),
+                  {"privateigdclassifier__epsilon": [0.5, 1.0]})
+    # The public step adds nothing: the same plan, before any data.
+    assert pipe.privacy_plan().epsilon == plain.privacy_plan().epsilon
+    pipe.fit(X, Y_CLF)
+    plain.fit(X * 0.25, Y_CLF)
+    assert pipe.privacy_.epsilon == plain.privacy_.epsilon
+    assert pipe.best_params_ == {"privateigdclassifier__epsilon":
+                                 plain.best_params_["epsilon"]}
+    # Same seed, same draws, same rows: the same released model.
+    np.testing.assert_array_equal(pipe.best_estimator_[-1].coef_, plain.best_estimator_.coef_)
+    np.testing.assert_array_equal(pipe.predict(X), plain.predict(X * 0.25))
+
+
+def test_search_over_a_regressor_pipeline_and_public_step_parameters():
+    pipe = make_pipeline(Normalizer(), PolynomialFeatures(degree=1),
+                         PrivateQFTLRegressor(y_bound=1.0))
+    s = search(pipe, {"privateqftlregressor__epsilon": [1.0, 2.0],
+                      "polynomialfeatures__degree": [1, 2]}).fit(X, Y_REG)
+    assert np.isfinite(s.best_score_)
+    assert s.predict(X).shape == (len(X),)
+
+
+def test_accountant_is_charged_once_for_a_pipeline_search(tmp_path):
+    budget = PrivacyAccountant(epsilon=10.0, delta=1e-5, path=tmp_path / "ledger")
+    pipe = make_pipeline(FunctionTransformer(QUARTER),
+                         PrivateIGDClassifier(alpha=1e-2, classes=[0, 1], accountant=budget))
+    s = search(pipe, {"privateigdclassifier__epsilon": [1.0]}, accountant=budget).fit(X, Y_CLF)
+    assert len(budget.charges) == 1
+    assert budget.spent().epsilon == pytest.approx(s.privacy_.epsilon)
+
+
+@pytest.mark.parametrize("step", [StandardScaler(), MinMaxScaler()])
+def test_data_fitted_transformers_are_refused_before_reading(step):
+    s = search(make_pipeline(step, PrivateIGDClassifier(classes=[0, 1])),
+               {"privateigdclassifier__epsilon": [1.0]})
+    with pytest.raises(ValueError, match="not on the allow-list of public transformers"):
+        s.fit(X, Y_CLF)
+    assert not hasattr(s, "best_estimator_")
+
+
+def test_private_transformer_step_is_refused_with_the_reason():
+    s = search(make_pipeline(PrivateQFTLRegressor(), PrivateIGDClassifier(classes=[0, 1])),
+               {"privateigdclassifier__epsilon": [1.0]})
+    with pytest.raises(ValueError, match="private estimator used as a transformer"):
+        s.privacy_plan()
+
+
+def test_replacing_a_step_by_a_private_one_or_the_final_estimator_is_refused():
+    pipe = make_pipeline(FunctionTransformer(QUARTER), PrivateIGDClassifier(classes=[0, 1]))
+    with pytest.raises(ValueError, match="allow-list"):
+        search(pipe, {"functiontransformer": [StandardScaler()]}).privacy_plan()
+    with pytest.raises(ValueError, match="replaces the Pipeline's steps"):
+        search(pipe, {"privateigdclassifier": [PrivateIGDClassifier()]}).privacy_plan()
+    with pytest.raises(ValueError, match="set by the search"):
+        search(pipe, {"privateigdclassifier__random_state": [1]}).privacy_plan()
+    with pytest.raises(ValueError, match="not a parameter"):
+        search(pipe, {"epsilon": [1.0]}).privacy_plan()
+
+
+def test_export_public_of_a_pipeline_pickles_without_private_state(tmp_path):
+    pipe = make_pipeline(FunctionTransformer(QUARTER),
+                         PrivateIGDClassifier(epsilon=1.0, classes=[0, 1], random_state=0))
+    pipe.fit(X, Y_CLF)
+    assert private_names(pipe)  # the check can fail: the original holds private state
+    public = export_public(pipe)
+    assert public is not pipe and private_names(public) == set()
+    assert public[-1].random_state is None
+    restored = pickle.loads(pickle.dumps(public))
+    assert private_names(restored) == set()
+    # Not even as a string in the bytes (other names share the prefix "_stream").
+    for name in (b"_w_private", b"_rng"):
+        assert name not in pickle.dumps(public)
+    np.testing.assert_array_equal(restored.predict(X), pipe.predict(X))
+    joblib.dump(public, tmp_path / "model.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "model.joblib").predict(X),
+                                  pipe.predict(X))
+    # The original is untouched and can continue.
+    assert "_rng" in vars(pipe[-1])
+
+
+def test_export_public_of_a_search_over_a_pipeline():
+    pipe = make_pipeline(FunctionTransformer(QUARTER),
+                         PrivateIGDClassifier(alpha=1e-2, classes=[0, 1]))
+    s = search(pipe, {"privateigdclassifier__epsilon": [1.0, 2.0]}).fit(X, Y_CLF)
+    public = sklearn_dpol.export_public(s)
+    assert private_names(pickle.loads(pickle.dumps(public))) == set()
+    np.testing.assert_array_equal(public.predict(X), s.predict(X))
+
+
+def test_export_public_refuses_a_data_fitted_step():
+    pipe = make_pipeline(StandardScaler(), PrivateIGDClassifier(classes=[0, 1],
+                                                                random_state=0)).fit(X, Y_CLF)
+    with pytest.raises(ValueError, match="allow-list"):
+        export_public(pipe)
+    with pytest.raises(ValueError, match="no export_public"):
+        export_public(StandardScaler().fit(X))
+
+
+def test_function_transformer_checking_its_inverse_on_the_data_is_not_public():
+    checked = FunctionTransformer(QUARTER, inverse_func=partial(np.multiply, 4.0))
+    s = search(make_pipeline(checked, PrivateIGDClassifier(classes=[0, 1])),
+               {"privateigdclassifier__epsilon": [1.0]})
+    with pytest.raises(ValueError, match="check_inverse=False"):
+        s.privacy_plan()
+    checked.set_params(check_inverse=False)
+    assert np.isfinite(s.privacy_plan().epsilon)
