@@ -26,6 +26,13 @@ from .._core import qftl
 _STATISTICS_PARAMS = ("data_norm", "y_bound", "intercept_scaling", "fit_intercept")
 
 
+class _PublicParams(SimpleNamespace):
+    """The public hyperparameters ``_statistics`` reads, shipped to the workers."""
+
+    def _data_norm(self):
+        return float(self.data_norm)
+
+
 def is_dask_array(obj):
     """True for a ``dask.array.Array`` (without importing dask)."""
     module = sys.modules.get("dask.array")
@@ -105,7 +112,7 @@ def dask_statistics(estimator, X, y):
     estimator.__dict__.pop("feature_names_in_", None)
     intercept = 1 if estimator.fit_intercept else 0
     dim = qftl.packed_dim(n_features + intercept)
-    params = SimpleNamespace(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS})
+    params = _PublicParams(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS})
     parts = X.map_blocks(
         _block_sums, y[:, np.newaxis], statistics=type(estimator)._statistics,
         params=params, dim=dim, dtype=np.float64,
