@@ -74,9 +74,9 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
 
     Attributes
     ----------
-    low_, high_ : ndarray of shape (n_features_in_,)
+    low_, high_ : ndarray of shape (n_features,)
         The released private quantiles (``low_ <= high_``: the two are sorted).
-    center_, scale_ : ndarray of shape (n_features_in_,)
+    center_, scale_ : ndarray of shape (n_features,)
         ``transform(X) = clip((X - center_) / scale_, -1, 1)``.
     epsilon_per_quantile_ : float
         The pure-DP budget of each of the ``2 n_features_in_`` quantiles.
@@ -84,7 +84,7 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         The guarantee of the released ranges.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen in ``fit``, when ``X`` has string column names.
 
     See Also
