@@ -126,36 +126,35 @@ def _less(ws, a, b, state):
         i += 1
 
 
+@njit(cache=True, inline="always")
+def _continue_run(ws, y, z, n, state):
+    """Continue von Neumann's decreasing run from the uniform in row ``y``.
+
+    ``n`` uniforms are in the run so far; fresh uniforms (row ``z``) extend it
+    while each is below the last. Returns the run's final length.
+    """
+    while True:
+        _fresh(ws, z, state)
+        if not _less(ws, z, y, state):
+            return n
+        y, z = z, y
+        n += 1
+
+
 @njit(cache=True)
 def _bernoulli_exp_half(ws, state):
     """True with probability exp(-1/2): von Neumann's decreasing run from 1/2."""
     _fresh(ws, A, state)
     if ws[A, 1] >= _HALF:      # z >= 1/2 (z == 1/2 has probability 0)
         return True            # run of length 0: even
-    y, z = A, B
-    n = 1
-    while True:
-        _fresh(ws, z, state)
-        if not _less(ws, z, y, state):
-            break
-        y, z = z, y
-        n += 1
-    return n % 2 == 0
+    return _continue_run(ws, A, B, 1, state) % 2 == 0
 
 
 @njit(cache=True)
 def _bernoulli_exp_one(ws, state):
     """True with probability exp(-1): von Neumann's decreasing run from 1."""
-    y, z = A, B
-    _fresh(ws, y, state)       # the first uniform is below 1 always
-    n = 1
-    while True:
-        _fresh(ws, z, state)
-        if not _less(ws, z, y, state):
-            break
-        y, z = z, y
-        n += 1
-    return n % 2 == 0
+    _fresh(ws, A, state)       # the first uniform is below 1 always
+    return _continue_run(ws, A, B, 1, state) % 2 == 0
 
 
 @njit(cache=True)
@@ -221,17 +220,8 @@ def _exponential(ws, state):
         # x accepted with probability exp(-x): run x > z1 > z2 > ..., even length
         ws[X, 0] = 0
         _fresh(ws, X, state)
-        n = 0
-        y, z = X, A
-        while True:
-            _fresh(ws, z, state)
-            if not _less(ws, z, y, state):
-                break
-            if n == 0:
-                y, z = z, B
-            else:
-                y, z = z, y
-            n += 1
+        _fresh(ws, A, state)
+        n = _continue_run(ws, A, B, 1, state) if _less(ws, A, X, state) else 0
         if n % 2 == 0:
             return k
 
@@ -450,15 +440,7 @@ def _bernoulli_exp_fraction(f1, f2, ws, state):
         below = ws[A, 2] < f2
     if not below:
         return True            # run of length 0
-    y, z = A, B
-    n = 1
-    while True:
-        _fresh(ws, z, state)
-        if not _less(ws, z, y, state):
-            break
-        y, z = z, y
-        n += 1
-    return n % 2 == 0
+    return _continue_run(ws, A, B, 1, state) % 2 == 0
 
 
 @njit(cache=True)
