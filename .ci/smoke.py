@@ -2,8 +2,8 @@
 
 Checks first that the installed runtime dependencies are exactly the pins given
 as arguments (``name==version``, from ``.ci/lowest_constraints.py``), then,
-for every estimator that ``sklearn_dpol`` exports: ``fit``, ``predict``,
-``score``, ``partial_fit`` where it exists, a pickle round trip that predicts
+for every estimator that ``sklearn_dpol`` exports: ``fit``, ``predict``
+(``transform`` for the private scaler), ``score``, ``partial_fit`` where it exists, a pickle round trip that predicts
 the same, and a fit charged to a ``PrivacyAccountant`` (an SQLite ledger).
 Prints one line per estimator and exits non-zero on the first failure.
 """
@@ -55,6 +55,14 @@ with tempfile.TemporaryDirectory() as directory:
         classifies = isinstance(est, ClassifierMixin) or name.endswith("Search")
         y = y_cls if classifies else y_reg
         fitted = clone(est).fit(X, y)
+        if not hasattr(fitted, "predict"):        # a private transformer (the scaler)
+            out = fitted.transform(X)
+            assert out.shape == X.shape and np.all(np.isfinite(out)), name
+            again = pickle.loads(pickle.dumps(fitted))
+            np.testing.assert_array_equal(again.transform(X), out)
+            clone(est).set_params(accountant=budget, random_state=None).fit(X, y)
+            print(f"{name}: fit, transform, pickle, accountant")
+            continue
         prediction = fitted.predict(X)
         assert prediction.shape == (len(X),) and np.all(np.isfinite(prediction)), name
         score = fitted.score(X, y)
