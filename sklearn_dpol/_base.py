@@ -251,7 +251,7 @@ class PrivateEstimatorMixin:
             "with sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
             "default is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
-            DefaultBoundWarning, stacklevel=3,
+            DefaultBoundWarning, stacklevel=5,  # the caller of fit (through two wrappers)
         )
 
     def _mark_data_read(self):
