@@ -154,3 +154,31 @@ def test_zero_sigma_adds_nothing_and_postprocess_applies():
 def test_released_scale():
     assert noise.released_scale(0) == 0.0
     assert 1.0 < noise.released_scale(1.0) <= 1.0 + 2.0 ** -26
+
+
+def test_in_kernel_release_equals_the_vectorised_release():
+    """release_value (mirror descent's steps, the user-side reports) is the same
+    mechanism as gaussian_release / laplace_release: same grid, same bits, same
+    output, so a scale error in either (a factor 2 in its grid, say) fails here."""
+    from numba import njit
+
+    @njit
+    def one_by_one(values, scale, gaussian, state):
+        ws = np.zeros((4, kernels.WORKSPACE_DIGITS), np.int64)
+        out = np.empty(values.size)
+        for i in range(values.size):
+            out[i] = kernels.release_value(values[i], scale, gaussian, ws, state)
+        return out
+
+    v = np.random.default_rng(15).normal(size=2000) * 5
+    for scale in (1e-3, 0.7, 3.0e5):
+        gamma, multiplier = noise_grid(scale)
+        assert kernels.grid(scale) == (gamma, multiplier)
+        for gaussian, release in ((True, gaussian_release), (False, laplace_release)):
+            expected = release(v, scale, np.random.default_rng(16))
+            got = one_by_one(v, scale, gaussian,
+                             kernels.generator_state(np.random.default_rng(16)))
+            np.testing.assert_array_equal(got, expected)
+    # no noise: the value itself; infinite noise: a constant
+    assert kernels.release_value(1.25, 0.0, True, kernels.workspace(), _state(1)) == 1.25
+    assert kernels.release_value(1.25, np.inf, True, kernels.workspace(), _state(1)) == 0.0
