@@ -25,7 +25,7 @@ from ._core.noise import recording_releases
 from .privacy import gaussian_epsilon
 
 __all__ = ["AuditResult", "audit_estimator", "audit_mechanism", "audit_samples",
-           "epsilon_lower_bound"]
+           "epsilon_lower_bound", "float_release", "representable"]
 
 
 @dataclass(frozen=True)
@@ -438,3 +438,36 @@ def _replay_audit(logs, n_runs, delta, alpha, rng):
         "white-box Gaussian likelihood ratio (replayed releases)",
         instance_mu=instance_mu, instance_epsilon=gaussian_epsilon(instance_mu, delta),
     )
+
+
+# -- floating-point attacks (doc/privacy.md section 14, doc/audit.md) -------------------
+
+def representable(noiseless, released, steps=4):
+    """Could every released double be ``fl(noiseless + t)`` for some double ``t``?
+
+    The representability attack on the released bits: an attacker who knows
+    every record but one computes the noiseless release of each candidate and
+    rules out a candidate for which this is ``False``. The library's grid
+    release never lets it rule anything out; :func:`float_release` does.
+    Searches ``steps`` doubles on each side of ``released - noiseless``.
+    """
+    W, z = np.ravel(noiseless), np.ravel(released)
+    ok = np.zeros(W.shape, dtype=bool)
+    up = down = z - W
+    for _ in range(steps + 1):
+        ok |= (W + up == z) | (W + down == z)
+        up, down = np.nextafter(up, np.inf), np.nextafter(down, -np.inf)
+    return bool(ok.all())
+
+
+def float_release(values, scale, rng, gaussian=True):
+    """The naive release ``values + scale * draw``: a positive control, never private.
+
+    Its low-order bits depend on ``values`` (Mironov 2012), which
+    :func:`representable` detects. For audits and tests only; the library
+    releases through ``sklearn_dpol._core.noise``.
+    """
+    shape = np.shape(values)
+    draw = rng.standard_normal(shape) if gaussian else rng.laplace(size=shape)
+    return values + scale * draw
+

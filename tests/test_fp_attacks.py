@@ -12,29 +12,13 @@ import numpy as np
 import pytest
 
 from sklearn_dpol._core import noise
+from sklearn_dpol.audit import float_release, representable
 from sklearn_dpol.linear_model import PrivateIGDClassifier
-
-
-def _naive_release(values, scale, rng, gaussian):
-    """The old release: the low-order bits of values + noise are those of the values."""
-    draw = rng.standard_normal(np.shape(values)) if gaussian else rng.laplace(size=np.shape(values))
-    return values + scale * draw
 
 
 @pytest.fixture
 def naive_release(monkeypatch):
-    monkeypatch.setattr(noise, "_exact_release", _naive_release)
-
-
-def representable(W, z, steps=4):
-    """For every coordinate: does a double t with fl(W + t) == z exist? (all coordinates)."""
-    W, z = np.ravel(W), np.ravel(z)
-    ok = np.zeros(W.shape, dtype=bool)
-    up = down = z - W
-    for _ in range(steps + 1):
-        ok |= (W + up == z) | (W + down == z)
-        up, down = np.nextafter(up, np.inf), np.nextafter(down, -np.inf)
-    return bool(ok.all())
+    monkeypatch.setattr(noise, "_exact_release", float_release)
 
 
 def _neighbours(n=500, d=5, seed=0):
