@@ -164,7 +164,8 @@ def test_iterates_stay_in_the_ball(anytime):
             assert math.hypot(np.linalg.norm(reg.coef_), reg.intercept_) <= B * (1 + 1e-12)
 
 
-def _numpy_lazy_ogd(X, y, *, loss, huber, L, B, eta, anytime, data_norm, y_bound, intercept,
+def _numpy_lazy_ogd(X, y, *, loss, huber_threshold, L, B, eta, anytime, data_norm, y_bound,
+                    intercept,
                     release=None, directions=None, exploration=None, F=None):
     """Independent numpy implementation of the seed's lazy projected OGD.
 
@@ -189,14 +190,15 @@ def _numpy_lazy_ogd(X, y, *, loss, huber, L, B, eta, anytime, data_norm, y_bound
         if directions is None:
             r = xa @ w - yt
             psi = {"squared": r, "absolute": np.sign(r),
-                   "huber": np.clip(r, -huber, huber)}[loss]
+                   "huber": np.clip(r, -huber_threshold, huber_threshold)}[loss]
             g = psi * xa
             g = g * min(1.0, L / np.linalg.norm(g)) if np.linalg.norm(g) > 0 else g
         else:
             r = xa @ (w + exploration * directions[t]) - yt
             a = abs(r)
             phi = {"squared": r * r / 2, "absolute": a,
-                   "huber": r * r / 2 if a <= huber else huber * (a - huber / 2)}[loss]
+                   "huber": (r * r / 2 if a <= huber_threshold
+                            else huber_threshold * (a - huber_threshold / 2))}[loss]
             g = d / exploration * min(phi, F) * directions[t]
         if release is not None:
             g = release(g)
@@ -218,7 +220,7 @@ def test_tiny_sigma_equals_noiseless_projected_ogd(loss, step_size, intercept):
     # sigma = 1e-9 leaves every clipped gradient coordinate, |g_j| <= L, untouched)
     d = X.shape[1] + int(intercept)
     eta = B / math.sqrt(L**2 + d * 1e-18) if step_size is None else step_size
-    played = _numpy_lazy_ogd(X, y, loss=loss, huber=0.3, L=L, B=B, eta=eta,
+    played = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=0.3, L=L, B=B, eta=eta,
                              anytime=step_size is None, data_norm=1.2, y_bound=0.6,
                              intercept=intercept)
     avg = played.mean(axis=0)
@@ -251,7 +253,8 @@ def test_bandit_matches_numpy_with_the_same_draws(loss):
         _exact_kernels.gaussian_report(g, sigma, out, ws, state)
         return out
 
-    played = _numpy_lazy_ogd(X, y, loss=loss, huber=1.0, L=None, B=B, eta=B / math.sqrt(G2),
+    played = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=1.0, L=None, B=B,
+                             eta=B / math.sqrt(G2),
                              anytime=True, data_norm=1.0, y_bound=1.0, intercept=True,
                              release=release, directions=directions,
                              exploration=delta, F=F)
@@ -259,7 +262,8 @@ def test_bandit_matches_numpy_with_the_same_draws(loss):
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], avg, rtol=1e-9, atol=1e-12)
     # the noise matters: another state gives another model
     state = sampler_state(np.random.default_rng(8))
-    other = _numpy_lazy_ogd(X, y, loss=loss, huber=1.0, L=None, B=B, eta=B / math.sqrt(G2),
+    other = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=1.0, L=None, B=B,
+                             eta=B / math.sqrt(G2),
                             anytime=True, data_norm=1.0, y_bound=1.0, intercept=True,
                             release=release, directions=directions,
                             exploration=delta, F=F).mean(axis=0)
@@ -280,7 +284,7 @@ def test_full_matches_numpy_with_the_public_report():
     def release(g):
         return local_gaussian_report(g, sigma, clip_norm=L, random_state=state)
 
-    played = _numpy_lazy_ogd(X, y, loss="huber", huber=0.4, L=L, B=B,
+    played = _numpy_lazy_ogd(X, y, loss="huber", huber_threshold=0.4, L=L, B=B,
                              eta=B / math.sqrt(L**2 + d * sigma**2), anytime=True,
                              data_norm=1.0, y_bound=1.0, intercept=True, release=release)
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], played.mean(axis=0),
@@ -298,7 +302,7 @@ def test_learner_state_depends_only_on_the_noisy_reports(feedback):
     rng = make_generator(3, purpose=0)
     state = sampler_state(rng)          # the estimator draws its sampler state first
     learner = mi_ogd.LazyOGDLearner(d, radius=1.0, eta=reg.step_size_, anytime=True)
-    kw = dict(loss="huber", huber=1.0, data_norm=1.0, y_bound=1.0, intercept=True)
+    kw = dict(loss="huber", huber_threshold=1.0, data_norm=1.0, y_bound=1.0, intercept=True)
     if feedback == "full":
         user = LocalGaussianRandomizer(0.8, 1.0)
         reports = mi_ogd.run_protocol_python(learner, X, y, user, state, **kw)
@@ -458,7 +462,8 @@ def test_exported_from_the_package():
     import sklearn_dpol
     import sklearn_dpol.linear_model as lm
 
-    assert sklearn_dpol.MutualInformationPrivateOGDRegressor is lm.MutualInformationPrivateOGDRegressor
+    assert (sklearn_dpol.MutualInformationPrivateOGDRegressor
+            is lm.MutualInformationPrivateOGDRegressor)
     assert "MutualInformationPrivateOGDRegressor" in sklearn_dpol.__all__
     assert "MutualInformationPrivateOGDRegressor" in lm.__all__
 
@@ -471,7 +476,7 @@ def test_user_kernels_equal_the_randomiser_objects(loss):
 
     rng = np.random.default_rng(6)
     code = mi_ogd._LOSS_CODES[loss]
-    kw = dict(loss=loss, huber=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
+    kw = dict(loss=loss, huber_threshold=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
     full = LocalGaussianRandomizer(0.4, 0.7)
     ws = _exact_kernels.workspace()
     for _ in range(50):

@@ -20,6 +20,7 @@ from functools import partial
 from joblib import Parallel, delayed
 from scipy.sparse import issparse
 
+from . import losses
 from ._clip import project_rows_to_ball
 from .noise import gaussian_release
 
@@ -27,13 +28,13 @@ IMPLICIT = "implicit"
 GRADIENT = "gradient"
 
 
-def loss_lipschitz(data_norm, intercept_value):
+def loss_lipschitz(data_norm, intercept_value, loss=losses.LOG_LOSS):
     """Lipschitz constant of the log and hinge losses in the weights.
 
-    Both have ``|phi'| <= 1``, so ``L`` is the largest norm of an augmented row
-    ``(clipped x, intercept_value)``.
+    Both have ``|phi'| <= 1`` (:func:`.losses.derivative_bound`), so ``L`` is
+    the largest norm of an augmented row ``(clipped x, intercept_value)``.
     """
-    return math.hypot(data_norm, intercept_value)
+    return losses.lipschitz(losses.derivative_bound(loss), data_norm, intercept_value)
 
 
 def step_sensitivity(lipschitz, alpha, update):
@@ -137,7 +138,7 @@ def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, upd
     if issparse(X):
         csr = (X.data, X.indices, X.indptr, X.shape[1])
         if update == IMPLICIT:
-            loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+            loss_code = losses.code(loss)
             t = kernels.implicit_pass_csr(w, *csr, y, row_scale, row_sq, order, t_start,
                                           alpha, loss_code, intercept_value, sample_weight)
         else:
@@ -147,7 +148,7 @@ def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, upd
                                           iterate_radius(lipschitz, alpha), sample_weight)
         return w, t
     if update == IMPLICIT:
-        loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+        loss_code = losses.code(loss)
         t = kernels.implicit_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
                                   loss_code, intercept_value, sample_weight)
     else:

@@ -29,20 +29,19 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from ..privacy import gaussian_delta, gaussian_mu
+from . import losses
 from ._clip import clip_row_scales
+from .losses import ABSOLUTE, HUBER, SQUARED  # noqa: F401  (the loss names)
 from .noise import sampler_state
 
-SQUARED = "squared"
-ABSOLUTE = "absolute"
-HUBER = "huber"
-LOSSES = (SQUARED, ABSOLUTE, HUBER)
+LOSSES = losses.RESIDUAL_LOSSES
 L2 = "l2"
 L1 = "l1"
 SIMPLEX = "simplex"
 GROUP_L1 = "group_l1"
 CONSTRAINTS = (L2, L1, SIMPLEX, GROUP_L1)
 
-_LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
+_LOSS_CODES = {name: losses.code(name) for name in LOSSES}
 # Kernel codes (``_md_kernels``), repeated here so that importing this module
 # does not load numba.
 _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
@@ -85,16 +84,14 @@ def derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercep
     ``|<z, w>| <= R max_{w in C} ||w||_2 = R radius`` (every set here lies in
     the L2 ball of ``radius``), ``|b| <= Y`` and ``|y| <= Y``.
     """
-    if loss == ABSOLUTE:
-        return 1.0
-    if loss == HUBER:
-        return float(huber_threshold)
-    return data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    residual = data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    return losses.derivative_bound(loss, huber_threshold=huber_threshold,
+                                   residual_bound=residual)
 
 
 def lipschitz_constant(derivative, data_norm, intercept):
     """``L = Lf ||(z, 1)||_2 <= Lf sqrt(R^2 + 1)`` (``Lf R`` without intercept)."""
-    return derivative * (math.hypot(data_norm, 1.0) if intercept else data_norm)
+    return losses.lipschitz(derivative, data_norm, 1.0 if intercept else 0.0)
 
 
 def gradient_sensitivity(lipschitz, n_samples):

@@ -357,7 +357,7 @@ class MutualInformationPrivateOGDRegressor(
             directions = np.zeros((0, n_dims))
         mi_ogd.run_protocol(
             learner, X, y, sampler, directions, loss=self.loss,
-            huber=float(self.epsilon_huber), data_norm=float(self.data_norm),
+            huber_threshold=float(self.epsilon_huber), data_norm=float(self.data_norm),
             y_bound=float(self.y_bound), intercept=self.fit_intercept, feedback=self.feedback,
             clip_norm=float(self.gradient_bound),
             exploration=cal["exploration"] or 1.0, loss_bound=cal["loss_bound"] or 0.0,

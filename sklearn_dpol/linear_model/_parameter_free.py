@@ -324,7 +324,7 @@ class ParameterFreeLocalDPRegressor(
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
         pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
-                        huber_delta=float(self.epsilon_huber), intercept=self.fit_intercept)
+                        huber_threshold=float(self.epsilon_huber), intercept=self.fit_intercept)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just drawn.
             self._rng = make_generator(None)
