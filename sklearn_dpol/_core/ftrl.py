@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy.sparse import issparse
 
-from . import losses
+from . import losses, sets
 from .losses import HINGE, LOG_LOSS  # noqa: F401  (the loss names)
 
 # Heavy-ball momentum of the prefix sums (post-processing: no privacy effect).
@@ -163,8 +163,7 @@ class FTRLState:
         new.anchor = self.anchor + (lam - self.lam) * self.W
         new.lam = float(lam)
         W = (new.anchor - leader) / new.lam
-        norms = np.linalg.norm(W, axis=1, keepdims=True)
-        new.W = np.where(norms > radius, W * (radius / np.maximum(norms, 1e-300)), W)
+        new.W = sets.project_rows_l2(W, radius)
         return new
 
     def query(self):

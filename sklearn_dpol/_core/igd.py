@@ -20,8 +20,7 @@ from functools import partial
 from joblib import Parallel, delayed
 from scipy.sparse import issparse
 
-from . import losses
-from ._clip import project_rows_to_ball
+from . import losses, sets
 from .noise import gaussian_release
 
 IMPLICIT = "implicit"
@@ -164,4 +163,4 @@ def release(W, sigma, radius, rng):
     The projection is post-processing; it only removes noise that pushed a
     coefficient vector outside the set every true iterate lies in.
     """
-    return gaussian_release(W, sigma, rng, partial(project_rows_to_ball, radius=radius))
+    return gaussian_release(W, sigma, rng, partial(sets.project_rows_l2, radius=radius))

@@ -249,7 +249,8 @@ def values(loss, r, huber_threshold=1.0):
     if loss != HUBER:
         raise ValueError(f"loss must be one of {list(RESIDUAL_LOSSES)}; got {loss!r}.")
     h = huber_threshold
-    return np.where(a <= h, 0.5 * r * r, h * (a - 0.5 * h))
+    with np.errstate(over="ignore"):  # the branch not taken may overflow
+        return np.where(a <= h, 0.5 * r * r, h * (a - 0.5 * h))
 
 
 def derivatives(loss, r, huber_threshold=1.0):
