@@ -27,7 +27,7 @@ def test_one_code_per_loss_shared_by_every_module():
     assert len(set(codes.values())) == len(codes)
     assert _igd_kernels.LOG_LOSS == codes["log_loss"]
     assert _igd_kernels.HINGE == codes["hinge"]
-    for module in (_mi_kernels,):
+    for module in (_mi_kernels, _md_kernels):
         assert (module.SQUARED, module.ABSOLUTE, module.HUBER) == (
             codes["squared"], codes["absolute"], codes["huber"])
     assert (_pf_kernels.ABSOLUTE, _pf_kernels.HUBER) == (codes["absolute"], codes["huber"])

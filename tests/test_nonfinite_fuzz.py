@@ -86,7 +86,7 @@ CONFIGS = [
     ParameterFreeLocalDPRegressor(method="reduction", prior="improper", loss="huber",
                                   fit_intercept=False, G=0.05),
     MutualInformationPrivateOGDRegressor(),
-    MutualInformationPrivateOGDRegressor(loss="squared", radius=10.0, sigma=0.1),
+    MutualInformationPrivateOGDRegressor(epsilon=None, loss="squared", radius=10.0, sigma=0.1),
     MutualInformationPrivateOGDRegressor(loss="absolute", average=False),
     MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared",
                                          fit_intercept=False, exploration_radius=0.25),

@@ -12,6 +12,9 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import WORKSPACE_DIGITS, release_value
+from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
+from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
+from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
 from ._loss_kernels import loss_derivative
 
 # Constraint kernels. The L1 kind also serves the Euclidean potential on the
