@@ -74,7 +74,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         its L2 sensitivity grows with ``sqrt(n_features)``, so it is offered for
         comparison.
     max_iter : int or None, default=None
-        Frank-Wolfe steps per call. ``None`` takes the step count that
+        Frank-Wolfe steps per call, each one pass over the batch (a
+        full-batch gradient; ``max_iter`` counts passes over the training set
+        in every estimator of the library). ``None`` takes the step count that
         minimises the excess-risk bound ``2 Gamma / (T + 2) + e(T)`` with its
         constants (``doc/privacy.md``, section 4, "Step count"): ``Gamma = 4 B^2 r^2`` the
         curvature bound and ``e(T)`` the expected error of one private
