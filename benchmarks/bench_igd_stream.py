@@ -93,7 +93,7 @@ GRADIENT_NORM = 0.5
 def private_stream(eps, alpha, seed, horizon, stream="ftrl", gradient_norm=None):
     return lambda: PrivateIGDClassifier(
         epsilon=eps, delta=DELTA, alpha=alpha, data_norm=1.0, horizon=horizon, stream=stream,
-        gradient_norm=gradient_norm, classes=CLASSES, random_state=seed)
+        gradient_bound=gradient_norm, classes=CLASSES, random_state=seed)
 
 
 def best_over_alphas(results):
@@ -189,7 +189,7 @@ def main(argv=None):
               f"{'ok' if min(r['worst'], r['worst_none']) > majority else 'MISSED'} | "
               f"{m['ftrl_none'] - m['ftrl']:+.4f} "
               f"{'ok' if abs(m['ftrl_none'] - m['ftrl']) <= 0.01 else 'MISSED'} |")
-    print(f"\nWith gradient_norm={GRADIENT_NORM} (clipping chosen on this data, see the "
+    print(f"\nWith gradient_bound={GRADIENT_NORM} (clipping chosen on this data, see the "
           "script), horizon=n:\n")
     print("| eps | DP-FTRL clipped | gap to best fit | worst seed | prequential |")
     print("|---|---|---|---|---|")
@@ -224,7 +224,7 @@ def save_figure(path, rows, sgd_final, sgd_preq, majority, n_seeds):
     eps = [r["eps"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4.2))
     curves = [("ftrl", "DP-FTRL stream, horizon=n (final)", "C0", "o-"),
-              ("clipped", f"DP-FTRL stream, gradient_norm={GRADIENT_NORM} (final)", "C4", "x-"),
+              ("clipped", f"DP-FTRL stream, gradient_bound={GRADIENT_NORM} (final)", "C4", "x-"),
               ("ftrl_none", "DP-FTRL stream, horizon=None (final)", "C0", "s:"),
               ("seed", "seed's iterate-perturbation stream (final)", "C3", "v-"),
               ("igd", "fit, IGD 5 passes", "C2", "^-"),

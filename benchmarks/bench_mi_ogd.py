@@ -53,7 +53,7 @@ def best_fixed_loss(x, y):
 
 def played_losses(sigma, x, y, seed):
     model = MutualInformationPrivateOGDRegressor(
-        sigma=sigma, gradient_bound=1.0, radius=1.0, data_norm=1.0, y_bound=1.0,
+        epsilon=None, sigma=sigma, gradient_bound=1.0, radius=1.0, data_norm=1.0, y_bound=1.0,
         loss="squared", fit_intercept=False, average=False, random_state=seed,
     )
     total, w = 0.0, 0.0   # the learner's first iterate is the origin

@@ -105,7 +105,7 @@ from sklearn_dpol._core import parameter_free as pf  # noqa: E402
 from sklearn_dpol._core.local_randomizers import normalise_feature_weights  # noqa: E402
 
 EPSILON = 1.0
-ABSOLUTE = 0  # the absolute loss's code in _pf_kernels
+ABSOLUTE = pfk.ABSOLUTE  # the absolute loss's code (sklearn_dpol._core.losses)
 FACTORS = (0.01, 1.0, 100.0)
 METHODS = (pf.COORDINATE, pf.REDUCTION)
 

@@ -195,7 +195,8 @@ class Learner:
 
 def make_estimator(sigma, feedback, T=None, intercept=False, **kw):
     """The estimator of the seed's setting; with ``T``, the seed's known-horizon step."""
-    common = dict(sigma=sigma, gradient_bound=L, radius=B, data_norm=1.0, y_bound=1.0,
+    common = dict(epsilon=None, sigma=sigma, gradient_bound=L, radius=B, data_norm=1.0,
+                  y_bound=1.0,
                   loss="absolute", fit_intercept=intercept, feedback=feedback)
     common.update(kw)
     if feedback == "bandit" and T is not None:
@@ -480,7 +481,7 @@ def real_data(data_dir, seeds):
             losses, learner = [], None
             for seed in seeds:
                 est = MutualInformationPrivateOGDRegressor(
-                    sigma=sigma, gradient_bound=math.sqrt(2.0), radius=2.0, data_norm=1.0,
+                    epsilon=None, sigma=sigma, gradient_bound=math.sqrt(2.0), radius=2.0, data_norm=1.0,
                     y_bound=1.0, loss="absolute", feedback=feedback)
                 learner = Learner(est, n_features)
                 state, directions = user_draws(seed, T, n_features + 1, feedback == "bandit")

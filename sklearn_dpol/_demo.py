@@ -40,7 +40,6 @@ from . import (
     PrivateQFTLRegressor,
 )
 from .exceptions import DefaultBoundWarning
-from .privacy import gaussian_mu
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, np.inf)
 DELTA = 1e-6
@@ -127,8 +126,9 @@ def local_task(n_samples, estimator_class):
     Five features uniform on [-1, 1] (by construction) and a target clipped to
     [-1, 1]; absolute loss. ``ParameterFreeLocalDPRegressor`` gets each user's
     budget as ``epsilon`` (Laplace noise, no learning rate);
-    ``MutualInformationPrivateOGDRegressor`` gets the Gaussian noise that makes
-    each report ``(epsilon, delta)``-LDP, on rows scaled by ``1/sqrt(5)``.
+    ``MutualInformationPrivateOGDRegressor`` gets ``(epsilon, delta)`` per
+    report (its Gaussian noise calibrated from them), on rows scaled by
+    ``1/sqrt(5)``.
     """
     rng = np.random.default_rng(1)
     X = rng.uniform(-1.0, 1.0, size=(n_samples, 5))
@@ -143,12 +143,6 @@ def local_task(n_samples, estimator_class):
 
 
 def make_estimator(estimator_class, epsilon, seed, params):
-    if estimator_class is MutualInformationPrivateOGDRegressor:
-        # The noise scale that makes each user's report (epsilon, delta)-LDP:
-        # mu = 2 L / sigma (nudged up so rounding never overspends).
-        mu = gaussian_mu(epsilon, DELTA)
-        sigma = 1e-12 if np.isinf(mu) else 2.0 * params["gradient_bound"] / mu * (1 + 1e-12)
-        return estimator_class(sigma=sigma, delta=DELTA, random_state=seed, **params)
     if estimator_class is ParameterFreeLocalDPRegressor:
         return estimator_class(epsilon=epsilon, random_state=seed, **params)
     return estimator_class(epsilon=epsilon, delta=DELTA, random_state=seed, **params)

@@ -59,7 +59,7 @@ Y = np.clip(X @ [0.5, -0.3, 0.2] + 0.05 * RNG.standard_normal(120), -1, 1)
 Y_CLASS = (Y > 0).astype(int)
 
 # One estimator of each class, small enough for cv fits in a few ms, and the
-# grid each is searched over (MI-OGD has no epsilon: its noise is sigma).
+# grid each is searched over.
 SEARCHES = [
     (PrivateIGDClassifier(classes=[0, 1], max_iter=1), {"epsilon": [0.5, 1.0]}),
     (PrivateIGDClassifier(classes=[0, 1], solver="objective_perturbation", alpha=1e-2),
@@ -71,9 +71,10 @@ SEARCHES = [
     (PrivateMirrorDescentRegressor(solver="objective_perturbation", alpha=1e-2),
      {"epsilon": [0.5, 1.0]}),
     (ParameterFreeLocalDPRegressor(), {"epsilon": [0.5, 1.0]}),
-    (MutualInformationPrivateOGDRegressor(), {"sigma": [2.0, 4.0]}),
+    (MutualInformationPrivateOGDRegressor(), {"epsilon": [0.5, 1.0]}),
+    (MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0), {"sigma": [2.0, 4.0]}),
     (MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared"),
-     {"sigma": [20.0, 40.0]}),
+     {"epsilon": [0.5, 1.0]}),
 ]
 SEARCH_IDS = [
     type(e).__name__ + "-" + "-".join(f"{k}={v}" for k, v in e.get_params().items()
@@ -551,6 +552,8 @@ def test_a_seeded_fit_and_the_stream_after_it_are_allowed(estimator, grid, epsil
     est = clone(estimator).set_params(accountant=accountant, random_state=0)
     if "epsilon" in est.get_params():
         est.set_params(epsilon=epsilon)
+        if est.get_params().get("sigma") is not None:  # MI-OGD: one of epsilon, sigma
+            est.set_params(sigma=None)
     y = targets(est)
     est.fit(X, y)
     est.partial_fit(X[:40], y[:40])

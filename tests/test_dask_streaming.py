@@ -39,7 +39,7 @@ STREAMS = {
     "qftl_anytime": PrivateQFTLRegressor(epsilon=1.0, random_state=0),
     "igd": PrivateIGDClassifier(epsilon=1.0, alpha=1e-2, horizon=N, random_state=0),
     "parameter_free": ParameterFreeLocalDPRegressor(epsilon=2.0, random_state=0),
-    "mi_ogd": MutualInformationPrivateOGDRegressor(sigma=0.5, loss="squared", random_state=0),
+    "mi_ogd": MutualInformationPrivateOGDRegressor(epsilon=None, sigma=0.5, loss="squared", random_state=0),
     "frank_wolfe": PrivateFrankWolfeLasso(epsilon=1.0, max_iter=50, random_state=0),
     "mirror_descent": PrivateMirrorDescentRegressor(epsilon=1.0, random_state=0),
 }

@@ -350,16 +350,16 @@ def test_unseeded_generator_is_replaced_and_fit_and_stream_draw_different_noise(
                            noise_stream[:3] / stream.noise_scale_)
 
 
-def test_gradient_norm_calibrates_the_noise_and_is_frozen():
+def test_gradient_bound_calibrates_the_noise_and_is_frozen():
     X, y = data(n=400)
-    clf = PrivateIGDClassifier(gradient_norm=0.5, classes=[0, 1], random_state=0)
+    clf = PrivateIGDClassifier(gradient_bound=0.5, classes=[0, 1], random_state=0)
     clf.partial_fit(X[:200], y[:200])
     assert clf.sensitivity_ == pytest.approx(1.0)
     assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / gaussian_mu(EPSILON, DELTA))
-    clf.set_params(gradient_norm=1.0)
+    clf.set_params(gradient_bound=1.0)
     with pytest.raises(ValueError, match="changed since the stream started"):
         clf.partial_fit(X[200:], y[200:])
-    big = PrivateIGDClassifier(gradient_norm=10.0, classes=[0, 1], random_state=0)
+    big = PrivateIGDClassifier(gradient_bound=10.0, classes=[0, 1], random_state=0)
     plain = PrivateIGDClassifier(classes=[0, 1], random_state=0)
     for model in (big, plain):
         model.partial_fit(X[:200], y[:200])

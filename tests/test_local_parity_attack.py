@@ -141,7 +141,7 @@ def test_laplace_protocol_resists_the_parity_attack():
     signs = np.random.default_rng(12).choice([-1.0, 1.0], size=n)
     X, y = np.ones((n, 1)), -1e3 * signs      # sign(w - y) = sign while |w| < 1e3
     weights, epsilons = np.ones(1), np.ones(n)
-    kw = dict(loss="absolute", huber_delta=1.0, intercept=False)
+    kw = dict(loss="absolute", huber_threshold=1.0, intercept=False)
 
     class Checked(LocalLaplaceRandomizer):
         """The library's randomiser, noting each user's clipped gradient."""
@@ -205,7 +205,7 @@ def test_gaussian_protocol_resists_the_parity_attack():
     n, sigma, radius = N_PROTOCOL, 8.0, 0.5
     signs = np.random.default_rng(13).choice([-1.0, 1.0], size=n)
     X, y = np.ones((n, 1)), -signs           # |w| <= 0.5: sign(w - y) = sign
-    kw = dict(loss="absolute", huber=1.0, data_norm=1.0, y_bound=1.0, intercept=False)
+    kw = dict(loss="absolute", huber_threshold=1.0, data_norm=1.0, y_bound=1.0, intercept=False)
 
     class Checked(LocalGaussianRandomizer):
         seen = []
@@ -261,7 +261,7 @@ def test_pf_user_report_equals_local_laplace_report(loss):
             state = start.copy()
             pf_kernels.user_report(w, x, y, True, code, 0.7, epsilon, weights, scales, ws,
                                    state, out)
-            gradient = pf.user_gradient(w, x, y, loss=loss, huber_delta=0.7, intercept=True)
+            gradient = pf.user_gradient(w, x, y, loss=loss, huber_threshold=0.7, intercept=True)
             public = start.copy()
             expected = local_laplace_report(gradient, epsilon, feature_weights=raw,
                                             random_state=public)
@@ -283,7 +283,7 @@ def test_pf_user_report_equals_local_laplace_report(loss):
 def test_mi_user_full_report_equals_local_gaussian_report(loss):
     rng = np.random.default_rng(11)
     code = mi_ogd._LOSS_CODES[loss]
-    kw = dict(loss=loss, huber=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
+    kw = dict(loss=loss, huber_threshold=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
     ws, out = _exact_kernels.workspace(), np.empty(4)
     for sigma in (0.1, 1.0, 8.0):
         for _ in range(20):

@@ -164,7 +164,8 @@ def test_iterates_stay_in_the_ball(anytime):
             assert math.hypot(np.linalg.norm(reg.coef_), reg.intercept_) <= B * (1 + 1e-12)
 
 
-def _numpy_lazy_ogd(X, y, *, loss, huber, L, B, eta, anytime, data_norm, y_bound, intercept,
+def _numpy_lazy_ogd(X, y, *, loss, huber_threshold, L, B, eta, anytime, data_norm, y_bound,
+                    intercept,
                     release=None, directions=None, exploration=None, F=None):
     """Independent numpy implementation of the seed's lazy projected OGD.
 
@@ -189,14 +190,15 @@ def _numpy_lazy_ogd(X, y, *, loss, huber, L, B, eta, anytime, data_norm, y_bound
         if directions is None:
             r = xa @ w - yt
             psi = {"squared": r, "absolute": np.sign(r),
-                   "huber": np.clip(r, -huber, huber)}[loss]
+                   "huber": np.clip(r, -huber_threshold, huber_threshold)}[loss]
             g = psi * xa
             g = g * min(1.0, L / np.linalg.norm(g)) if np.linalg.norm(g) > 0 else g
         else:
             r = xa @ (w + exploration * directions[t]) - yt
             a = abs(r)
             phi = {"squared": r * r / 2, "absolute": a,
-                   "huber": r * r / 2 if a <= huber else huber * (a - huber / 2)}[loss]
+                   "huber": (r * r / 2 if a <= huber_threshold
+                            else huber_threshold * (a - huber_threshold / 2))}[loss]
             g = d / exploration * min(phi, F) * directions[t]
         if release is not None:
             g = release(g)
@@ -210,7 +212,7 @@ def _numpy_lazy_ogd(X, y, *, loss, huber, L, B, eta, anytime, data_norm, y_bound
 def test_tiny_sigma_equals_noiseless_projected_ogd(loss, step_size, intercept):
     X, y = data(n=300, scale=1.5)
     B, L = 0.8, 0.9
-    reg = MutualInformationPrivateOGDRegressor(
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, 
         sigma=1e-9, gradient_bound=L, radius=B, loss=loss, epsilon_huber=0.3,
         step_size=step_size, fit_intercept=intercept, data_norm=1.2, y_bound=0.6,
         random_state=0).fit(X, y)
@@ -218,7 +220,7 @@ def test_tiny_sigma_equals_noiseless_projected_ogd(loss, step_size, intercept):
     # sigma = 1e-9 leaves every clipped gradient coordinate, |g_j| <= L, untouched)
     d = X.shape[1] + int(intercept)
     eta = B / math.sqrt(L**2 + d * 1e-18) if step_size is None else step_size
-    played = _numpy_lazy_ogd(X, y, loss=loss, huber=0.3, L=L, B=B, eta=eta,
+    played = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=0.3, L=L, B=B, eta=eta,
                              anytime=step_size is None, data_norm=1.2, y_bound=0.6,
                              intercept=intercept)
     avg = played.mean(axis=0)
@@ -234,7 +236,7 @@ def test_bandit_matches_numpy_with_the_same_draws(loss):
     kernel, then the directions."""
     X, y = data(n=300)
     sigma, B, delta = 0.5, 1.0, 0.3
-    reg = MutualInformationPrivateOGDRegressor(
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, 
         sigma=sigma, radius=B, loss=loss, feedback="bandit", exploration_radius=delta,
         random_state=7).fit(X, y)
     rng = make_generator(7, purpose=0)
@@ -251,7 +253,8 @@ def test_bandit_matches_numpy_with_the_same_draws(loss):
         _exact_kernels.gaussian_report(g, sigma, out, ws, state)
         return out
 
-    played = _numpy_lazy_ogd(X, y, loss=loss, huber=1.0, L=None, B=B, eta=B / math.sqrt(G2),
+    played = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=1.0, L=None, B=B,
+                             eta=B / math.sqrt(G2),
                              anytime=True, data_norm=1.0, y_bound=1.0, intercept=True,
                              release=release, directions=directions,
                              exploration=delta, F=F)
@@ -259,7 +262,8 @@ def test_bandit_matches_numpy_with_the_same_draws(loss):
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], avg, rtol=1e-9, atol=1e-12)
     # the noise matters: another state gives another model
     state = sampler_state(np.random.default_rng(8))
-    other = _numpy_lazy_ogd(X, y, loss=loss, huber=1.0, L=None, B=B, eta=B / math.sqrt(G2),
+    other = _numpy_lazy_ogd(X, y, loss=loss, huber_threshold=1.0, L=None, B=B,
+                             eta=B / math.sqrt(G2),
                             anytime=True, data_norm=1.0, y_bound=1.0, intercept=True,
                             release=release, directions=directions,
                             exploration=delta, F=F).mean(axis=0)
@@ -271,7 +275,7 @@ def test_full_matches_numpy_with_the_public_report():
     ``local_gaussian_report`` on the estimator's sampler state."""
     X, y = data(n=300, scale=1.5)
     sigma, B, L = 0.6, 0.9, 0.8
-    reg = MutualInformationPrivateOGDRegressor(
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, 
         sigma=sigma, radius=B, gradient_bound=L, loss="huber", epsilon_huber=0.4,
         random_state=11).fit(X, y)
     state = sampler_state(make_generator(11, purpose=0))
@@ -280,7 +284,7 @@ def test_full_matches_numpy_with_the_public_report():
     def release(g):
         return local_gaussian_report(g, sigma, clip_norm=L, random_state=state)
 
-    played = _numpy_lazy_ogd(X, y, loss="huber", huber=0.4, L=L, B=B,
+    played = _numpy_lazy_ogd(X, y, loss="huber", huber_threshold=0.4, L=L, B=B,
                              eta=B / math.sqrt(L**2 + d * sigma**2), anytime=True,
                              data_norm=1.0, y_bound=1.0, intercept=True, release=release)
     np.testing.assert_allclose(np.r_[reg.coef_, reg.intercept_], played.mean(axis=0),
@@ -292,13 +296,13 @@ def test_learner_state_depends_only_on_the_noisy_reports(feedback):
     """The numba protocol equals separate user objects + learner; replaying the
     reports alone into a fresh learner reproduces its whole state."""
     X, y = data(n=250)
-    reg = MutualInformationPrivateOGDRegressor(sigma=0.8, feedback=feedback, loss="huber",
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=0.8, feedback=feedback, loss="huber",
                                                random_state=3).fit(X, y)
     d = X.shape[1] + 1
     rng = make_generator(3, purpose=0)
     state = sampler_state(rng)          # the estimator draws its sampler state first
     learner = mi_ogd.LazyOGDLearner(d, radius=1.0, eta=reg.step_size_, anytime=True)
-    kw = dict(loss="huber", huber=1.0, data_norm=1.0, y_bound=1.0, intercept=True)
+    kw = dict(loss="huber", huber_threshold=1.0, data_norm=1.0, y_bound=1.0, intercept=True)
     if feedback == "full":
         user = LocalGaussianRandomizer(0.8, 1.0)
         reports = mi_ogd.run_protocol_python(learner, X, y, user, state, **kw)
@@ -340,7 +344,7 @@ def test_learner_side_never_sees_the_users_side():
 
 def test_privacy_report_full():
     X, y = data()
-    reg = MutualInformationPrivateOGDRegressor(sigma=0.5, gradient_bound=2.0, delta=1e-5,
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=0.5, gradient_bound=2.0, delta=1e-5,
                                                random_state=0).fit(X, y)
     mu = 2 * 2.0 / 0.5
     assert reg.privacy_.mu == pytest.approx(mu)
@@ -354,7 +358,8 @@ def test_privacy_report_full():
     assert reg.exploration_radius_ is None and reg.loss_bound_ is None
     # the seed's Figure 3 setting d = L = B = sigma^2 = 1: (1/2) ln 2 nats, but mu = 2
     X1 = X[:, :1]
-    fig3 = MutualInformationPrivateOGDRegressor(fit_intercept=False).fit(X1, y)
+    fig3 = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=1.0,
+                                                fit_intercept=False).fit(X1, y)
     assert fig3.mutual_information_bound_ == pytest.approx(0.5 * math.log(2))
     assert fig3.privacy_.mu == 2.0
     assert 10.5 < fig3.privacy_.epsilon < 11.5
@@ -362,7 +367,7 @@ def test_privacy_report_full():
 
 def test_privacy_report_bandit():
     X, y = data()
-    reg = MutualInformationPrivateOGDRegressor(sigma=2.0, feedback="bandit",
+    reg = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0, feedback="bandit",
                                                random_state=0).fit(X, y)
     d, delta = 4, 0.5
     F = 1.5 * math.sqrt(2) + 1.0  # |r| <= (B + delta) ||(x, 1)|| + y_bound, absolute loss
@@ -378,11 +383,15 @@ BAD_CALLS = [
     ("nan X", lambda X, y: (np.where(X == X[0, 0], np.nan, X), y), {}),
     ("inf y", lambda X, y: (X, np.r_[y[:-1], np.inf]), {}),
     ("wrong features", lambda X, y: (X[:, :2], y), {}),
-    ("sigma", lambda X, y: (X, y), {"sigma": -1.0}),
-    ("tiny sigma", lambda X, y: (X, y), {"sigma": 1e-200}),
+    ("sigma", lambda X, y: (X, y), {"epsilon": None, "sigma": -1.0}),
+    ("tiny sigma", lambda X, y: (X, y), {"epsilon": None, "sigma": 1e-200}),
+    ("epsilon", lambda X, y: (X, y), {"epsilon": -1.0}),
+    ("zero epsilon", lambda X, y: (X, y), {"epsilon": 0.0}),
+    ("epsilon and sigma", lambda X, y: (X, y), {"sigma": 1.0}),
+    ("neither epsilon nor sigma", lambda X, y: (X, y), {"epsilon": None}),
     ("step", lambda X, y: (X, y), {"step_size": 0.0}),
     ("feedback", lambda X, y: (X, y), {"feedback": "partial"}),
-    ("changed sigma", lambda X, y: (X, y), {"sigma": 2.0}),
+    ("changed epsilon", lambda X, y: (X, y), {"epsilon": 2.0}),
 ]
 
 
@@ -399,7 +408,7 @@ def test_bad_input_raises_and_leaves_the_estimator_unchanged(name, make, params)
     reg.set_params(**{k: MutualInformationPrivateOGDRegressor().get_params()[k]
                       for k in params})
     assert pickle.dumps(reg) == before
-    if name not in ("wrong features", "changed sigma"):
+    if name not in ("wrong features", "changed epsilon"):
         reg.set_params(**params)
         with pytest.raises(ValueError):
             reg.fit(Xb, yb)
@@ -420,8 +429,8 @@ def test_partial_fit_continues_the_stream():
     assert split.privacy_.n_releases == 3 and split.privacy_.n_records == 600
     assert split.privacy_.mu == whole.privacy_.mu
     # a fresh estimator's partial_fit stream starts at w_1 = 0 too
-    stream = MutualInformationPrivateOGDRegressor(random_state=4, sigma=1e-9)
-    ref = MutualInformationPrivateOGDRegressor(random_state=4, sigma=1e-9).fit(X, y)
+    stream = MutualInformationPrivateOGDRegressor(epsilon=None, random_state=4, sigma=1e-9)
+    ref = MutualInformationPrivateOGDRegressor(epsilon=None, random_state=4, sigma=1e-9).fit(X, y)
     for batch in np.array_split(np.arange(600), 7):
         stream.partial_fit(X[batch], y[batch])
     np.testing.assert_allclose(stream.coef_, ref.coef_, atol=1e-7)
@@ -431,7 +440,7 @@ def test_bandit_partial_fit_continues_the_stream():
     """One sampler state per stream, drawn before the directions: a bandit stream
     cut into calls equals one call, noise and directions included."""
     X, y = data(n=500)
-    kw = dict(feedback="bandit", sigma=0.7, random_state=5)
+    kw = dict(feedback="bandit", epsilon=None, sigma=0.7, random_state=5)
     whole = MutualInformationPrivateOGDRegressor(**kw).fit(X, y)
     split = MutualInformationPrivateOGDRegressor(**kw).fit(X[:150], y[:150])
     split.partial_fit(X[150:400], y[150:400]).partial_fit(X[400:], y[400:])
@@ -444,7 +453,7 @@ def test_bandit_partial_fit_continues_the_stream():
 def test_learns_and_exports():
     X, y = data(n=20_000, d=2)
     for feedback in ("full", "bandit"):
-        reg = MutualInformationPrivateOGDRegressor(
+        reg = MutualInformationPrivateOGDRegressor(epsilon=None, 
             sigma=1.0, feedback=feedback, random_state=0).fit(X, y)
         assert reg.score(X, y) > (0.8 if feedback == "full" else 0.3)
         public = reg.export_public()
@@ -458,7 +467,8 @@ def test_exported_from_the_package():
     import sklearn_dpol
     import sklearn_dpol.linear_model as lm
 
-    assert sklearn_dpol.MutualInformationPrivateOGDRegressor is lm.MutualInformationPrivateOGDRegressor
+    assert (sklearn_dpol.MutualInformationPrivateOGDRegressor
+            is lm.MutualInformationPrivateOGDRegressor)
     assert "MutualInformationPrivateOGDRegressor" in sklearn_dpol.__all__
     assert "MutualInformationPrivateOGDRegressor" in lm.__all__
 
@@ -471,7 +481,7 @@ def test_user_kernels_equal_the_randomiser_objects(loss):
 
     rng = np.random.default_rng(6)
     code = mi_ogd._LOSS_CODES[loss]
-    kw = dict(loss=loss, huber=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
+    kw = dict(loss=loss, huber_threshold=0.5, data_norm=2.0, y_bound=1.0, intercept=True)
     full = LocalGaussianRandomizer(0.4, 0.7)
     ws = _exact_kernels.workspace()
     for _ in range(50):
@@ -497,3 +507,49 @@ def test_user_kernels_equal_the_randomiser_objects(loss):
         np.testing.assert_array_equal(state, reference)
         # the noise-free mean is within the sensitivity of 0, up to the noise
         assert np.linalg.norm(bandit.mean(phi, e)) <= bandit.sensitivity * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("feedback", ["full", "bandit"])
+def test_epsilon_calibrates_sigma_exactly_and_equals_the_sigma_fit(feedback):
+    """Issue 17 item 3: ``epsilon`` (with ``delta``) sets ``sigma_ = sensitivity_ /
+    gaussian_mu(epsilon, delta)`` (rounded up); the fit is bit for bit the fit
+    with that ``sigma``, and the guarantee is at most ``epsilon``, tight."""
+    from sklearn_dpol.privacy import gaussian_mu
+
+    X, y = data(n=300)
+    kw = dict(feedback=feedback, loss="squared", random_state=3, delta=1e-5)
+    reg = MutualInformationPrivateOGDRegressor(epsilon=2.0, **kw).fit(X, y)
+    mu = gaussian_mu(2.0, 1e-5)
+    assert reg.sigma_ == pytest.approx(reg.sensitivity_ / mu, rel=1e-15)
+    assert reg.sigma_ >= reg.sensitivity_ / mu
+    assert reg.privacy_.mu <= mu
+    assert 2.0 - 1e-9 < reg.privacy_.epsilon <= 2.0
+    assert reg.privacy_.delta == 1e-5
+    same = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=reg.sigma_, **kw).fit(X, y)
+    np.testing.assert_array_equal(same.coef_, reg.coef_)
+    assert same.intercept_ == reg.intercept_
+    assert same.privacy_.mu == reg.privacy_.mu
+    # planned before any data is read: the same guarantee
+    planned = MutualInformationPrivateOGDRegressor(epsilon=2.0, **kw)._planned_privacy(
+        X, fitting=True)
+    assert planned.mu == reg.privacy_.mu
+    # smaller epsilon, more noise
+    tighter = MutualInformationPrivateOGDRegressor(epsilon=0.5, **kw).fit(X, y)
+    assert tighter.sigma_ > reg.sigma_
+
+
+def test_epsilon_inf_adds_no_noise():
+    X, y = data(n=300)
+    reg = MutualInformationPrivateOGDRegressor(epsilon=np.inf, random_state=0).fit(X, y)
+    assert reg.sigma_ == 0.0 and reg.privacy_.epsilon == np.inf
+    other = MutualInformationPrivateOGDRegressor(epsilon=np.inf, random_state=1).fit(X, y)
+    np.testing.assert_array_equal(reg.coef_, other.coef_)
+
+
+def test_sigma_and_epsilon_are_exclusive_and_checked_before_the_data():
+    X, y = data(n=50)
+    for params in ({"sigma": 1.0}, {"epsilon": None}):
+        reg = MutualInformationPrivateOGDRegressor(**params)
+        with pytest.raises(ValueError, match="exactly one of epsilon and sigma"):
+            reg.fit(X, y)
+        assert not hasattr(reg, "coef_")

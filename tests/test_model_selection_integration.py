@@ -71,7 +71,8 @@ CASES = {
         Y_REGRESSION, {"epsilon": [1.0, 8.0], "alpha": [1e-4, 1e-3]}),
     "parameter_free": (ParameterFreeLocalDPRegressor(random_state=0), Y_REGRESSION,
                        {"epsilon": [8.0, 50.0], "method": ["coordinate", "reduction"]}),
-    "mi_ogd": (MutualInformationPrivateOGDRegressor(loss="squared", random_state=0),
+    "mi_ogd": (MutualInformationPrivateOGDRegressor(epsilon=None, sigma=1.0, loss="squared",
+                                                    random_state=0),
                Y_REGRESSION, {"sigma": [0.1, 1.0], "radius": [0.5, 1.0]}),
 }
 

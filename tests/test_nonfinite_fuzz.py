@@ -81,12 +81,12 @@ CONFIGS = [
                                   constraint="l1", alpha=1e-2, radius=10.0),
     PrivateMirrorDescentRegressor(epsilon=np.inf, loss="squared", radius=10.0, max_iter=3),
     ParameterFreeLocalDPRegressor(),
-    ParameterFreeLocalDPRegressor(loss="huber", G=0.05),
-    ParameterFreeLocalDPRegressor(loss="huber", G=0.05, epsilon=np.inf, average=False),
+    ParameterFreeLocalDPRegressor(loss="huber", gradient_bound=0.05),
+    ParameterFreeLocalDPRegressor(loss="huber", gradient_bound=0.05, epsilon=np.inf, average=False),
     ParameterFreeLocalDPRegressor(method="reduction", prior="improper", loss="huber",
-                                  fit_intercept=False, G=0.05),
+                                  fit_intercept=False, gradient_bound=0.05),
     MutualInformationPrivateOGDRegressor(),
-    MutualInformationPrivateOGDRegressor(loss="squared", radius=10.0, sigma=0.1),
+    MutualInformationPrivateOGDRegressor(epsilon=None, loss="squared", radius=10.0, sigma=0.1),
     MutualInformationPrivateOGDRegressor(loss="absolute", average=False),
     MutualInformationPrivateOGDRegressor(feedback="bandit", loss="squared",
                                          fit_intercept=False, exploration_radius=0.25),
@@ -240,13 +240,13 @@ def test_mirror_descent_gradient_kernel_is_finite_on_huge_rows():
 def test_parameter_free_huber_residual_never_gives_nan():
     """Issue 15: inf - inf in the user-side residual made a NaN model once |w_j| > 1."""
     X = np.ones((2000, 2))
-    est = ParameterFreeLocalDPRegressor(loss="huber", G=0.05, epsilon=np.inf,
+    est = ParameterFreeLocalDPRegressor(loss="huber", gradient_bound=0.05, epsilon=np.inf,
                                         random_state=0).partial_fit(X, np.full(2000, 1e3))
     est.partial_fit(np.array([[BIG, -BIG], [1.0, 1.0]]), [0.0, 0.0])
     assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
     bad = 0
     for seed in range(10):
-        est = ParameterFreeLocalDPRegressor(loss="huber", G=0.05, epsilon=5.0,
+        est = ParameterFreeLocalDPRegressor(loss="huber", gradient_bound=0.05, epsilon=5.0,
                                             random_state=seed).partial_fit(
             X[:1500], np.full(1500, 1e3))
         est.partial_fit(np.array([[BIG, -BIG], [1.0, 1.0]]), [0.0, 0.0])

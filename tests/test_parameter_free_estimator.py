@@ -62,7 +62,7 @@ def test_feature_weights_are_normalised_over_nonzero():
     assert "public" in reg.privacy_.mechanism and "[1]" in reg.privacy_.mechanism
 
 
-@pytest.mark.parametrize("name, value", [("G", 1e-200), ("b", 1e200)])
+@pytest.mark.parametrize("name, value", [("gradient_bound", 1e-200), ("prior_strength", 1e200)])
 def test_out_of_range_prior_parameters(name, value):
     X, y = data()
     with pytest.raises(ValueError, match=name):

@@ -89,7 +89,7 @@ def test_all_users_at_inf_equal_the_noiseless_learner(method):
     # The noiseless learner, fed the exact clipped subgradients in plain Python.
     learner = pf.make_learner(method, 4, G=a._learner.G, prior="conjugate", b=1.0)
     pf.run_protocol_python(learner, X, y, inf, LocalLaplaceRandomizer(np.full(4, 0.25)),
-                           np.random.default_rng(5), loss="absolute", huber_delta=1.0,
+                           np.random.default_rng(5), loss="absolute", huber_threshold=1.0,
                            intercept=True)
     np.testing.assert_allclose(a._learner.average(), learner.average(), rtol=1e-10, atol=1e-14)
     # And noise does change it (the comparison above can fail).
@@ -107,7 +107,7 @@ def test_learner_state_depends_only_on_the_reports(method, prior):
     eps2 = rng.choice([1.0, 4.0], size=120)
     w1, w2 = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.1, 0.1, 0.7])
     r1, r2 = LocalLaplaceRandomizer(w1), LocalLaplaceRandomizer(w2)
-    kwargs = dict(loss="absolute", huber_delta=1.0, intercept=True)
+    kwargs = dict(loss="absolute", huber_threshold=1.0, intercept=True)
 
     first = pf.make_learner(method, 4, G=1.0, prior=prior, b=1.0)
     state = sampler_state(rng)

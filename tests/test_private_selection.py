@@ -337,7 +337,7 @@ def test_labels_from_y_are_refused_with_an_accountant(tmp_path):
 
 
 def test_regression_needs_a_public_target_bound():
-    search = PrivateHyperparameterSearch(ParameterFreeLocalDPRegressor(), {"b": [1.0]})
+    search = PrivateHyperparameterSearch(ParameterFreeLocalDPRegressor(), {"prior_strength": [1.0]})
     with pytest.raises(ValueError, match="y_bound"):
         search.privacy_plan()
     search = PrivateHyperparameterSearch(PrivateQFTLRegressor(), {"y_bound": [1.0, 2.0]})

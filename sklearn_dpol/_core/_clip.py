@@ -40,11 +40,3 @@ def clip_row_scales(X, max_norm):
             Z = scale[rows, np.newaxis] * np.asarray(X[rows], dtype=np.float64)
             clipped_sq[rows] = np.einsum("ij,ij->i", Z, Z)
     return scale, clipped_sq
-
-
-def project_rows_to_ball(W, radius):
-    """Project each row of ``W`` onto the L2 ball of ``radius`` (a copy)."""
-    norms = np.linalg.norm(W, axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > radius, radius / norms, 1.0)
-    return W * factor

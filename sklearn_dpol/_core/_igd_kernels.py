@@ -2,7 +2,7 @@
 
 Imported lazily by :mod:`sklearn_dpol._core.igd` so that ``import sklearn_dpol``
 does not load numba. Every kernel works on one binary problem with labels in
-{-1, +1} and margin losses ``phi(m)``, ``m = y <w, z>``, where ``z`` is the row
+{-1, +1} and margin losses ``phi(m)`` (:mod:`.losses`), ``m = y <w, z>``, where ``z`` is the row
 scaled by ``row_scale`` (L2 clipping) with the constant ``intercept_value``
 appended. The iterate is stored as ``w = scale * v`` so that the shrinkage by
 the regulariser costs O(1) per sample instead of O(d), as in scikit-learn's SGD.
@@ -13,74 +13,13 @@ import math
 import numpy as np
 from numba import njit
 
-LOG_LOSS = 0
-HINGE = 1
+from ._loss_kernels import HINGE_CODE as HINGE
+from ._loss_kernels import LOG_LOSS_CODE as LOG_LOSS
+from ._loss_kernels import implicit_weight
+from ._loss_kernels import sigmoid_neg as _sigmoid_neg
 
 # Below this the scaled representation loses precision; fold the scale back.
 _MIN_SCALE = 1e-9
-
-
-@njit(cache=True, nogil=True)
-def _sigmoid_neg(m):
-    """1 / (1 + exp(m)), evaluated without overflow."""
-    if m >= 0:
-        e = math.exp(-m)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + math.exp(m))
-
-
-@njit(cache=True, nogil=True)
-def _softplus(x):
-    """log(1 + exp(x)) without overflow."""
-    if x > 0.0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
-
-
-@njit(cache=True, nogil=True)
-def _log_softplus(x):
-    """log(log(1 + exp(x))), finite where softplus underflows (x < -30: ~x)."""
-    if x < -30.0:
-        return x
-    return math.log(_softplus(x))
-
-
-@njit(cache=True, nogil=True)
-def implicit_log_loss_weight(shrunk_margin, curvature):
-    """Solve ``s = 1 / (1 + exp(shrunk_margin + curvature * s))`` for s in (0, 1).
-
-    In ``l = log s`` the equation is ``f(l) = l + softplus(a + k e^l) = 0`` with
-    ``f`` increasing and convex, so Newton started at the upper bound
-    ``l = -softplus(a)`` decreases monotonically to the root without
-    overshooting: about four iterations, accurate to a few ulps even when
-    ``s`` underflows towards 1e-300.
-    """
-    log_s = -_softplus(shrunk_margin)
-    if curvature > 1.0:
-        # u = curvature * s solves u = k sigmoid(-a - u) <= k exp(-a - u), so
-        # u <= W(k e^-a) <= log(1 + k e^-a): a tighter upper start when the
-        # curvature is huge, still on the right of the root.
-        log_k = math.log(curvature)
-        log_s = min(log_s, _log_softplus(log_k - shrunk_margin) - log_k)
-    for _ in range(200):
-        s = math.exp(log_s)
-        margin = shrunk_margin + curvature * s
-        value = log_s + _softplus(margin)
-        step = value / (1.0 + curvature * s * _sigmoid_neg(-margin))
-        log_s -= step
-        if step <= 1e-14 * max(1.0, abs(log_s)):
-            break
-    return math.exp(log_s)
-
-
-@njit(cache=True, nogil=True)
-def implicit_hinge_weight(shrunk_margin, curvature):
-    """Closed-form implicit step of the hinge loss: the weight s in [0, 1]."""
-    if shrunk_margin >= 1.0:
-        return 0.0
-    if shrunk_margin + curvature <= 1.0:
-        return 1.0
-    return (1.0 - shrunk_margin) / curvature
 
 
 # Reassociation lets LLVM vectorise the reduction; the result differs from the
@@ -127,10 +66,7 @@ def implicit_pass(
         margin = y[i] * scale * _dot(v, X, i, r, intercept_value)
         weight = 1.0 if weights is None else weights[i]
         curvature = shrink * eta * z_sq * weight
-        if loss == LOG_LOSS:
-            s = implicit_log_loss_weight(shrink * margin, curvature)
-        else:
-            s = implicit_hinge_weight(shrink * margin, curvature)
+        s = implicit_weight(shrink * margin, curvature, loss)
         scale *= shrink
         if s != 0.0 and weight != 0.0:
             _axpy_scaled(v, X, i, shrink * eta * s * weight * y[i] / scale, r,
@@ -301,10 +237,7 @@ def implicit_pass_csr(
                                          intercept_value)
         weight = 1.0 if weights is None else weights[i]
         curvature = shrink * eta * z_sq * weight
-        if loss == LOG_LOSS:
-            s = implicit_log_loss_weight(shrink * margin, curvature)
-        else:
-            s = implicit_hinge_weight(shrink * margin, curvature)
+        s = implicit_weight(shrink * margin, curvature, loss)
         scale *= shrink
         if s != 0.0 and weight != 0.0:
             _axpy_csr(v, data, indices, lo, hi, n_features,

@@ -12,10 +12,10 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import WORKSPACE_DIGITS, release_value
-
-SQUARED = 0
-ABSOLUTE = 1
-HUBER = 2
+from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
+from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
+from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
+from ._loss_kernels import loss_derivative
 
 # Constraint kernels. The L1 kind also serves the Euclidean potential on the
 # L1 ball (q = 2, c = 1), where its step is the Euclidean projection.
@@ -29,29 +29,7 @@ _BISECTION_RTOL = 1e-15
 _BISECTION_MAX = 200
 
 
-# -- losses and the full-batch gradient -----------------------------------------------
-
-@njit(cache=True, nogil=True)
-def loss_derivative(r, loss, threshold):
-    """``f'(r)`` of the loss on the residual: bounded by ``Lf`` on the constraint set."""
-    if r != r:
-        # Unreachable with clipped rows, clipped targets and a bounded iterate;
-        # mapped to a data-independent value so no NaN can reach a release.
-        return 0.0
-    if loss == SQUARED:
-        return r
-    if loss == ABSOLUTE:
-        if r > 0.0:
-            return 1.0
-        if r < 0.0:
-            return -1.0
-        return 0.0
-    if r > threshold:
-        return threshold
-    if r < -threshold:
-        return -threshold
-    return r
-
+# -- the full-batch gradient (losses: .losses) -----------------------------------------------
 
 @njit(cache=True, nogil=True)
 def data_gradient(X, scales, y, w, b, loss, threshold, out):

@@ -24,10 +24,10 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import WORKSPACE_DIGITS, gaussian_report
-
-SQUARED = 0
-ABSOLUTE = 1
-HUBER = 2
+from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
+from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
+from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
+from ._loss_kernels import loss_derivative, loss_value
 FULL = 0
 BANDIT = 1
 
@@ -69,28 +69,7 @@ def _residual(w, x, y, intercept, data_norm, y_bound):
 
 
 @njit(cache=True, nogil=True)
-def loss_value(r, loss, huber):
-    if loss == SQUARED:
-        return 0.5 * r * r
-    a = abs(r)
-    if loss == ABSOLUTE:
-        return a
-    if a <= huber:
-        return 0.5 * r * r
-    return huber * (a - 0.5 * huber)
-
-
-@njit(cache=True, nogil=True)
-def loss_derivative(r, loss, huber):
-    if loss == SQUARED:
-        return r
-    if loss == ABSOLUTE:
-        return 1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0)
-    return min(max(r, -huber), huber)
-
-
-@njit(cache=True, nogil=True)
-def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_norm,
+def user_full_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, clip_norm,
                      sigma, ws, state, out):
     """Algorithm 1, lines 3-4: clipped subgradient plus Gaussian noise ``sigma``.
 
@@ -101,7 +80,7 @@ def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_n
     d = w.shape[0]
     n_features = x.shape[0]
     r, scale = _residual(w, x, y, intercept, data_norm, y_bound)
-    psi = loss_derivative(r, loss, huber)
+    psi = loss_derivative(r, loss, huber_threshold)
     sq = 0.0
     for j in range(d):
         g = psi * (scale * x[j] if j < n_features else 1.0)
@@ -120,7 +99,7 @@ def user_full_report(w, x, y, intercept, loss, huber, data_norm, y_bound, clip_n
 
 
 @njit(cache=True, nogil=True)
-def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, exploration,
+def user_bandit_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, exploration,
                        loss_bound, sigma, direction, ws, state, query, out):
     """Algorithm 2, lines 3-7: one loss value at ``w + delta e``, then noise.
 
@@ -130,7 +109,7 @@ def user_bandit_report(w, x, y, intercept, loss, huber, data_norm, y_bound, expl
     for j in range(d):
         query[j] = w[j] + exploration * direction[j]
     r, _ = _residual(query, x, y, intercept, data_norm, y_bound)
-    value = loss_value(r, loss, huber)
+    value = loss_value(r, loss, huber_threshold)
     # NaN (unreachable) maps to 0, +inf to the clip F: the report stays bounded.
     phi = min(max(value, 0.0), loss_bound) if value == value else 0.0
     factor = d * phi / exploration
@@ -195,7 +174,7 @@ def learner_replay(reports, theta, t0, w_sum, eta, anytime, radius):
 # --------------------------------------------------------------------------
 
 @njit(cache=True)
-def run_protocol(X, y, intercept, loss, huber, data_norm, y_bound, feedback, clip_norm,
+def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, feedback, clip_norm,
                  exploration, loss_bound, sigma, state, directions, theta, t0, w_sum,
                  eta, anytime, radius):
     """Rows in order: the learner plays ``w_t``, user ``t`` reports, the learner updates.
@@ -212,10 +191,10 @@ def run_protocol(X, y, intercept, loss, huber, data_norm, y_bound, feedback, cli
         for j in range(d):
             w_sum[j] += w[j]
         if feedback == FULL:
-            user_full_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
+            user_full_report(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
                              clip_norm, sigma, ws, state, report)
         else:
-            user_bandit_report(w, X[i], y[i], intercept, loss, huber, data_norm, y_bound,
+            user_bandit_report(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
                                exploration, loss_bound, sigma, directions[i], ws, state,
                                query, report)
         learner_update(theta, report)

@@ -31,11 +31,12 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import WORKSPACE_DIGITS, laplace_report
+from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
+from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
+from ._loss_kernels import loss_derivative
 
 CONJUGATE = 0
 IMPROPER = 1
-ABSOLUTE = 0
-HUBER = 1
 
 SQRT_PI = math.sqrt(math.pi)
 LOG_SQRT_PI_OVER_4 = math.log(SQRT_PI / 4.0)
@@ -208,7 +209,7 @@ def user_residual(w, x, y, intercept):
 
 
 @njit(cache=True, nogil=True)
-def user_report(w, x, y, intercept, loss, huber_delta, epsilon, weights, scales, ws,
+def user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, scales, ws,
                 state, out):
     """One user's report: clipped subgradient at ``w`` plus local Laplace noise.
 
@@ -224,10 +225,7 @@ def user_report(w, x, y, intercept, loss, huber_delta, epsilon, weights, scales,
     d = w.shape[0]
     n_features = x.shape[0]
     residual = user_residual(w, x, y, intercept)
-    if loss == ABSOLUTE:
-        psi = 1.0 if residual > 0.0 else (-1.0 if residual < 0.0 else 0.0)
-    else:
-        psi = min(max(residual, -huber_delta), huber_delta)
+    psi = loss_derivative(residual, loss, huber_threshold)
     for j in range(d):
         g = psi * (x[j] if j < n_features else 1.0)
         # Lemma 1 needs |g_j| <= 1; an overflowed product is clipped to +-1
@@ -324,7 +322,7 @@ def learner_reduction_update(scalars, z, g_tilde):
 # --------------------------------------------------------------------------
 
 @njit(cache=True)
-def run_coordinate_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
+def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
                             weights, L, S, w_sum, C, b, prior, log_z):
     """Rows in order: the learner plays, the user reports, the learner updates.
 
@@ -339,13 +337,13 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_delta, epsilons[i], weights,
+        user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], weights,
                     scales, ws, state, report)
         learner_coordinate_update(L, S, report)
 
 
 @njit(cache=True)
-def run_reduction_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
+def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
                            weights, scalars, z, w_sum, C, b, prior, log_z):
     d = z.shape[0]
     w = np.empty(d)
@@ -356,7 +354,7 @@ def run_reduction_protocol(X, y, intercept, loss, huber_delta, state, epsilons,
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_delta, epsilons[i], weights,
+        user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], weights,
                     scales, ws, state, report)
         learner_reduction_update(scalars, z, report)
 

@@ -34,6 +34,7 @@ from ..privacy import (
     zcdp_delta,
     zcdp_rho,
 )
+from . import sets
 from .noise import gaussian_release
 
 EXPONENTIAL = "exponential"
@@ -596,8 +597,7 @@ def _move_towards(theta, gradient, problem, coord, value, step):
 
 def _into_ball(theta, radius):
     """Undo rounding that left ``||theta||_1`` a few ulps above ``radius``."""
-    norm = np.sum(np.abs(theta))
-    return theta * (radius / norm) if norm > radius else theta
+    return sets.into_set(sets.L1, theta, radius)
 
 
 def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature_bound,

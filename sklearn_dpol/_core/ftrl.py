@@ -27,8 +27,9 @@ import math
 
 import numpy as np
 from scipy.sparse import issparse
-from scipy.special import expit
 
+from . import losses, sets
+from .losses import HINGE, LOG_LOSS  # noqa: F401  (the loss names)
 
 # Heavy-ball momentum of the prefix sums (post-processing: no privacy effect).
 # Kairouz et al. use 0.9; on the covertype stream of the benchmark (84 steps
@@ -37,8 +38,6 @@ MOMENTUM = 0.95
 # Gradients are taken at W_k + LOOKAHEAD (W_k - W_{k-1}), a public point. On the
 # same stream it gained 0.01 to 0.04 accuracy over the released model itself.
 LOOKAHEAD = 0.9
-LOG_LOSS = "log_loss"
-HINGE = "hinge"
 
 
 def prefix_sum_mechanism(dim, sensitivity, mu, horizon):
@@ -118,10 +117,8 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=No
     margins = Y * ((rows @ W[:, :p].T).T if sparse else W[:, :p] @ rows.T)
     if intercept:
         margins += Y * (W[:, p:] * intercept_value)
-    if loss == LOG_LOSS:
-        slopes = -Y * expit(-margins)           # phi'(m) y, phi(m) = log(1 + e^-m)
-    else:
-        slopes = -Y * (margins < 1.0)           # a subgradient of max(0, 1 - m)
+    # phi'(m) y: -sigmoid(-m) y (log loss) or a subgradient -[m < 1] y (hinge).
+    slopes = Y * losses.margin_derivatives(loss, margins)
     if gradient_norm is not None:
         # ||gradient|| = |slope| ||z||: cap |slope| at gradient_norm / ||z||.
         sq = (np.asarray(rows.multiply(rows).sum(axis=1)).ravel() if sparse
@@ -166,8 +163,7 @@ class FTRLState:
         new.anchor = self.anchor + (lam - self.lam) * self.W
         new.lam = float(lam)
         W = (new.anchor - leader) / new.lam
-        norms = np.linalg.norm(W, axis=1, keepdims=True)
-        new.W = np.where(norms > radius, W * (radius / np.maximum(norms, 1e-300)), W)
+        new.W = sets.project_rows_l2(W, radius)
         return new
 
     def query(self):

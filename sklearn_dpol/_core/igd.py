@@ -20,20 +20,20 @@ from functools import partial
 from joblib import Parallel, delayed
 from scipy.sparse import issparse
 
-from ._clip import project_rows_to_ball
+from . import losses, sets
 from .noise import gaussian_release
 
 IMPLICIT = "implicit"
 GRADIENT = "gradient"
 
 
-def loss_lipschitz(data_norm, intercept_value):
+def loss_lipschitz(data_norm, intercept_value, loss=losses.LOG_LOSS):
     """Lipschitz constant of the log and hinge losses in the weights.
 
-    Both have ``|phi'| <= 1``, so ``L`` is the largest norm of an augmented row
-    ``(clipped x, intercept_value)``.
+    Both have ``|phi'| <= 1`` (:func:`.losses.derivative_bound`), so ``L`` is
+    the largest norm of an augmented row ``(clipped x, intercept_value)``.
     """
-    return math.hypot(data_norm, intercept_value)
+    return losses.lipschitz(losses.derivative_bound(loss), data_norm, intercept_value)
 
 
 def step_sensitivity(lipschitz, alpha, update):
@@ -137,7 +137,7 @@ def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, upd
     if issparse(X):
         csr = (X.data, X.indices, X.indptr, X.shape[1])
         if update == IMPLICIT:
-            loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+            loss_code = losses.code(loss)
             t = kernels.implicit_pass_csr(w, *csr, y, row_scale, row_sq, order, t_start,
                                           alpha, loss_code, intercept_value, sample_weight)
         else:
@@ -147,7 +147,7 @@ def _one_problem(w, X, row_scale, row_sq, y, order, t_start, *, alpha, loss, upd
                                           iterate_radius(lipschitz, alpha), sample_weight)
         return w, t
     if update == IMPLICIT:
-        loss_code = kernels.LOG_LOSS if loss == "log_loss" else kernels.HINGE
+        loss_code = losses.code(loss)
         t = kernels.implicit_pass(w, X, y, row_scale, row_sq, order, t_start, alpha,
                                   loss_code, intercept_value, sample_weight)
     else:
@@ -163,4 +163,4 @@ def release(W, sigma, radius, rng):
     The projection is post-processing; it only removes noise that pushed a
     coefficient vector outside the set every true iterate lies in.
     """
-    return gaussian_release(W, sigma, rng, partial(project_rows_to_ball, radius=radius))
+    return gaussian_release(W, sigma, rng, partial(sets.project_rows_l2, radius=radius))

@@ -17,12 +17,12 @@ import math
 
 import numpy as np
 
-SQUARED = "squared"
-ABSOLUTE = "absolute"
-HUBER = "huber"
+from . import losses
+from .losses import ABSOLUTE, HUBER, SQUARED  # noqa: F401  (the loss names)
+
 FULL = "full"
 BANDIT = "bandit"
-_LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
+_LOSS_CODES = {name: losses.code(name) for name in losses.RESIDUAL_LOSSES}
 _FEEDBACK_CODES = {FULL: 0, BANDIT: 1}
 HUGE = 1e150
 
@@ -33,28 +33,22 @@ HUGE = 1e150
 
 def feature_norm(data_norm, intercept):
     """L2 norm bound of ``(x, 1)`` (or ``x``) after clipping rows to ``data_norm``."""
-    return math.hypot(data_norm, 1.0) if intercept else float(data_norm)
+    return losses.augmented_norm(data_norm, 1.0 if intercept else 0.0)
 
 
-def loss_value(r, loss, huber=1.0):
-    """The loss of residual ``r`` (numpy reference of the kernel's)."""
-    r = np.asarray(r, dtype=np.float64)
-    if loss == SQUARED:
-        return 0.5 * r * r
-    if loss == ABSOLUTE:
-        return np.abs(r)
-    a = np.abs(r)
-    return np.where(a <= huber, 0.5 * r * r, huber * (a - 0.5 * huber))
+def loss_value(r, loss, huber_threshold=1.0):
+    """The loss of residual ``r`` (:func:`.losses.values`, the kernel's formula)."""
+    return losses.values(loss, r, huber_threshold)
 
 
-def loss_bound(loss, huber, query_radius, data_norm, y_bound, intercept):
+def loss_bound(loss, huber_threshold, query_radius, data_norm, y_bound, intercept):
     """``F``: the loss at any point of norm ``<= query_radius`` on clipped data.
 
     ``|r| = |<w, (x, 1)> - y| <= query_radius ||(x, 1)|| + y_bound``; the loss
     is increasing in ``|r|``.
     """
     r = query_radius * feature_norm(data_norm, intercept) + y_bound
-    return float(loss_value(r, loss, huber))
+    return float(loss_value(r, loss, huber_threshold))
 
 
 def mutual_information_bound(n_dims, power, sigma):
@@ -136,7 +130,7 @@ class LazyOGDLearner:
 # The protocol: users and learner, round by round.
 # ---------------------------------------------------------------------------
 
-def run_protocol(learner, X, y, rng, directions, *, loss, huber, data_norm, y_bound,
+def run_protocol(learner, X, y, rng, directions, *, loss, huber_threshold, data_norm, y_bound,
                  intercept, feedback, clip_norm, exploration, loss_bound, sigma):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
@@ -150,7 +144,8 @@ def run_protocol(learner, X, y, rng, directions, *, loss, huber, data_norm, y_bo
 
     kernels.run_protocol(
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-        bool(intercept), _LOSS_CODES[loss], float(huber), float(data_norm), float(y_bound),
+        bool(intercept), _LOSS_CODES[loss], float(huber_threshold), float(data_norm),
+        float(y_bound),
         _FEEDBACK_CODES[feedback], float(clip_norm), float(exploration), float(loss_bound),
         float(sigma), sampler_state(rng),
         np.ascontiguousarray(directions, dtype=np.float64),
@@ -180,30 +175,24 @@ def _clipped_row(x, data_norm):
     return scale * x
 
 
-def user_gradient(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
+def user_gradient(w, x, y, *, loss, huber_threshold=1.0, data_norm, y_bound, intercept):
     """A user's subgradient at ``w`` on its clipped row (before the L-clipping), numpy."""
     x = _clipped_row(x, data_norm)
     x_aug = np.append(x, 1.0) if intercept else x
     r = float(np.dot(w, x_aug)) - min(max(float(y), -y_bound), y_bound)
-    if loss == SQUARED:
-        psi = r
-    elif loss == ABSOLUTE:
-        psi = float(np.sign(r))
-    else:
-        psi = min(max(r, -huber), huber)
-    return psi * x_aug
+    return losses.loss_derivative(r, losses.code(loss), huber_threshold) * x_aug
 
 
-def user_loss(w, x, y, *, loss, huber=1.0, data_norm, y_bound, intercept):
+def user_loss(w, x, y, *, loss, huber_threshold=1.0, data_norm, y_bound, intercept):
     """A user's loss at ``w`` on its clipped row, numpy."""
     x = _clipped_row(x, data_norm)
     x_aug = np.append(x, 1.0) if intercept else x
     r = float(np.dot(w, x_aug)) - min(max(float(y), -y_bound), y_bound)
-    return float(loss_value(r, loss, huber))
+    return float(loss_value(r, loss, huber_threshold))
 
 
 def run_protocol_python(learner, X, y, randomizer, rng, directions=None, *, loss,
-                        huber=1.0, data_norm, y_bound, intercept):
+                        huber_threshold=1.0, data_norm, y_bound, intercept):
     """The same protocol in plain Python with separate objects (reference for tests).
 
     ``randomizer`` is a :class:`LocalGaussianRandomizer` (full feedback) or a
@@ -214,7 +203,8 @@ def run_protocol_python(learner, X, y, randomizer, rng, directions=None, *, loss
 
     state = sampler_state(rng)      # one stream of random bits, as in the kernel
     reports = []
-    kw = dict(loss=loss, huber=huber, data_norm=data_norm, y_bound=y_bound, intercept=intercept)
+    kw = dict(loss=loss, huber_threshold=huber_threshold, data_norm=data_norm,
+              y_bound=y_bound, intercept=intercept)
     for i in range(X.shape[0]):
         w = learner.predict()
         if directions is None:

@@ -29,20 +29,17 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from ..privacy import gaussian_delta, gaussian_mu
+from . import losses
 from ._clip import clip_row_scales
+from . import sets
+from .losses import ABSOLUTE, HUBER, SQUARED  # noqa: F401  (the loss names)
+from .sets import GROUP_L1, L1, L2, SIMPLEX
 from .noise import sampler_state
 
-SQUARED = "squared"
-ABSOLUTE = "absolute"
-HUBER = "huber"
-LOSSES = (SQUARED, ABSOLUTE, HUBER)
-L2 = "l2"
-L1 = "l1"
-SIMPLEX = "simplex"
-GROUP_L1 = "group_l1"
+LOSSES = losses.RESIDUAL_LOSSES
 CONSTRAINTS = (L2, L1, SIMPLEX, GROUP_L1)
 
-_LOSS_CODES = {SQUARED: 0, ABSOLUTE: 1, HUBER: 2}
+_LOSS_CODES = {name: losses.code(name) for name in LOSSES}
 # Kernel codes (``_md_kernels``), repeated here so that importing this module
 # does not load numba.
 _BALL_L2, _BALL_L1, _SIMPLEX, _GROUP_L1 = 0, 1, 2, 3
@@ -73,7 +70,7 @@ GRAM_MAX_DIM = 4096
 TINY = 1e-290
 HUGE = 1e300
 # A warm start (or an average) outside the unit set by more than rounding.
-SET_RTOL = 1e-9
+SET_RTOL = sets.START_RTOL
 
 
 # -- bounds ----------------------------------------------------------------------------
@@ -85,16 +82,14 @@ def derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercep
     ``|<z, w>| <= R max_{w in C} ||w||_2 = R radius`` (every set here lies in
     the L2 ball of ``radius``), ``|b| <= Y`` and ``|y| <= Y``.
     """
-    if loss == ABSOLUTE:
-        return 1.0
-    if loss == HUBER:
-        return float(huber_threshold)
-    return data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    residual = data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    return losses.derivative_bound(loss, huber_threshold=huber_threshold,
+                                   residual_bound=residual)
 
 
 def lipschitz_constant(derivative, data_norm, intercept):
     """``L = Lf ||(z, 1)||_2 <= Lf sqrt(R^2 + 1)`` (``Lf R`` without intercept)."""
-    return derivative * (math.hypot(data_norm, 1.0) if intercept else data_norm)
+    return losses.lipschitz(derivative, data_norm, 1.0 if intercept else 0.0)
 
 
 def gradient_sensitivity(lipschitz, n_samples):
@@ -261,15 +256,7 @@ class Potential:
 
     def set_norm(self, u):
         """The gauge of the unit set (``inf`` off the simplex's affine hull or sign)."""
-        u = np.asarray(u, dtype=np.float64)
-        if self.kind == _BALL_L2:
-            return float(np.linalg.norm(u))
-        if self.kind == _BALL_L1:
-            return float(np.sum(np.abs(u)))
-        if self.kind == _SIMPLEX:
-            ok = np.all(u >= 0) and abs(np.sum(u) - 1.0) <= SET_RTOL
-            return float(np.sum(u)) if ok else math.inf
-        return float(np.sum(np.sqrt(np.add.reduceat(u * u, self.block_starts()[:-1]))))
+        return sets.gauge(self.name, u, starts=self.block_starts())
 
 
 def make_potential(constraint, n_dims, group_size=None):
@@ -794,8 +781,7 @@ def _into_set(potential, u):
         # uniform point so the warm start keeps every direction open.
         u = (1.0 - 1e-9) * u / u.sum() + 1e-9 / u.size
         return u / u.sum()
-    gauge = potential.set_norm(u)
-    return u / gauge if gauge > 1.0 else u
+    return sets.into_set(potential.name, u, 1.0, starts=potential.block_starts())
 
 
 def average_in_set(potential, u_sum, v_sum, n_steps):
@@ -840,40 +826,5 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
 # -- Euclidean projections (post-processing of objective perturbation) ---------------------
 
 def project(constraint, w, radius, group_size=None):
-    """The Euclidean projection of ``w`` onto the set of ``radius`` (public post-processing)."""
-    w = np.asarray(w, dtype=np.float64)
-    if constraint == L2:
-        norm = np.linalg.norm(w)
-        return w * (radius / norm) if norm > radius else w.copy()
-    if constraint == L1:
-        if np.sum(np.abs(w)) <= radius:
-            return w.copy()
-        return np.sign(w) * _project_nonnegative_to_simplex(np.abs(w), radius, inside=True)
-    if constraint == SIMPLEX:
-        return _project_nonnegative_to_simplex(w, radius, inside=False)
-    starts = np.arange(0, w.size, int(group_size))
-    norms = np.sqrt(np.add.reduceat(w * w, starts))
-    if np.sum(norms) <= radius:
-        return w.copy()
-    shrunk = _project_nonnegative_to_simplex(norms, radius, inside=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > 0, shrunk / norms, 0.0)
-    return w * np.repeat(factor, np.diff(np.append(starts, w.size)))
-
-
-def _project_nonnegative_to_simplex(a, radius, inside):
-    """``max(a - tau, 0)`` with ``tau`` making the sum ``radius`` (sort-based, exact).
-
-    ``inside=True`` projects nonnegative ``a`` onto ``{x >= 0, sum x <= radius}``
-    (only called when ``sum a > radius``); otherwise onto the simplex
-    ``{x >= 0, sum x = radius}`` for any real ``a``.
-    """
-    ordered = np.sort(a)[::-1]
-    cumulative = np.cumsum(ordered) - radius
-    index = np.arange(1, a.size + 1)
-    active = ordered - cumulative / index > 0
-    k = index[active][-1]
-    tau = cumulative[k - 1] / k
-    if inside:
-        tau = max(tau, 0.0)
-    return np.maximum(a - tau, 0.0)
+    """The Euclidean projection of ``w`` onto the set of ``radius`` (:func:`.sets.project`)."""
+    return sets.project(constraint, w, radius, group_size)

@@ -29,11 +29,12 @@ from scipy.special import expit
 
 from ..privacy import gaussian_mu
 from ..privacy._objective_perturbation import objective_perturbation_mu
+from . import losses
+from .losses import HUBER, LOG_LOSS
 from .noise import gaussian_release, noise_grid, released_scale
 
-LOG_LOSS = "log_loss"
-HUBER = "huber"
-CURVATURE = {LOG_LOSS: 0.25, HUBER: 1.0}
+# The smooth losses of this solver and their curvature bounds sup f'' (.losses).
+CURVATURE = {LOG_LOSS: losses.smoothness(LOG_LOSS), HUBER: losses.smoothness(HUBER)}
 
 # Newton's method stores the Hessian: above this many columns, refuse.
 MAX_COLUMNS = 4096
@@ -563,23 +564,21 @@ class _LossFunctions:
 
     def value(self, t, y):
         if self.loss == LOG_LOSS:
-            return float(np.sum(np.logaddexp(0.0, -y * t)))
-        residual = np.abs(t - y)
-        h = self.threshold
-        return float(np.sum(np.where(residual <= h, 0.5 * residual**2, h * residual - 0.5 * h * h)))
+            return float(np.sum(losses.margin_values(LOG_LOSS, y * t)))
+        return float(np.sum(losses.values(HUBER, t - y, self.threshold)))
 
     def derivatives(self, t, y):
         if self.loss == LOG_LOSS:
             p = expit(-y * t)
             return -y * p, p * (1.0 - p)
         residual = t - y
-        inside = np.abs(residual) < self.threshold
-        return np.clip(residual, -self.threshold, self.threshold), inside.astype(np.float64)
+        return (losses.derivatives(HUBER, residual, self.threshold),
+                losses.second_derivatives(HUBER, residual, self.threshold))
 
     def first(self, t, y):
         if self.loss == LOG_LOSS:
-            return -y * expit(-y * t)
-        return np.clip(t - y, -self.threshold, self.threshold)
+            return y * losses.margin_derivatives(LOG_LOSS, y * t)
+        return losses.derivatives(HUBER, t - y, self.threshold)
 
 
 def _chunk_rows(p):

@@ -22,14 +22,15 @@ import warnings
 
 import numpy as np
 
+from . import losses
+from .losses import ABSOLUTE, HUBER  # noqa: F401  (the loss names)
+
 CONJUGATE = "conjugate"
 IMPROPER = "improper"
 COORDINATE = "coordinate"
 REDUCTION = "reduction"
-ABSOLUTE = "absolute"
-HUBER = "huber"
 _PRIOR_CODES = {CONJUGATE: 0, IMPROPER: 1}
-_LOSS_CODES = {ABSOLUTE: 0, HUBER: 1}
+_LOSS_CODES = {name: losses.code(name) for name in (ABSOLUTE, HUBER)}
 
 
 def prior_radius(G):
@@ -301,7 +302,7 @@ def make_learner(method, n_dims, *, G, prior, b):
 # The protocol: users and learner, round by round.
 # ---------------------------------------------------------------------------
 
-def user_gradient(w, x, y, *, loss, huber_delta=1.0, intercept=True):
+def user_gradient(w, x, y, *, loss, huber_threshold=1.0, intercept=True):
     """A user's subgradient of its loss at ``w`` (before clipping), in numpy."""
     x_aug = np.append(x, 1.0) if intercept else np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -313,14 +314,10 @@ def user_gradient(w, x, y, *, loss, huber_delta=1.0, intercept=True):
             m = max(1.0, float(np.max(np.abs(x_aug))), abs(float(y)))
             scaled = float(np.dot(w, x_aug / m)) - float(y) / m
             residual = scaled * m if np.isfinite(scaled) else 0.0
-        if loss == ABSOLUTE:
-            psi = float(np.sign(residual))
-        else:
-            psi = min(max(residual, -huber_delta), huber_delta)
-        return psi * x_aug
+        return losses.loss_derivative(residual, losses.code(loss), huber_threshold) * x_aug
 
 
-def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_delta,
+def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_threshold,
                  intercept):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
@@ -334,7 +331,7 @@ def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_delta,
 
     args = (
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-        bool(intercept), _LOSS_CODES[loss], float(huber_delta),
+        bool(intercept), _LOSS_CODES[loss], float(huber_threshold),
         sampler_state(rng),
         np.ascontiguousarray(epsilons, dtype=np.float64),
         np.ascontiguousarray(weights, dtype=np.float64),
@@ -345,7 +342,7 @@ def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_delta,
 
 
 def run_protocol_python(learner, X, y, epsilons, randomizer, rng, *, loss,
-                        huber_delta, intercept):
+                        huber_threshold, intercept):
     """The same protocol in plain Python with separate objects (reference for tests).
 
     Returns the reports the learner received.
@@ -357,7 +354,7 @@ def run_protocol_python(learner, X, y, epsilons, randomizer, rng, *, loss,
     for i in range(X.shape[0]):
         w = learner.predict()
         report = randomizer.report(
-            user_gradient(w, X[i], y[i], loss=loss, huber_delta=huber_delta,
+            user_gradient(w, X[i], y[i], loss=loss, huber_threshold=huber_threshold,
                           intercept=intercept),
             epsilons[i], state,
         )

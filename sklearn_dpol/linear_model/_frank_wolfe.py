@@ -18,6 +18,7 @@ from .._base import (
     make_generator,
 )
 from .._core import frank_wolfe as fw
+from .._core import sets
 from .._core._weights import canonical_csr
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
@@ -25,7 +26,7 @@ from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian
 _NEIGHBOURS = "replace-one"
 # A warm start further outside the constraint set than rounding can explain
 # was not released by this estimator.
-_WARM_START_RTOL = 1e-9
+_WARM_START_RTOL = sets.START_RTOL
 
 
 class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -73,7 +74,9 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         its L2 sensitivity grows with ``sqrt(n_features)``, so it is offered for
         comparison.
     max_iter : int or None, default=None
-        Frank-Wolfe steps per call. ``None`` takes the step count that
+        Frank-Wolfe steps per call, each one pass over the batch (a
+        full-batch gradient; ``max_iter`` counts passes over the training set
+        in every estimator of the library). ``None`` takes the step count that
         minimises the excess-risk bound ``2 Gamma / (T + 2) + e(T)`` with its
         constants (``doc/privacy.md``, section 4, "Step count"): ``Gamma = 4 B^2 r^2`` the
         curvature bound and ``e(T)`` the expected error of one private
@@ -340,15 +343,15 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         if self.fit_intercept:
             theta[-1] = self.intercept_ / self.feature_bound
         radius = float(self.radius)
-        norm = np.sum(np.abs(theta))
         signs_ok = not self.positive or np.all(theta[:self.n_features_in_] >= 0)
-        if norm > radius * (1 + _WARM_START_RTOL) or not signs_ok:
+        inside = sets.contains(sets.L1, theta, radius, rtol=_WARM_START_RTOL)
+        if not inside or not signs_ok:
             raise ValueError(
                 "coef_ and intercept_ are outside the constraint set, so they were not "
                 "released by this estimator; the sensitivity analysis needs a start "
                 "inside it. Call fit to start afresh."
             )
-        return theta * (radius / norm) if norm > radius else theta
+        return sets.into_set(sets.L1, theta, radius)
 
     def _publish(self, theta):
         n_features = self.n_features_in_

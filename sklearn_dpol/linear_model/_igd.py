@@ -127,8 +127,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Value of the constant feature. The loss is Lipschitz with
         ``L = sqrt(data_norm**2 + intercept_scaling**2)``.
     max_iter : int, default=5
-        Passes over the data in ``fit``. The step counter keeps running across
-        passes, so more passes do not increase the noise (see Notes).
+        Passes over the data in ``fit``, each an epoch of per-record steps
+        (``max_iter`` counts passes over the training set in every estimator
+        of the library). The step counter keeps running across passes, so
+        more passes do not increase the noise (see Notes).
     shuffle : bool, default=True
         Shuffle the rows before each pass of ``fit``.
     update : {"implicit", "gradient"}, default="implicit"
@@ -161,7 +163,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         perturbs each released iterate with its share of the budget (noise
         grows like the square root of the number of releases; kept for the
         reproductions).
-    gradient_norm : float or None, default=None
+    gradient_bound : float or None, default=None
         ``stream="ftrl"`` only: each record's gradient (of each one-vs-rest
         problem) is scaled down to at most this L2 norm, and the noise is
         calibrated to it instead of ``L``. ``None`` (or a value ``>= L``)
@@ -286,7 +288,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "update": [StrOptions({"implicit", "gradient"})],
         "solver": [StrOptions({"igd", "objective_perturbation"})],
         "stream": [StrOptions({"ftrl", "iterate_perturbation"})],
-        "gradient_norm": [POSITIVE, None],
+        "gradient_bound": [POSITIVE, None],
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -296,7 +298,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
-        "intercept_scaling", "update", "stream", "gradient_norm", "horizon", "classes",
+        "intercept_scaling", "update", "stream", "gradient_bound", "horizon", "classes",
     )
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
     # FTRL state is post-processing but only serves to continue the stream.
@@ -317,7 +319,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         update="implicit",
         solver="igd",
         stream="ftrl",
-        gradient_norm=None,
+        gradient_bound=None,
         horizon=None,
         random_state=None,
         n_jobs=None,
@@ -337,7 +339,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.update = update
         self.solver = solver
         self.stream = stream
-        self.gradient_norm = gradient_norm
+        self.gradient_bound = gradient_bound
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -604,7 +606,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
             self._ftrl_mu = gaussian_mu(self.epsilon, self.delta)
             self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
-                                                           self.gradient_norm)
+                                                           self.gradient_bound)
             mechanism = ftrl.prefix_sum_mechanism(
                 self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps)
             state = ftrl.FTRLState(self._w_private, self.alpha_ * self._t)
@@ -615,7 +617,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value,
-                                  gradient_norm=self.gradient_norm)
+                                  gradient_norm=self.gradient_bound)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
         state = state.step(prefix, self.alpha_ * t,

@@ -12,6 +12,7 @@ from sklearn.utils.validation import _num_features, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
@@ -20,7 +21,13 @@ from .._base import (
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
 from .._verbose import reports_release
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_epsilon
+from ..privacy import (
+    PrivacyAccountant,
+    PrivacyCost,
+    PrivacyGuarantee,
+    gaussian_epsilon,
+    gaussian_sigma,
+)
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
 
@@ -45,11 +52,22 @@ class MutualInformationPrivateOGDRegressor(
     The learner sees only the noisy reports: ``theta <- theta - z~_t`` and
     ``w_{t+1} = Pi_B(eta_t theta)`` (lazy projection, the seed's lines 7-8).
 
+    The noise ``sigma`` is set either by the privacy budget ``(epsilon,
+    delta)`` of each report, like every other estimator of the library
+    (``sigma = sensitivity / mu`` with ``mu = gaussian_mu(epsilon, delta)``,
+    the library's exact Gaussian calibration), or directly, as in the seed.
+
     Parameters
     ----------
-    sigma : float, default=1.0
-        Standard deviation of the Gaussian noise every user adds to each
-        coordinate of its report, ``> 0``.
+    epsilon : float or None, default=1.0
+        Local privacy budget of each user's report, ``> 0``; ``np.inf`` adds
+        no noise. The noise is ``sigma_ = sensitivity_ / gaussian_mu(epsilon,
+        delta)`` (rounded up). Pass ``epsilon=None`` to give ``sigma``
+        instead: exactly one of the two is set.
+    sigma : float or None, default=None
+        The seed's parametrisation: the standard deviation of the Gaussian
+        noise every user adds to each coordinate of its report, ``> 0``
+        (then ``epsilon=None``); the guarantee follows from it.
     gradient_bound : float, default=1.0
         ``L``: each user clips its gradient to this L2 norm (full feedback).
     radius : float, default=1.0
@@ -82,8 +100,9 @@ class MutualInformationPrivateOGDRegressor(
         Publish the average of the iterates played (online-to-batch
         conversion); ``False`` publishes the next iterate ``w_{T+1}``.
     delta : float, default=1e-6
-        Only for reporting the ``(epsilon, delta)``-LDP equivalent of the
-        Gaussian report in ``privacy_``; it does not change the noise.
+        The ``delta`` of each report's ``(epsilon, delta)``-LDP guarantee:
+        with ``epsilon`` it sets the noise; with ``sigma`` it only states the
+        guarantee in ``privacy_``.
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise and directions. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
@@ -115,6 +134,9 @@ class MutualInformationPrivateOGDRegressor(
         Rounds (users) since ``fit``.
     step_size_ : float
         ``eta`` (constant) or ``B / G`` (the numerator of ``eta_t``).
+    sigma_ : float
+        The noise standard deviation used: ``sigma``, or the one calibrated
+        from ``(epsilon, delta)``; 0 for ``epsilon=np.inf``.
     exploration_radius_ : float or None
         ``delta`` (bandit), else ``None``.
     loss_bound_ : float or None
@@ -130,7 +152,7 @@ class MutualInformationPrivateOGDRegressor(
         It is an average-case measure, not a differential privacy guarantee.
     privacy_ : PrivacyGuarantee
         The local ``(epsilon, delta)``-DP of one report, ``mu = sensitivity_ /
-        sigma``.
+        sigma_`` (``epsilon`` at most the one asked for).
 
     See Also
     --------
@@ -163,17 +185,22 @@ class MutualInformationPrivateOGDRegressor(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-0.5, 0.5, size=(50_000, 2))
     >>> y = X @ [0.6, -0.4] + 0.1 + 0.05 * rng.standard_normal(50_000)
-    >>> reg = MutualInformationPrivateOGDRegressor(sigma=1.0, random_state=0).fit(X, y)
+    >>> reg = MutualInformationPrivateOGDRegressor(epsilon=None, sigma=1.0,
+    ...                                            random_state=0).fit(X, y)
     >>> round(reg.privacy_.mu, 3), round(reg.privacy_.epsilon, 2)
     (2.0, 11.0)
     >>> round(reg.mutual_information_bound_, 4)  # nats, (3/2) ln(1 + 1/3)
     0.4315
     >>> reg.score(X, y) > 0.8
     True
+    >>> reg = MutualInformationPrivateOGDRegressor(epsilon=11.0, random_state=0).fit(X, y)
+    >>> round(reg.sigma_, 3), reg.privacy_.epsilon <= 11.0
+    (1.0, True)
     """
 
     _parameter_constraints = {
-        "sigma": [POSITIVE],
+        "epsilon": [EPSILON_CONSTRAINT, None],
+        "sigma": [POSITIVE, None],
         "gradient_bound": [POSITIVE],
         "radius": [POSITIVE],
         "data_norm": [POSITIVE],
@@ -191,7 +218,7 @@ class MutualInformationPrivateOGDRegressor(
         "verbose": ["verbose"],
     }
     _stream_params = (
-        "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
+        "epsilon", "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
         "fit_intercept", "step_size", "feedback", "exploration_radius", "delta",
     )
     _private_state = ("_rng", "_sampler", "_sampler_rng")
@@ -199,7 +226,8 @@ class MutualInformationPrivateOGDRegressor(
     def __init__(
         self,
         *,
-        sigma=1.0,
+        epsilon=1.0,
+        sigma=None,
         gradient_bound=1.0,
         radius=1.0,
         data_norm=1.0,
@@ -216,6 +244,7 @@ class MutualInformationPrivateOGDRegressor(
         accountant=None,
         verbose=0,
     ):
+        self.epsilon = epsilon
         self.sigma = sigma
         self.gradient_bound = gradient_bound
         self.radius = radius
@@ -284,6 +313,15 @@ class MutualInformationPrivateOGDRegressor(
             value = getattr(self, name)
             if value is not None and not 1e-100 <= float(value) <= 1e100:
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
+        if (self.epsilon is None) == (self.sigma is None):
+            raise ValueError(
+                f"Set exactly one of epsilon and sigma; got epsilon={self.epsilon!r}, "
+                f"sigma={self.sigma!r}. epsilon (with delta) calibrates the noise of each "
+                "report; to give the noise directly, pass sigma and epsilon=None."
+            )
+        if self.epsilon is not None and not float(self.epsilon) > 0:
+            raise ValueError(f"epsilon={self.epsilon!r} must be > 0: a Gaussian report "
+                             "cannot be (0, delta)-DP at a finite noise.")
 
 
     def _planned_privacy(self, X, *, fitting, **_):
@@ -299,13 +337,24 @@ class MutualInformationPrivateOGDRegressor(
             n_features = self.n_features_in_ if continuing else _public_width(X)
             n_dims = n_features + int(self.fit_intercept)
             sensitivity = self._calibration(n_dims)["sensitivity"]
-        mu = sensitivity / float(self.sigma)
+        mu = _report_mu(sensitivity, self._noise(sensitivity))
         return PrivacyCost(gaussian_epsilon(mu, self.delta), self.delta, mu)
 
+    def _noise(self, sensitivity):
+        """``sigma``, or the noise of an ``(epsilon, delta)``-DP report of ``sensitivity``.
+
+        ``gaussian_sigma`` (exact Gaussian calibration), rounded up by two ulps
+        so that ``sensitivity / sigma`` never exceeds ``gaussian_mu(epsilon,
+        delta)`` through rounding. Public: hyperparameters and ``d`` only.
+        """
+        if self.sigma is not None:
+            return float(self.sigma)
+        sigma = gaussian_sigma(sensitivity, float(self.epsilon), float(self.delta))
+        return math.nextafter(math.nextafter(sigma, math.inf), math.inf) if sigma else 0.0
+
     def _calibration(self, n_dims):
-        """Public constants of the stream: step, exploration, ``F``, sensitivity, MI bound."""
-        sigma, B = float(self.sigma), float(self.radius)
-        noise_power = n_dims * sigma * sigma
+        """Public constants of the stream: step, exploration, ``F``, sensitivity, noise, MI bound."""
+        B = float(self.radius)
         if self.feedback == mi_ogd.FULL:
             exploration = bound = None
             sensitivity = 2.0 * float(self.gradient_bound)
@@ -318,21 +367,30 @@ class MutualInformationPrivateOGDRegressor(
                                       self.fit_intercept)
             sensitivity = n_dims * bound / exploration
             mean_power = sensitivity ** 2
+        if self.sigma is not None or not 0 < sensitivity < mi_ogd.HUGE:
+            sigma = float(self.sigma or 1.0)  # out-of-range bounds are refused below
+        else:
+            sigma = self._noise(sensitivity)
+        noise_power = n_dims * sigma * sigma
         if self.step_size is None:
             eta = B / math.sqrt(mean_power + noise_power)
         else:
             eta = float(self.step_size)
-        values = (sensitivity, mean_power + noise_power, eta, sensitivity / sigma)
+        values = (sensitivity, mean_power + noise_power, eta,
+                  _report_mu(sensitivity, sigma) if sigma else 1.0)
         if not all(math.isfinite(v) and 0 < v < mi_ogd.HUGE for v in values):
             raise ValueError(
                 f"radius={B:.3g}, data_norm={self.data_norm:.3g}, y_bound={self.y_bound:.3g}, "
-                f"sigma={sigma:.3g} (loss={self.loss!r}, feedback={self.feedback!r}) give a "
+                f"sigma={sigma:.3g} (epsilon={self.epsilon!r}, loss={self.loss!r}, "
+                f"feedback={self.feedback!r}) give a "
                 "sensitivity or step that overflows or vanishes in floating point. Rescale "
                 "X and y by public constants so that these bounds are near 1."
             )
-        information = mi_ogd.mutual_information_bound(n_dims, mean_power, sigma)
+        information = (mi_ogd.mutual_information_bound(n_dims, mean_power, sigma) if sigma
+                       else math.inf)
         return {"eta": eta, "exploration": exploration, "loss_bound": bound,
-                "sensitivity": sensitivity, "mutual_information": information}
+                "sensitivity": sensitivity, "sigma": sigma,
+                "mutual_information": information}
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "_learner")
@@ -357,11 +415,11 @@ class MutualInformationPrivateOGDRegressor(
             directions = np.zeros((0, n_dims))
         mi_ogd.run_protocol(
             learner, X, y, sampler, directions, loss=self.loss,
-            huber=float(self.epsilon_huber), data_norm=float(self.data_norm),
+            huber_threshold=float(self.epsilon_huber), data_norm=float(self.data_norm),
             y_bound=float(self.y_bound), intercept=self.fit_intercept, feedback=self.feedback,
             clip_norm=float(self.gradient_bound),
             exploration=cal["exploration"] or 1.0, loss_bound=cal["loss_bound"] or 0.0,
-            sigma=float(self.sigma),
+            sigma=cal["sigma"],
         )
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just drawn.
@@ -369,6 +427,7 @@ class MutualInformationPrivateOGDRegressor(
         self._learner = learner
         self._n_calls += 1
         self.step_size_ = cal["eta"]
+        self.sigma_ = cal["sigma"]
         self.exploration_radius_ = cal["exploration"]
         self.loss_bound_ = cal["loss_bound"]
         self.sensitivity_ = cal["sensitivity"]
@@ -384,8 +443,8 @@ class MutualInformationPrivateOGDRegressor(
         self.t_ = int(learner.t)
 
     def _guarantee(self, n_dims):
-        sigma = float(self.sigma)
-        mu = self.sensitivity_ / sigma
+        sigma = self.sigma_
+        mu = _report_mu(self.sensitivity_, sigma)
         delta = float(self.delta)
         if self.feedback == mi_ogd.FULL:
             mechanism = (
@@ -419,6 +478,11 @@ class MutualInformationPrivateOGDRegressor(
             budget=("each user's own report, for a stream however long (a row passed to k "
                     "calls reports k times and composes)"),
         )
+
+
+def _report_mu(sensitivity, sigma):
+    """``mu = sensitivity / sigma`` of one Gaussian report; ``inf`` without noise."""
+    return sensitivity / sigma if sigma else math.inf
 
 
 def _public_width(X):

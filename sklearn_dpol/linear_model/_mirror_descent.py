@@ -68,7 +68,9 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         Fit an intercept in ``[-y_bound, y_bound]`` with its own Euclidean
         potential (the set is the product of the two). No centring is done.
     max_iter : int or None, default=None
-        Noisy steps per call. ``None`` takes a public rule (resolved into
+        Noisy steps per call, each one pass over the batch (a full-batch
+        gradient; ``max_iter`` counts passes over the training set in every
+        estimator of the library). ``None`` takes a public rule (resolved into
         ``max_iter_``, ``doc/privacy.md`` section 8.11): the fewest steps at
         which the proven excess-risk bound reaches its floor (for the squared
         and Huber losses on the L2 ball or simplex, ``T_s = (2 beta mu / s)

@@ -60,15 +60,23 @@ class ParameterFreeLocalDPRegressor(
         projected gradient descent on the unit L2 ball the direction
         (Algorithm 2).
     prior : {"conjugate", "improper"}, default="conjugate"
-        Prior of the 1-D potential on ``[-C, C]``, ``C = 1 / (5 G)``: the
-        conjugate prior ``exp(-b v^2) / Z`` (prediction (7)) or the improper
-        prior ``1 / |v|`` (Appendix C of the seed; ``b`` is not used).
-    G : float or None, default=None
-        Bound on the (dual) norm of the expected report. ``None`` takes the
-        bound implied by the clipping: 1 per coordinate for ``"coordinate"``,
-        ``sqrt(n_features + fit_intercept)`` in L2 for ``"reduction"``.
-    b : float, default=1.0
-        Parameter of the conjugate prior (``B_t = b + sum g~^2``).
+        Prior of the 1-D potential on ``[-C, C]``, ``C = 1 / (5 G)`` with ``G =
+        gradient_bound``: the conjugate prior ``exp(-prior_strength v^2) / Z``
+        (prediction (7)) or the improper prior ``1 / |v|`` (Appendix C of the
+        seed; ``prior_strength`` is not used).
+    gradient_bound : float or None, default=None
+        The seed's ``G``: a bound on the (dual) norm of the expected report
+        ``E[g~_t]`` (per coordinate for ``"coordinate"``, in L2 for
+        ``"reduction"``). It sets the support ``[-1/(5G), 1/(5G)]`` of the
+        prior. ``None`` takes the bound implied by the clipping: 1 per
+        coordinate for ``"coordinate"``, ``sqrt(n_features + fit_intercept)``
+        in L2 for ``"reduction"`` (resolved into ``gradient_bound_``). It is
+        not a privacy parameter: the users clip to ``[-1, 1]`` whatever it is.
+    prior_strength : float, default=1.0
+        The seed's ``b``: the conjugate prior is ``exp(-prior_strength v^2) /
+        Z``, and it starts the running sum of squared reports,
+        ``B_t = prior_strength + sum_s g~_s^2``. Larger values shrink the
+        first predictions towards 0.
     loss : {"absolute", "huber"}, default="absolute"
         Each user's loss: ``|<w, x> - y|`` or the Huber loss with threshold
         ``epsilon_huber``.
@@ -108,6 +116,9 @@ class ParameterFreeLocalDPRegressor(
         Names of features seen during fit, when ``X`` has string column names.
     t_ : int
         Rounds (users) since ``fit``.
+    gradient_bound_ : float
+        The seed's ``G`` used: ``gradient_bound``, or its default from the
+        clipping.
     feature_weights_ : ndarray of shape (n_features + fit_intercept,)
         The normalised budget split.
     sample_epsilon_summary_ : dict
@@ -168,8 +179,8 @@ class ParameterFreeLocalDPRegressor(
         "feature_weights": ["array-like", None],
         "method": [StrOptions({pf.COORDINATE, pf.REDUCTION})],
         "prior": [StrOptions({pf.CONJUGATE, pf.IMPROPER})],
-        "G": [Interval(Real, 0, None, closed="neither"), None],
-        "b": [POSITIVE],
+        "gradient_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "prior_strength": [POSITIVE],
         "loss": [StrOptions({pf.ABSOLUTE, pf.HUBER})],
         "epsilon_huber": [POSITIVE],
         "fit_intercept": ["boolean"],
@@ -179,7 +190,8 @@ class ParameterFreeLocalDPRegressor(
         "verbose": ["verbose"],
     }
     _stream_params = (
-        "epsilon", "feature_weights", "method", "prior", "G", "b", "loss", "epsilon_huber",
+        "epsilon", "feature_weights", "method", "prior", "gradient_bound",
+        "prior_strength", "loss", "epsilon_huber",
         "fit_intercept",
     )
     _private_state = ("_rng", "_sampler", "_sampler_rng")
@@ -191,8 +203,8 @@ class ParameterFreeLocalDPRegressor(
         feature_weights=None,
         method="coordinate",
         prior="conjugate",
-        G=None,
-        b=1.0,
+        gradient_bound=None,
+        prior_strength=1.0,
         loss="absolute",
         epsilon_huber=1.0,
         fit_intercept=True,
@@ -205,8 +217,8 @@ class ParameterFreeLocalDPRegressor(
         self.feature_weights = feature_weights
         self.method = method
         self.prior = prior
-        self.G = G
-        self.b = b
+        self.gradient_bound = gradient_bound
+        self.prior_strength = prior_strength
         self.loss = loss
         self.epsilon_huber = epsilon_huber
         self.fit_intercept = fit_intercept
@@ -268,7 +280,7 @@ class ParameterFreeLocalDPRegressor(
         return self._release_stream_batch(X, y, sample_epsilon=sample_epsilon)
 
     def _more_validate_params(self):
-        for name in ("G", "b"):
+        for name in ("gradient_bound", "prior_strength"):
             value = getattr(self, name)
             if value is not None and not 1e-100 <= float(value) <= 1e100:
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
@@ -301,8 +313,8 @@ class ParameterFreeLocalDPRegressor(
         return self.n_features_in_ + int(self.fit_intercept)
 
     def _gradient_bound(self, n_dims):
-        if self.G is not None:
-            return float(self.G)
+        if self.gradient_bound is not None:
+            return float(self.gradient_bound)
         return 1.0 if self.method == pf.COORDINATE else math.sqrt(n_dims)
 
     def _partial_fit(self, X, y, *, fitting, sample_epsilon=None):
@@ -317,18 +329,19 @@ class ParameterFreeLocalDPRegressor(
         self._mark_data_read()
         if first_call:
             learner = pf.make_learner(self.method, n_dims, G=self._gradient_bound(n_dims),
-                                      prior=self.prior, b=float(self.b))
+                                      prior=self.prior, b=float(self.prior_strength))
             self._summary = {"n_users": 0, "n_without_noise": 0,
                              "min_finite_epsilon": math.inf, "max_finite_epsilon": -math.inf}
             self._n_calls = 0
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
         pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
-                        huber_delta=float(self.epsilon_huber), intercept=self.fit_intercept)
+                        huber_threshold=float(self.epsilon_huber), intercept=self.fit_intercept)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just drawn.
             self._rng = make_generator(None)
         self._learner = learner
+        self.gradient_bound_ = float(learner.G)
         self.feature_weights_ = weights
         self._update_summary(epsilons)
         self._n_calls += 1

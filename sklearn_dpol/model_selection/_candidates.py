@@ -30,8 +30,9 @@ PRIVACY_PARAMS = ("epsilon", "delta", "solver", "selection", "feature_weights")
 
 _REFUSED = {
     MutualInformationPrivateOGDRegressor: (
-        "its guarantee is set by the noise scale sigma per user report (local DP), and "
-        "in bandit mode its sensitivity depends on the number of features"
+        "its guarantee is per user report (local DP, set by epsilon or by the noise "
+        "scale sigma), and in bandit mode its sensitivity depends on the number of "
+        "features"
     ),
 }
 
