@@ -30,9 +30,10 @@ from sklearn_dpol import (
     PrivateMirrorDescentRegressor,
     PrivateQFTLRegressor,
 )
-from sklearn_dpol.model_selection._candidates import candidate_rho
+from sklearn_dpol.model_selection._candidates import candidate_rho, selection_spec
 from sklearn_dpol.preprocessing import PrivateRangeScaler
-from sklearn_dpol.privacy import PrivacyCost
+from sklearn_dpol.privacy import PrivacyCost, gaussian_mu, zcdp_epsilon
+from sklearn_dpol.privacy._spec import CONTINUAL, LOCAL, ONE_RELEASE, PARALLEL, PrivacySpec
 
 N_ROWS, N_FEATURES, DELTA = 120, 3, 1e-6
 
@@ -289,6 +290,97 @@ def test_the_planned_cost_covers_every_release(case, observed):
         planned = PrivacyCost(*g["planned"])
         released = PrivacyCost(*g["numbers"][:3])
         assert planned.covers(released) or not released.epsilon < math.inf
+
+
+# -- the spec itself ----------------------------------------------------------------------
+REGIMES = {
+    PrivateIGDClassifier: CONTINUAL, PrivateQFTLRegressor: CONTINUAL,
+    PrivateFrankWolfeLasso: PARALLEL, PrivateMirrorDescentRegressor: PARALLEL,
+    MutualInformationPrivateOGDRegressor: LOCAL, ParameterFreeLocalDPRegressor: LOCAL,
+}
+
+
+def _specs(case):
+    """The spec of every call of the case, computed before the call (as charged)."""
+    _, prototype, task, calls = case
+    estimator = clone(prototype)
+    for index, (method, n_rows, kwargs) in enumerate(calls):
+        X, y = _data(task, n_rows, index)
+        call_kwargs, engine = _engine_kwargs(estimator, method, kwargs, n_rows)
+        yield method, estimator._privacy_spec(X, fitting=method == FIT, **engine), \
+            estimator._planned_privacy(X, fitting=method == FIT, **engine)
+        getattr(estimator, method)(*((X,) if y is None else (X, y)), **call_kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_one_spec_answers_cost_regime_and_parts(case):
+    for method, spec, planned in _specs(case):
+        assert spec.cost() == planned
+        if method == FIT:
+            assert spec.regime in (ONE_RELEASE, LOCAL)
+        kind = type(case[1])
+        if kind in REGIMES:
+            expected = REGIMES[kind]
+            assert spec.regime == (expected if method == STREAM or expected == LOCAL
+                                   else ONE_RELEASE)
+        if not spec.parts:
+            continue
+        # The parts compose within the whole, as the spec's composition says.
+        if spec.composition == "gdp":
+            assert math.sqrt(math.fsum(p.mu ** 2 for p in spec.parts)) == \
+                pytest.approx(spec.mu, rel=1e-12)
+        if spec.composition == "basic":
+            epsilons = [p.epsilon for p in spec.parts if not math.isnan(p.epsilon)]
+            assert math.fsum(epsilons) <= spec.epsilon * (1 + 1e-12)
+        if spec.composition == "zcdp" and math.isfinite(spec.epsilon):
+            assert zcdp_epsilon(spec.parts_rho(), spec.delta) <= spec.epsilon * (1 + 1e-9)
+        if spec.rho is not None:
+            assert spec.parts_rho() <= spec.rho * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_selection_reads_the_spec(case):
+    """``candidate_rho`` is the spec's ``rho``; a spec without one says why (or that the
+    estimator is no candidate at all)."""
+    spec = selection_spec(clone(case[1]))
+    pinned = PINNED[case[0]]["rho"]
+    if spec.rho is not None:
+        assert _same_number(spec.rho, pinned)
+        assert spec.selection_rho() == spec.rho
+    else:
+        assert isinstance(pinned, str)
+        if spec.no_rho is not None:
+            assert spec.no_rho in pinned
+        with pytest.raises(ValueError):
+            spec.selection_rho()
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 16.0, 64.0, 200.0])
+def test_auto_norm_rho_covers_the_quantile_and_the_gaussian_parts(epsilon):
+    """data_norm="auto" composes an epsilon_q-DP quantile (epsilon_q^2/8-zCDP) with the
+    Gaussian statistics: selection's rho is at least the parts' zCDP sum, and equals the
+    pre-refactor mu*(epsilon, delta)^2/2 wherever that already covered it (epsilon < ~40)."""
+    auto = PrivateQFTLRegressor(epsilon=epsilon, delta=DELTA, data_norm="auto")
+    spec = selection_spec(auto)
+    eps_q = PrivateQFTLRegressor.AUTO_DATA_NORM_SHARE * epsilon
+    parts = eps_q ** 2 / 8 + gaussian_mu(epsilon - eps_q, DELTA) ** 2 / 2
+    whole = gaussian_mu(epsilon, DELTA) ** 2 / 2
+    assert spec.parts_rho() == pytest.approx(parts, rel=1e-9)
+    assert candidate_rho(auto) == spec.rho == max(whole, spec.parts_rho())
+    assert (spec.rho == whole) == (epsilon < 40)
+    fixed = selection_spec(PrivateQFTLRegressor(epsilon=epsilon, delta=DELTA))
+    assert fixed.rho == whole and fixed.composition == "gdp"   # AdaSSP: GDP parts
+
+
+def test_a_spec_refuses_what_it_cannot_state():
+    with pytest.raises(ValueError, match="one of"):
+        PrivacySpec("sometimes", 1.0, 0.0)
+    local = selection_spec(MutualInformationPrivateOGDRegressor(feedback="bandit"))
+    assert local.regime == LOCAL and local.no_rho_always and local.rho is None
+    assert math.isnan(local.epsilon)   # the sensitivity needs the number of features
+    assert selection_spec(PrivateRangeScaler()).no_rho is None   # not a candidate
+    with pytest.raises(ValueError, match="knows it only for this library"):
+        candidate_rho(PrivateRangeScaler())
 
 
 # Recorded from the pre-refactor code (main at 23a8abd), see the module docstring.

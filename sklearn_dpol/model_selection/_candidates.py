@@ -93,6 +93,8 @@ def check_supported(estimator):
     if declares_spec(estimator):
         try:
             spec = selection_spec(estimator)
+        except NotImplementedError:  # declares none (a search): not a candidate
+            spec = None
         except (TypeError, ValueError):
             # Invalid parameters: the candidates' validation (and candidate_rho) says why.
             return
