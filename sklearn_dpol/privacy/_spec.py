@@ -122,7 +122,9 @@ class PrivacySpec:
     composition : str
         How the parts compose: ``"gdp"`` (``mu^2`` add up to ``mu^2``),
         ``"basic"`` (``epsilon`` add up), ``"zcdp"`` (``rho`` add up, converted
-        to ``(epsilon, delta)``); ``""`` without parts.
+        to ``(epsilon, delta)``); ``""`` for a single mechanism. A release of
+        many steps not listed as parts may name how they compose (Frank-Wolfe's
+        exponential selections: ``"zcdp"``).
     rho : float or None
         zCDP parameter of ``fit`` for private selection; ``None`` when there is
         none (see ``no_rho``).
