@@ -268,17 +268,30 @@ class PrivateEstimatorMixin:
         if call is not None:
             call.data_read = True
 
-    def _planned_privacy(self, X, *, fitting, **engine_kwargs):
-        """The guarantee the call will have, from hyperparameters and metadata.
+    def _privacy_spec(self, X=None, *, fitting=True, **metadata):
+        """The call's :class:`~sklearn_dpol.privacy._spec.PrivacySpec`: its one declaration.
 
-        For ``partial_fit``, the guarantee of the whole stream after this call.
-        It must cover the ``privacy_`` the call sets, and must not read the
-        values of ``X`` (only its public shape, where the calibration needs it).
+        From hyperparameters and public metadata only: ``X`` is read for its
+        public shape, where the calibration needs it, and is ``None`` when
+        there is no data yet (private selection plans before any). For
+        ``partial_fit``, the spec of the whole stream after this call. The
+        accountant's charge (:meth:`_planned_privacy`), private selection's
+        ``rho`` and ``privacy_`` are derived from it.
         """
         raise NotImplementedError(
             f"{type(self).__name__} does not plan its privacy cost, so it cannot "
             "charge an accountant."
         )
+
+    def _planned_privacy(self, X, *, fitting, **engine_kwargs):
+        """The guarantee the call will have, from hyperparameters and metadata.
+
+        The cost of :meth:`_privacy_spec`. For ``partial_fit``, the guarantee
+        of the whole stream after this call. It must cover the ``privacy_``
+        the call sets, and must not read the values of ``X`` (only its public
+        shape, where the calibration needs it).
+        """
+        return self._privacy_spec(X, fitting=fitting, **engine_kwargs).cost()
 
     def _reserve_privacy(self, X, *, fitting, engine_kwargs, noise=None, carried=False):
         """Reserve the call's guarantee with the accountant (``None`` without one).

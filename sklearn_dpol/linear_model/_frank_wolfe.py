@@ -22,6 +22,8 @@ from .._core import sets
 from .._core._weights import canonical_csr
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._spec import PrivacySpec, gaussian_spec, stream_regime
+from ..privacy._zcdp import zcdp_rho
 
 _NEIGHBOURS = "replace-one"
 # A warm start further outside the constraint set than rounding can explain
@@ -284,18 +286,20 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
                         n_dims=1)
 
 
-    def _planned_privacy(self, X, *, fitting, **_):
-        """The call's guarantee from hyperparameters.
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
 
         Gaussian selection composes to ``mu*(epsilon, delta)`` (up to rounding of
-        its calibration); the exponential mechanism is accounted in zCDP and
-        charged as ``(epsilon, delta)``. A stream is ``(epsilon, delta)`` per
-        batch by parallel composition.
+        its calibration); the exponential mechanism is accounted in zCDP
+        (``rho = zcdp_rho(epsilon, delta)``, its steps' ``epsilon0^2/8`` sum to
+        at most that) and charged as ``(epsilon, delta)``. A stream is
+        ``(epsilon, delta)`` per batch by parallel composition.
         """
+        regime = stream_regime(fitting, parallel=True)
         if self.selection == fw.GAUSSIAN:
-            return PrivacyCost(self.epsilon, self.delta,
-                               gaussian_mu(self.epsilon, self.delta))
-        return PrivacyCost(self.epsilon, self.delta)
+            return gaussian_spec(self.epsilon, self.delta, regime)
+        return PrivacySpec(regime, self.epsilon, self.delta, composition="zcdp",
+                           rho=zcdp_rho(self.epsilon, self.delta))
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "coef_")
@@ -371,28 +375,15 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         self.privacy_ = self._guarantee(calibration, fitting)
 
     def _guarantee(self, calibration, fitting):
-        if fitting:
-            records = "the records passed to fit"
-            budget = "this release"
-        else:
-            records = (
-                "the records of fit (if it came first) and of every partial_fit call "
-                "since, each "
-                "covered by (epsilon, delta) through the one call (batch) that contained "
-                "it; batches are disjoint, so the stream is (epsilon, delta)-DP per record "
-                "by parallel composition (a record passed to k calls composes k times)"
-            )
-            budget = "each batch, for a stream however long (parallel composition)"
-        return PrivacyGuarantee(
-            epsilon=float(calibration.epsilon), delta=float(self.delta),
-            mu=float(calibration.mu), neighbouring=_NEIGHBOURS,
+        """``privacy_`` from :meth:`_privacy_spec`, at the guarantee the calibration achieved."""
+        return self._privacy_spec(fitting=fitting).guarantee(
             mechanism=_mechanism_description(calibration),
             released=(
                 "coef_ and intercept_ after every call (the last Frank-Wolfe iterate, "
                 "a function of the selected vertices), and the step count max_iter_"
             ),
             n_releases=self._stream_calls, n_records=self._stream_records,
-            records=records, spent_mu=float(calibration.mu), budget=budget,
+            achieved=(calibration.epsilon, self.delta, calibration.mu),
         )
 
     def predict(self, X):

@@ -32,6 +32,13 @@ from .._core._threads import single_blas_thread
 from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._spec import (
+    ONE_RELEASE,
+    PrivacySpec,
+    gaussian_spec,
+    objective_perturbation_refusal,
+    stream_regime,
+)
 from ..privacy._streams import budget_schedule
 
 _NEIGHBOURS = "replace-one"
@@ -426,8 +433,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             igd.check_geometry(lipschitz, float(self.alpha), self.update)
 
 
-    def _planned_privacy(self, X, *, fitting, **_):
-        """The call's guarantee from hyperparameters (``privacy_`` never depends on data)."""
+    def _planned_privacy(self, X, *, fitting, **kwargs):
+        """The call's cost, from :meth:`_privacy_spec` (``privacy_`` never depends on data)."""
         if fitting and self.classes is None and np.isfinite(self.epsilon):
             # The accountant would charge a guarantee that does not cover classes_.
             raise ValueError(
@@ -435,10 +442,19 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "it from y and releases it as classes_ outside the guarantee charged. "
                 "Pass classes=[...] from public knowledge. Nothing was read or charged."
             )
+        return super()._planned_privacy(X, fitting=fitting, **kwargs)
+
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """``mu*(epsilon, delta)``-GDP: one release (``fit``) or a continual stream.
+
+        Objective perturbation's exact profile meets ``(epsilon, delta)``; it
+        has no GDP ``mu`` and no zCDP ``rho``.
+        """
         if fitting and self.solver == "objective_perturbation":
-            # The plan's exact profile meets (epsilon, delta); it has no GDP mu.
-            return PrivacyCost(self.epsilon, self.delta)
-        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
+            return PrivacySpec(ONE_RELEASE, self.epsilon, self.delta,
+                               no_rho=objective_perturbation_refusal(type(self).__name__))
+        return gaussian_spec(self.epsilon, self.delta, stream_regime(fitting),
+                             horizon=self.horizon)
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting, sample_weight=None):
         first_call = not hasattr(self, "classes_")
@@ -710,14 +726,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.n_iter_, self.t_ = 1, 1
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(np.sqrt(plan.n_problems) * plan.gradient_sensitivity)
-        self.privacy_ = PrivacyGuarantee(
-            epsilon=float(plan.epsilon), delta=float(self.delta), mu=float("nan"),
-            neighbouring=_NEIGHBOURS, mechanism=plan.description,
+        self.privacy_ = self._privacy_spec(fitting=True).guarantee(
+            mechanism=plan.description,
             released="coef_ and intercept_ of the fitted model (one release)"
             + ("; classes_ was taken from y and is NOT covered"
                if getattr(self, "_labels_from_data", False) else ""),
-            n_releases=1, n_records=X.shape[0], records="the records passed to fit",
-            spent_mu=float("nan"), budget="this release",
+            n_releases=1, n_records=X.shape[0],
         )
 
     def _signed_targets(self, y):
@@ -773,24 +787,19 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             self.intercept_ = np.zeros(released.shape[0])
 
     def _guarantee(self, mu, fitting, spent=None):
-        private = not np.isinf(mu)
+        """``privacy_`` from :meth:`_privacy_spec`; ``spent``: the stream mechanism's spent mu.
+
+        ``mu`` is the spec's (the callers' calibration), kept for their calls.
+        """
+        spec = self._privacy_spec(fitting=fitting)
+        private = not np.isinf(spec.mu)
         ftrl_stream = not fitting and self.stream == "ftrl"
         if fitting:
-            spent = mu
-            records = "the records passed to fit"
-            budget = "this release"
             released = "coef_ and intercept_ of the fitted model (one release)"
         else:
             if spent is None:
-                spent = mu * np.sqrt(self._schedule().cumulative_share(self._stream_samples))
-            records = (
-                "the records passed to partial_fit since the stream started (records "
-                "of an earlier fit are covered by its own release)"
-            )
-            budget = (
-                f"the stream up to its horizon of {self.horizon} samples"
-                if self.horizon is not None else "the stream, however long"
-            )
+                spent = spec.mu * np.sqrt(
+                    self._schedule().cumulative_share(self._stream_samples))
             released = "coef_ and intercept_ after every partial_fit call"
         if getattr(self, "_labels_from_data", False):
             released += "; classes_ was taken from y and is NOT covered"
@@ -805,11 +814,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             )
         else:
             mechanism = "analytic Gaussian on the uncorrupted iterate, GDP-composed over releases"
-        return PrivacyGuarantee(
-            epsilon=float(self.epsilon), delta=float(self.delta), mu=float(mu),
-            neighbouring=_NEIGHBOURS, mechanism=mechanism, released=released,
-            n_releases=self._stream_releases, n_records=self._stream_samples,
-            records=records, spent_mu=float(spent), budget=budget,
+        return spec.guarantee(
+            mechanism=mechanism, released=released, n_releases=self._stream_releases,
+            n_records=self._stream_samples, spent_mu=spent,
         )
 
     def decision_function(self, X):

@@ -23,11 +23,11 @@ from .._core.local_randomizers import sphere_directions
 from .._verbose import reports_release
 from ..privacy import (
     PrivacyAccountant,
-    PrivacyCost,
     PrivacyGuarantee,
     gaussian_epsilon,
     gaussian_sigma,
 )
+from ..privacy._spec import LOCAL, PrivacySpec
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
 
@@ -324,21 +324,31 @@ class MutualInformationPrivateOGDRegressor(
                              "cannot be (0, delta)-DP at a finite noise.")
 
 
-    def _planned_privacy(self, X, *, fitting, **_):
-        """The reports' guarantee from hyperparameters, ``mu = sensitivity / sigma``.
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """Local: each user's report is ``mu``-GDP, ``mu = sensitivity / sigma``.
 
         Bandit feedback's sensitivity grows with the dimension: the number of
-        columns of ``X`` (public, the same for neighbouring data sets) is read.
+        columns of ``X`` (public, the same for neighbouring data sets) is read,
+        or the fitted one when ``X`` is ``None``; without either, the spec's
+        ``epsilon`` and ``mu`` are unknown (``nan``). No configuration has a
+        zCDP ``rho`` for private selection.
         """
         if self.feedback == mi_ogd.FULL:
             sensitivity = 2.0 * float(self.gradient_bound)
         else:
             continuing = not fitting and hasattr(self, "_learner")
-            n_features = self.n_features_in_ if continuing else _public_width(X)
-            n_dims = n_features + int(self.fit_intercept)
-            sensitivity = self._calibration(n_dims)["sensitivity"]
-        mu = _report_mu(sensitivity, self._noise(sensitivity))
-        return PrivacyCost(gaussian_epsilon(mu, self.delta), self.delta, mu)
+            if X is None:
+                n_features = getattr(self, "n_features_in_", None)
+            else:
+                n_features = self.n_features_in_ if continuing else _public_width(X)
+            sensitivity = (math.nan if n_features is None else
+                           self._calibration(n_features + int(self.fit_intercept))["sensitivity"])
+        if math.isnan(sensitivity):
+            mu = epsilon = math.nan
+        else:
+            mu = _report_mu(sensitivity, self._noise(sensitivity))
+            epsilon = gaussian_epsilon(mu, self.delta)
+        return PrivacySpec(LOCAL, epsilon, self.delta, mu, no_rho=_NO_RHO, no_rho_always=True)
 
     def _noise(self, sensitivity):
         """``sigma``, or the noise of an ``(epsilon, delta)``-DP report of ``sensitivity``.
@@ -443,9 +453,9 @@ class MutualInformationPrivateOGDRegressor(
         self.t_ = int(learner.t)
 
     def _guarantee(self, n_dims):
+        """``privacy_`` from :meth:`_privacy_spec` (local: each user's own report)."""
+        spec = self._privacy_spec(fitting=False)
         sigma = self.sigma_
-        mu = _report_mu(self.sensitivity_, sigma)
-        delta = float(self.delta)
         if self.feedback == mi_ogd.FULL:
             mechanism = (
                 f"local Gaussian randomiser (seed 003, Algorithm 1): gradient clipped to L2 "
@@ -464,25 +474,26 @@ class MutualInformationPrivateOGDRegressor(
             f"; the seed's mutual-information bound (Gaussian channel capacity, not DP): "
             f"{self.mutual_information_bound_:.4g} nats per report"
         )
-        return PrivacyGuarantee(
-            epsilon=float(gaussian_epsilon(mu, delta)), delta=delta, mu=float(mu),
-            neighbouring=_NEIGHBOURS, mechanism=mechanism,
+        return spec.guarantee(
+            mechanism=mechanism,
             released=(
                 "coef_ and intercept_ after every call, post-processing of the users' noisy "
                 "reports (the learner sees nothing else)"
             ),
             n_releases=self._n_calls, n_records=int(self.t_),
-            records=("every row passed to fit and to the partial_fit calls since, each a "
-                     "user who reported once"),
-            spent_mu=float(mu),
-            budget=("each user's own report, for a stream however long (a row passed to k "
-                    "calls reports k times and composes)"),
         )
 
 
 def _report_mu(sensitivity, sigma):
     """``mu = sensitivity / sigma`` of one Gaussian report; ``inf`` without noise."""
     return sensitivity / sigma if sigma else math.inf
+
+
+# Private selection's reason (PrivacySpec.no_rho): no configuration has a zCDP rho.
+_NO_RHO = (
+    "its guarantee is per user report (local DP, set by epsilon or by the noise "
+    "scale sigma), and in bandit mode its sensitivity depends on the number of features"
+)
 
 
 def _public_width(X):

@@ -18,6 +18,12 @@ from .._base import (
 from .._core import mirror_descent as md
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy._spec import (
+    PrivacySpec,
+    gaussian_spec,
+    objective_perturbation_refusal,
+    stream_regime,
+)
 
 _NEIGHBOURS = "replace-one"
 MIRROR_DESCENT = "mirror_descent"
@@ -335,15 +341,18 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
                         float(self.data_norm), float(self.y_bound), self.fit_intercept)
 
 
-    def _planned_privacy(self, X, *, fitting, **_):
-        """The call's guarantee from hyperparameters (per batch in a stream).
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
 
-        Noisy mirror descent composes to at most ``mu*(epsilon, delta)``;
-        objective perturbation meets ``(epsilon, delta)`` without a GDP ``mu``.
+        Noisy mirror descent composes to at most ``mu*(epsilon, delta)`` (GDP);
+        objective perturbation meets ``(epsilon, delta)`` without a GDP ``mu``
+        and has no zCDP ``rho``.
         """
+        regime = stream_regime(fitting, parallel=True)
         if self.solver == OBJECTIVE_PERTURBATION:
-            return PrivacyCost(self.epsilon, self.delta)
-        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
+            return PrivacySpec(regime, self.epsilon, self.delta,
+                               no_rho=objective_perturbation_refusal(type(self).__name__))
+        return gaussian_spec(self.epsilon, self.delta, regime)
 
     def _partial_fit(self, X, y, *, fitting):
         first_call = fitting or not hasattr(self, "coef_")
@@ -436,18 +445,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self._delta_claim = float(plan.delta)
 
     def _guarantee(self, fitting):
-        if fitting:
-            records = "the records passed to fit"
-            budget = "this release"
-        else:
-            records = (
-                "the records of fit (if it came first) and of every partial_fit call "
-                "since, each covered by (epsilon, delta) through the one call (batch) that "
-                "contained it; batches are disjoint, so the stream is (epsilon, delta)-DP "
-                "per record by parallel composition (a record passed to k calls composes "
-                "k times)"
-            )
-            budget = "each batch, for a stream however long (parallel composition)"
+        """``privacy_`` from :meth:`_privacy_spec`, at the guarantee the calibration achieved."""
         released = (
             "coef_ and intercept_ after every call (the average mirror-descent iterate, "
             "a function of the noisy gradients), and the step count max_iter_"
@@ -455,11 +453,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             "coef_ and intercept_ after every call (the perturbed objective's minimiser "
             "projected on the public set)"
         )
-        return PrivacyGuarantee(
-            epsilon=self._epsilon_claim, delta=self._delta_claim, mu=self._mu,
-            neighbouring=_NEIGHBOURS, mechanism=self._mechanism, released=released,
-            n_releases=self._stream_calls, n_records=self._stream_records,
-            records=records, spent_mu=self._mu, budget=budget,
+        return self._privacy_spec(fitting=fitting).guarantee(
+            mechanism=self._mechanism, released=released, n_releases=self._stream_calls,
+            n_records=self._stream_records,
+            achieved=(self._epsilon_claim, self._delta_claim, self._mu),
         )
 
     def predict(self, X):

@@ -20,6 +20,7 @@ from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
+from ..privacy._spec import LOCAL, PrivacySpec
 
 _NEIGHBOURS = "replace-one (local: each user's report)"
 _MECHANISM = "local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
@@ -286,11 +287,14 @@ class ParameterFreeLocalDPRegressor(
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
 
 
-    def _planned_privacy(self, X, *, fitting, sample_epsilon=None, **_):
-        """The stream's guarantee after this call, from ``sample_epsilon`` (metadata).
+    def _privacy_spec(self, X=None, *, fitting=True, sample_epsilon=None, **_):
+        """Local: the stream's guarantee after this call, from ``sample_epsilon`` (metadata).
 
         As ``privacy_``: the largest finite user budget since ``fit`` (``inf``
-        if no user has one, or if a coordinate is public).
+        if no user has one, or if a coordinate is public). Pure
+        ``epsilon``-DP per record (post-processing of ``epsilon``-LDP
+        reports), hence ``epsilon^2/2``-zCDP for private selection (Bun and
+        Steinke 2016, Proposition 1.4).
         """
         if sample_epsilon is None:
             budgets = np.array([float(self.epsilon)])
@@ -305,9 +309,18 @@ class ParameterFreeLocalDPRegressor(
             largest = max(largest, self._summary["max_finite_epsilon"])
         weights = self.feature_weights
         public = weights is not None and np.any(np.asarray(weights, dtype=float) == 0)
-        if public or largest == -math.inf:
-            return PrivacyCost(math.inf, 0.0)
-        return PrivacyCost(largest, 0.0)
+        return self._local_spec(largest, public)
+
+    def _local_spec(self, largest, public):
+        """The spec of reports whose largest finite budget is ``largest`` (``-inf``: none)."""
+        if public:
+            return PrivacySpec(LOCAL, math.inf, 0.0, no_rho=(
+                "ParameterFreeLocalDPRegressor with a zero feature weight publishes that "
+                "coordinate without noise and has no replace-one guarantee; private selection "
+                "needs one. Give every feature a positive weight."))
+        epsilon = math.inf if largest == -math.inf else largest
+        return PrivacySpec(LOCAL, epsilon, 0.0,
+                           rho=math.inf if math.isinf(epsilon) else epsilon * epsilon / 2.0)
 
     def _n_dims(self):
         return self.n_features_in_ + int(self.fit_intercept)
@@ -370,15 +383,16 @@ class ParameterFreeLocalDPRegressor(
         self.t_ = int(learner.t)
 
     def _guarantee(self, weights, fitting):
+        """``privacy_`` from the spec of the users' budgets so far (local reports)."""
         s = self._summary
         n_private = s["n_users"] - s["n_without_noise"]
         public = np.flatnonzero(weights == 0)
-        epsilon = s["max_finite_epsilon"] if n_private else math.inf
+        spec = self._local_spec(s["max_finite_epsilon"] if n_private else -math.inf,
+                                bool(public.size))
         mechanism = _MECHANISM
         if not n_private:
             mechanism = "none: every user chose epsilon=inf (no noise)"
         elif public.size:
-            epsilon = math.inf
             mechanism += (
                 f"; coordinates {public.tolist()} are public (weight 0, no noise) and carry "
                 "sign(residual) x_j, which depends on y: each user's private coordinates are "
@@ -389,16 +403,11 @@ class ParameterFreeLocalDPRegressor(
             f"reported once ({n_private} with a finite epsilon_t, covered by their own "
             f"epsilon_t <= epsilon; {s['n_without_noise']} chose epsilon_t=inf, no guarantee)"
         )
-        return PrivacyGuarantee(
-            epsilon=float(epsilon), delta=0.0, mu=math.nan, neighbouring=_NEIGHBOURS,
+        return spec.guarantee(
             mechanism=mechanism,
             released=(
                 "coef_ and intercept_ after every call, post-processing of the users' noisy "
                 "reports (the learner sees nothing else)"
             ),
             n_releases=self._n_calls, n_records=s["n_users"], records=records,
-            spent_mu=math.nan,
-            budget=("each user's own report, for a stream however long (a row passed to k "
-                    "calls reports k times and composes)"),
         )
-

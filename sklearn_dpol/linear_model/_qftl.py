@@ -26,6 +26,7 @@ from .._core._threads import single_blas_thread
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
+from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
 from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 from ._dask_fit import dask_statistics, is_dask_array
 
@@ -519,11 +520,39 @@ class PrivateQFTLRegressor(
             )
 
 
-    def _planned_privacy(self, X, *, fitting, **_):
-        """The call's guarantee from hyperparameters: ``mu*(epsilon, delta)``, fit or stream."""
-        if self._auto_norm():  # basic composition with the quantile: not GDP
-            return PrivacyCost(self.epsilon, self.delta)
-        return PrivacyCost(self.epsilon, self.delta, gaussian_mu(self.epsilon, self.delta))
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """``mu*(epsilon, delta)``, for ``fit`` (one release) or a stream (continual).
+
+        AdaSSP (``alpha="auto"``, ``fit``) splits ``mu^2`` between the
+        statistics and ``lambda_min(V)``: GDP parts composing to ``mu*``.
+        ``data_norm="auto"`` first spends ``AUTO_DATA_NORM_SHARE`` of
+        ``epsilon`` on a private quantile of the row norms: basic composition
+        with the Gaussian parts at ``(epsilon - epsilon_q, delta)``, not GDP.
+        Its selection ``rho`` stays ``mu*(epsilon, delta)^2 / 2``, which covers
+        the parts' zCDP sum (``epsilon_q^2/8 + mu^2/2``) up to ``epsilon`` near
+        40; above, the sum (``doc/privacy.md``, "The privacy spec").
+        """
+        eps_q, eps_main, mu = self._budget_split()
+        regime = stream_regime(fitting)
+        statistics = ("the packed statistics (V, u)" if fitting
+                      else "the prefix sums of the packed statistics (V, u)")
+        if fitting and self.alpha == "auto":
+            share = qftl.EIGENVALUE_SHARE
+            gaussian = (Part.gaussian(statistics, mu * math.sqrt(1.0 - share)),
+                        Part.gaussian("lambda_min(V) (AdaSSP)", mu * math.sqrt(share)))
+        else:
+            gaussian = (Part.gaussian(statistics, mu),)
+        if not self._auto_norm():
+            return gaussian_spec(self.epsilon, self.delta, regime, horizon=self.horizon,
+                                 parts=gaussian if len(gaussian) > 1 else ())
+        parts = (Part.bounded_range("data_norm_, a private quantile of the row norms", eps_q),
+                 *(Part.gaussian(part.name, part.mu,
+                                 eps_main if len(gaussian) == 1 else math.nan)
+                   for part in gaussian))
+        rho = max(gaussian_spec(self.epsilon, self.delta).rho,
+                  math.fsum(part.rho for part in parts))
+        return PrivacySpec(regime, self.epsilon, self.delta, parts=parts, composition="basic",
+                           rho=rho, horizon=self.horizon)
 
     def _statistics(self, X, y, sample_weight=None):
         """The batch's statistics: rows clipped to ``data_norm``, targets to ``y_bound``.
@@ -620,10 +649,10 @@ class PrivateQFTLRegressor(
         return self._released_model()[1]
 
     def _guarantee(self, mu, spent_fraction, fitting):
+        """``privacy_`` from :meth:`_privacy_spec` (``mu``: the calibration's, the spec's)."""
+        spec = self._privacy_spec(fitting=fitting)
         private = not math.isinf(mu)
         if fitting:
-            records = "the records passed to fit"
-            budget = "this release"
             released = (
                 "coef_ and intercept_, computed from one release of the noisy "
                 "sufficient statistics (V, u)"
@@ -643,14 +672,6 @@ class PrivateQFTLRegressor(
                     "private quantile of the row norms (data_norm='auto', exponential "
                     "mechanism); basic composition")
         else:
-            records = (
-                "the records passed to partial_fit since the stream started (records "
-                "of an earlier fit are covered by its own release)"
-            )
-            budget = (
-                f"the stream up to its horizon of {self.horizon} samples"
-                if self.horizon is not None else "the stream, however long"
-            )
             released = (
                 "coef_ and intercept_ after every partial_fit call, computed from the "
                 "noisy prefix sums of (V, u) released by the stream mechanism"
@@ -669,12 +690,9 @@ class PrivateQFTLRegressor(
                     f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after a {eps_q:.4g}-DP "
                     "private quantile of the first batch's row norms (data_norm='auto'); "
                     "basic composition")
-            mu = math.nan  # composed with a pure-DP quantile: not a GDP guarantee
-        return PrivacyGuarantee(
-            epsilon=float(self.epsilon), delta=float(self.delta), mu=float(mu),
-            neighbouring=_NEIGHBOURS, mechanism=mechanism, released=released,
-            n_releases=n_releases, n_records=int(n_records),
-            records=records, spent_mu=float(mu * math.sqrt(spent_fraction)), budget=budget,
+        return spec.guarantee(
+            mechanism=mechanism, released=released, n_releases=n_releases,
+            n_records=n_records, spent_mu=spec.mu * math.sqrt(spent_fraction),
         )
 
 

@@ -2,39 +2,28 @@
 
 Private selection needs every candidate's guarantee before any data is
 touched, as a zCDP parameter ``rho`` (a ``mu``-GDP fit is ``mu^2/2``-zCDP, with
-Renyi divergence ``lambda mu^2 / 2`` exactly). Only estimators whose ``fit``
-guarantee is fixed by public hyperparameters are listed; the others are
-refused with the reason.
+Renyi divergence ``lambda mu^2 / 2`` exactly). Each estimator of this library
+declares it in its privacy spec (``_privacy_spec``, see
+:class:`~sklearn_dpol.privacy._spec.PrivacySpec`): a ``rho``, or why it has none.
+Other estimators are refused with the reason.
 """
 
 import math
 
-import numpy as np
-
 from sklearn.pipeline import Pipeline
 
 from .._export import is_public_step, public_step_error
-from ..linear_model import (
-    MutualInformationPrivateOGDRegressor,
-    ParameterFreeLocalDPRegressor,
-    PrivateFrankWolfeLasso,
-    PrivateIGDClassifier,
-    PrivateMirrorDescentRegressor,
-    PrivateQFTLRegressor,
-)
-from ..privacy import gaussian_mu, zcdp_epsilon, zcdp_rho
+from ..linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from ..privacy import zcdp_epsilon
 
 # Hyperparameters that change a candidate's guarantee: they must be searched as
 # lists, so that the mixture of the candidates' guarantees can be enumerated.
 PRIVACY_PARAMS = ("epsilon", "delta", "solver", "selection", "feature_weights")
 
-_REFUSED = {
-    MutualInformationPrivateOGDRegressor: (
-        "its guarantee is per user report (local DP, set by epsilon or by the noise "
-        "scale sigma), and in bandit mode its sensitivity depends on the number of "
-        "features"
-    ),
-}
+_SUPPORTED_NAMES = (
+    "PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, "
+    "PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor"
+)
 
 
 def candidate_rho(estimator):
@@ -51,8 +40,19 @@ def candidate_rho(estimator):
         ``np.inf`` for ``epsilon=inf`` (no privacy).
     """
     check_supported(estimator)
-    estimator = final_estimator(estimator)
-    return _RULES[type(estimator)](estimator.get_params(deep=False))
+    return selection_spec(final_estimator(estimator)).selection_rho()
+
+
+def selection_spec(estimator):
+    """The privacy spec of ``estimator.fit`` before any data (no shape, no metadata)."""
+    return estimator._privacy_spec(None, fitting=True)
+
+
+def declares_spec(estimator):
+    """True for this library's own estimators (exact classes), which declare a spec."""
+    kind = type(estimator)
+    return (kind.__module__.split(".")[0] == "sklearn_dpol"
+            and callable(getattr(kind, "_privacy_spec", None)))
 
 
 def final_estimator(estimator):
@@ -89,13 +89,21 @@ def check_supported(estimator):
         check_pipeline(estimator)
         estimator = final_estimator(estimator)
     kind = type(estimator)
-    if kind in _REFUSED:
+    spec = None
+    if declares_spec(estimator):
+        try:
+            spec = selection_spec(estimator)
+        except NotImplementedError:  # declares none (a search): not a candidate
+            spec = None
+        except (TypeError, ValueError):
+            # Invalid parameters: the candidates' validation (and candidate_rho) says why.
+            return
+    if spec is not None and spec.rho is None and spec.no_rho_always:
         raise ValueError(
-            f"Private selection does not support {kind.__name__}: {_REFUSED[kind]}. Use "
-            "PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, "
-            "PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor."
+            f"Private selection does not support {kind.__name__}: {spec.no_rho}. Use "
+            f"{_SUPPORTED_NAMES}."
         )
-    if kind not in _RULES:
+    if spec is None or (spec.rho is None and spec.no_rho is None):
         raise ValueError(
             f"Private selection needs the guarantee of every candidate before it sees the "
             f"data, and knows it only for this library's estimators (exact classes, not "
@@ -105,68 +113,10 @@ def check_supported(estimator):
         )
 
 
-def _gdp(params):
-    mu = gaussian_mu(params["epsilon"], params["delta"])
-    return math.inf if math.isinf(mu) else mu * mu / 2.0
-
-
-def _refuse_objective_perturbation(params, name):
-    if params.get("solver") == "objective_perturbation":
-        raise ValueError(
-            f"{name}(solver='objective_perturbation') has a custom privacy profile that is "
-            "not Gaussian DP and not accounted in Renyi DP here; private selection cannot "
-            "bound it. Search solver='igd' or 'mirror_descent' instead."
-        )
-
-
-def _igd(params):
-    _refuse_objective_perturbation(params, "PrivateIGDClassifier")
-    return _gdp(params)
-
-
-def _mirror_descent(params):
-    _refuse_objective_perturbation(params, "PrivateMirrorDescentRegressor")
-    # The steps' noise composes to at most mu*(epsilon, delta) (GDP, exact).
-    return _gdp(params)
-
-
-def _frank_wolfe(params):
-    if params["selection"] == "gaussian":
-        return _gdp(params)
-    # Exponential selection spends at most zcdp_rho(epsilon, delta) in zCDP.
-    return zcdp_rho(params["epsilon"], params["delta"])
-
-
-def _parameter_free(params):
-    weights = params["feature_weights"]
-    if weights is not None and np.any(np.asarray(weights, dtype=float) == 0):
-        raise ValueError(
-            "ParameterFreeLocalDPRegressor with a zero feature weight publishes that "
-            "coordinate without noise and has no replace-one guarantee; private selection "
-            "needs one. Give every feature a positive weight."
-        )
-    epsilon = float(params["epsilon"])
-    # Every user at epsilon: the model is epsilon-DP per record (post-processing of
-    # epsilon-LDP reports), and pure epsilon-DP is epsilon^2/2-zCDP (Bun and
-    # Steinke 2016, Proposition 1.4).
-    return math.inf if math.isinf(epsilon) else epsilon * epsilon / 2.0
-
-
-_RULES = {
-    PrivateIGDClassifier: _igd,
-    # With alpha="auto", AdaSSP's eigenvalue release and the statistics' release
-    # compose to mu* (their mu^2 shares sum to mu*^2): the same rho.
-    PrivateQFTLRegressor: _gdp,
-    PrivateMirrorDescentRegressor: _mirror_descent,
-    PrivateFrankWolfeLasso: _frank_wolfe,
-    ParameterFreeLocalDPRegressor: _parameter_free,
-}
-
-
 def check_released_guarantee(estimator, rho):
     """After a candidate's fit: its own ``privacy_`` must be within the planned ``rho``.
 
-    A safety net for a calibration that changed without this table: a
+    A safety net for a calibration that changed without its privacy spec: a
     mismatch is a bug, raised before anything is released.
     """
     guarantee = estimator.privacy_

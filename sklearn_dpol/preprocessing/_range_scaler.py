@@ -12,7 +12,8 @@ from .._base import EPSILON_CONSTRAINT, PrivateEstimatorMixin
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyGuarantee
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
-from ..privacy._zcdp import zcdp_rho
+from ..privacy._spec import ONE_RELEASE, Part, PrivacySpec
+from ..privacy._zcdp import exponential_mechanism_zcdp, zcdp_rho
 
 _NEIGHBOURS = "replace-one"
 # The public default grid: 0 and +-2^(k/32) for k/32 in [-20, 20] (2561 candidates).
@@ -156,9 +157,34 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
                 return zcdp, "zcdp"
         return basic, "basic"
 
+    def _quantiles_spec(self, n_features):
+        """One release of ``2 n_features`` quantiles, composed in zCDP or basically.
+
+        Each quantile is an ``eps0``-DP exponential mechanism (``eps0^2/8``-zCDP):
+        zCDP composition claims ``(epsilon, delta)``, basic composition
+        ``(epsilon, 0)``, whichever gives the larger ``eps0``. A transformer,
+        not a candidate of private selection (no ``rho``).
+        """
+        eps0, composition = self._epsilon_per_quantile(n_features)
+        releases = 2 * n_features
+        quantiles = Part(f"{releases} private quantiles (low_ and high_), {eps0:.4g}-DP each",
+                         epsilon=releases * eps0,
+                         rho=releases * exponential_mechanism_zcdp(eps0)
+                         if math.isfinite(eps0) else math.inf)
+        delta = float(self.delta) if composition == "zcdp" else 0.0
+        return PrivacySpec(ONE_RELEASE, self.epsilon, delta, parts=(quantiles,),
+                           composition=composition if composition != "none" else "")
+
+    def _privacy_spec(self, X=None, *, fitting=True, **_):
+        """The quantiles' spec for ``X``'s public shape (or the fitted one if ``X`` is None)."""
+        n_features = (_public_shape(X)[1] if X is not None
+                      else getattr(self, "n_features_in_", None))
+        if n_features is None:  # delta depends on the number of features: unknown
+            return PrivacySpec(ONE_RELEASE, self.epsilon, math.nan)
+        return self._quantiles_spec(n_features)
+
     def _guarantee(self, n_features, n_records):
         eps0, composition = self._epsilon_per_quantile(n_features)
-        delta = float(self.delta) if composition == "zcdp" else 0.0
         if composition == "none":
             mechanism = "none: epsilon=inf adds no noise (the best candidates)"
         else:
@@ -168,18 +194,12 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
                 + ("zCDP composition (eps0^2/8 each)" if composition == "zcdp"
                    else "basic composition")
             )
-        return PrivacyGuarantee(
-            epsilon=float(self.epsilon), delta=delta, mu=math.nan,
-            neighbouring=_NEIGHBOURS, mechanism=mechanism,
+        return self._quantiles_spec(n_features).guarantee(
+            mechanism=mechanism,
             released="low_ and high_ (the private per-feature quantiles) and what is "
                      "computed from them",
-            n_releases=1, n_records=int(n_records), records="the records passed to fit",
-            spent_mu=math.nan, budget="this release",
+            n_releases=1, n_records=n_records,
         )
-
-    def _planned_privacy(self, X, *, fitting, **engine_kwargs):
-        n_records, n_features = _public_shape(X)
-        return self._guarantee(n_features, n_records)
 
     def _candidates(self, n_features):
         """The public grids and the public prior's slope (nats per grid step)."""

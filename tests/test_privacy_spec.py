@@ -1,0 +1,2067 @@
+"""Every estimator's privacy, pinned: planned cost, ``privacy_`` and selection's rho.
+
+The estimators declare their privacy in one :class:`~sklearn_dpol.privacy._spec.PrivacySpec`
+each (``_privacy_spec``), from which the base class derives the cost charged to
+an accountant, the ``privacy_`` a call stores and the zCDP ``rho`` private
+selection plans with. This file pins, for a broad set of configurations (every
+solver, stream kind, alpha mode, ``data_norm="auto"``, the local estimators and
+the scaler), what each of the three was BEFORE that refactor: the values in
+``PINNED`` were recorded from the pre-refactor code (branch ``main`` at 23a8abd,
+per-class ``_planned_privacy`` / ``_guarantee`` and the per-class rules of
+``model_selection/_candidates.py``) by running this file as a script
+(``python tests/test_privacy_spec.py`` prints the table). A change to any of
+them is a change of the library's privacy accounting and must be deliberate.
+
+Numbers and texts are checked separately: a deliberate change of a mechanism's
+description (a new stream mechanism, say) fails the texts only.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from sklearn_dpol import (
+    MutualInformationPrivateOGDRegressor,
+    ParameterFreeLocalDPRegressor,
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
+from sklearn_dpol.model_selection._candidates import candidate_rho, selection_spec
+from sklearn_dpol.preprocessing import PrivateRangeScaler
+from sklearn_dpol.privacy import PrivacyCost, gaussian_mu, zcdp_epsilon
+from sklearn_dpol.privacy._spec import CONTINUAL, LOCAL, ONE_RELEASE, PARALLEL, PrivacySpec
+
+N_ROWS, N_FEATURES, DELTA = 120, 3, 1e-6
+
+IGD = dict(classes=[0, 1], delta=DELTA, random_state=0)
+QFTL = dict(delta=DELTA, random_state=0)
+FW = dict(delta=DELTA, max_iter=15, random_state=0)
+MD = dict(delta=DELTA, max_iter=20, random_state=0)
+MI = dict(delta=DELTA, random_state=0)
+PF = dict(random_state=0)
+
+FIT, STREAM = "fit", "partial_fit"
+
+# (id, estimator, task, calls); a call is (method, n_rows, keyword arguments).
+CASES = [
+    # -- PrivateIGDClassifier: solvers, alpha modes, classes, stream kinds, horizons
+    ("igd-fit", PrivateIGDClassifier(epsilon=1.0, **IGD), "c2", [(FIT, 120, {})]),
+    ("igd-fit-inf", PrivateIGDClassifier(epsilon=np.inf, **IGD), "c2", [(FIT, 120, {})]),
+    ("igd-fit-multiclass", PrivateIGDClassifier(epsilon=0.7, **{**IGD, "classes": [0, 1, 2]}),
+     "c3", [(FIT, 120, {})]),
+    ("igd-fit-alpha-seed", PrivateIGDClassifier(epsilon=2.0, alpha="seed", **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-fit-alpha-float", PrivateIGDClassifier(epsilon=0.5, alpha=0.1, **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-fit-gradient-hinge", PrivateIGDClassifier(epsilon=1.0, loss="hinge", **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-op", PrivateIGDClassifier(epsilon=1.0, solver="objective_perturbation", **IGD),
+     "c2", [(FIT, 120, {})]),
+    ("igd-op-inf", PrivateIGDClassifier(epsilon=np.inf, solver="objective_perturbation",
+                                        **IGD), "c2", [(FIT, 120, {})]),
+    ("igd-op-then-stream", PrivateIGDClassifier(epsilon=1.0, solver="objective_perturbation",
+                                                horizon=200, **IGD), "c2",
+     [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-iterate-horizon", PrivateIGDClassifier(epsilon=1.0, stream="iterate_perturbation",
+                                                 horizon=200, **IGD), "c2",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-iterate-unbounded", PrivateIGDClassifier(epsilon=1.0, stream="iterate_perturbation",
+                                                   **IGD), "c2",
+     [(STREAM, 40, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-iterate-inf", PrivateIGDClassifier(epsilon=np.inf, stream="iterate_perturbation",
+                                             **IGD), "c2", [(STREAM, 40, {})]),
+    ("igd-ftrl-horizon", PrivateIGDClassifier(epsilon=1.0, stream="ftrl", horizon=200, **IGD),
+     "c2", [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-ftrl-unbounded", PrivateIGDClassifier(epsilon=2.0, stream="ftrl", **IGD), "c2",
+     [(STREAM, 40, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-ftrl-multiclass", PrivateIGDClassifier(epsilon=1.0, stream="ftrl", horizon=200,
+                                                 **{**IGD, "classes": [0, 1, 2]}), "c3",
+     [(STREAM, 40, {})]),
+    ("igd-fit-then-ftrl", PrivateIGDClassifier(epsilon=1.0, stream="ftrl", horizon=200, **IGD),
+     "c2", [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-fit-then-iterate", PrivateIGDClassifier(epsilon=1.0, stream="iterate_perturbation",
+                                                  horizon=200, **IGD), "c2",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
+    # -- PrivateQFTLRegressor: alpha modes, data_norm="auto", stream mechanisms
+    ("qftl-fit-adassp", PrivateQFTLRegressor(epsilon=1.0, **QFTL), "r", [(FIT, 120, {})]),
+    ("qftl-fit-alpha-float", PrivateQFTLRegressor(epsilon=0.7, alpha=0.1, **QFTL), "r",
+     [(FIT, 120, {})]),
+    ("qftl-fit-inf", PrivateQFTLRegressor(epsilon=np.inf, **QFTL), "r", [(FIT, 120, {})]),
+    ("qftl-fit-auto-norm", PrivateQFTLRegressor(epsilon=2.0, data_norm="auto", **QFTL), "r",
+     [(FIT, 120, {})]),
+    ("qftl-fit-auto-norm-alpha", PrivateQFTLRegressor(epsilon=1.0, data_norm="auto",
+                                                      alpha=0.1, **QFTL), "r",
+     [(FIT, 120, {})]),
+    ("qftl-fit-auto-norm-inf", PrivateQFTLRegressor(epsilon=np.inf, data_norm="auto", **QFTL),
+     "r", [(FIT, 120, {})]),
+    *[(f"qftl-stream-{kind}", PrivateQFTLRegressor(epsilon=1.0, prefix_sums=kind, horizon=200,
+                                                   **QFTL), "r",
+       [(STREAM, 40, {}), (STREAM, 40, {})])
+      for kind in ("auto", "tree", "honaker", "sqrt", "blt")],
+    *[(f"qftl-stream-unbounded-{kind}", PrivateQFTLRegressor(epsilon=1.0, prefix_sums=kind,
+                                                             **QFTL), "r",
+       [(STREAM, 40, {}), (STREAM, 40, {}), (STREAM, 40, {})])
+      for kind in ("auto", "tree")],
+    ("qftl-stream-auto-norm", PrivateQFTLRegressor(epsilon=1.0, data_norm="auto", horizon=200,
+                                                   **QFTL), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("qftl-stream-inf", PrivateQFTLRegressor(epsilon=np.inf, horizon=200, **QFTL), "r",
+     [(STREAM, 40, {})]),
+    ("qftl-fit-then-stream", PrivateQFTLRegressor(epsilon=1.0, horizon=200, **QFTL), "r",
+     [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    # -- PrivateFrankWolfeLasso: both selections, fit and per-batch streams
+    ("fw-exponential", PrivateFrankWolfeLasso(epsilon=0.9, **FW), "r", [(FIT, 120, {})]),
+    ("fw-gaussian", PrivateFrankWolfeLasso(epsilon=0.9, selection="gaussian", **FW), "r",
+     [(FIT, 120, {})]),
+    ("fw-exponential-inf", PrivateFrankWolfeLasso(epsilon=np.inf, **FW), "r", [(FIT, 120, {})]),
+    ("fw-gaussian-inf", PrivateFrankWolfeLasso(epsilon=np.inf, selection="gaussian", **FW),
+     "r", [(FIT, 120, {})]),
+    ("fw-exponential-stream", PrivateFrankWolfeLasso(epsilon=1.3, **FW), "r",
+     [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("fw-gaussian-stream", PrivateFrankWolfeLasso(epsilon=1.3, selection="gaussian", **FW),
+     "r", [(STREAM, 40, {}), (STREAM, 40, {})]),
+    # -- PrivateMirrorDescentRegressor: both solvers, fit and per-batch streams
+    ("md-fit", PrivateMirrorDescentRegressor(epsilon=1.2, **MD), "r", [(FIT, 120, {})]),
+    ("md-fit-inf", PrivateMirrorDescentRegressor(epsilon=np.inf, **MD), "r", [(FIT, 120, {})]),
+    ("md-stream", PrivateMirrorDescentRegressor(epsilon=1.2, **MD), "r",
+     [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("md-op", PrivateMirrorDescentRegressor(epsilon=1.0, solver="objective_perturbation",
+                                            **MD), "r", [(FIT, 120, {})]),
+    ("md-op-stream", PrivateMirrorDescentRegressor(epsilon=1.0, solver="objective_perturbation",
+                                                   alpha=0.05, **MD), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    # -- MutualInformationPrivateOGDRegressor: local Gaussian reports
+    ("mi-full", MutualInformationPrivateOGDRegressor(sigma=2.0, **MI), "r",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
+    ("mi-bandit", MutualInformationPrivateOGDRegressor(sigma=5.0, feedback="bandit", **MI),
+     "r", [(FIT, 120, {}), (STREAM, 40, {})]),
+    ("mi-bandit-stream", MutualInformationPrivateOGDRegressor(
+        sigma=5.0, feedback="bandit", fit_intercept=False, **MI), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    # -- ParameterFreeLocalDPRegressor: user-level local reports, per-user budgets
+    ("pf-fit", ParameterFreeLocalDPRegressor(epsilon=2.0, **PF), "r", [(FIT, 120, {})]),
+    ("pf-reduction", ParameterFreeLocalDPRegressor(epsilon=1.0, method="reduction", **PF), "r",
+     [(FIT, 120, {})]),
+    ("pf-inf", ParameterFreeLocalDPRegressor(epsilon=np.inf, **PF), "r", [(FIT, 120, {})]),
+    ("pf-sample-epsilon", ParameterFreeLocalDPRegressor(epsilon=2.0, **PF), "r",
+     [(FIT, 120, {"sample_epsilon": "mixed"}), (STREAM, 40, {"sample_epsilon": "small"}),
+      (STREAM, 40, {})]),
+    ("pf-all-inf-then-finite", ParameterFreeLocalDPRegressor(epsilon=np.inf, **PF), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {"sample_epsilon": "small"})]),
+    ("pf-zero-weight", ParameterFreeLocalDPRegressor(
+        epsilon=1.0, feature_weights=[1.0, 0.0, 1.0, 1.0], **PF), "r",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
+    # -- PrivateRangeScaler: the quantiles' composition
+    ("scaler-basic", PrivateRangeScaler(epsilon=1.0, random_state=0), "x", [(FIT, 120, {})]),
+    ("scaler-zcdp", PrivateRangeScaler(epsilon=1.0, delta=1e-6, random_state=0), "x",
+     [(FIT, 120, {})]),
+    ("scaler-bounds-one-feature", PrivateRangeScaler(
+        epsilon=1.0, delta=1e-1, bounds=(-2.0, 2.0), n_candidates=50, random_state=0), "x1",
+     [(FIT, 120, {})]),
+    ("scaler-inf", PrivateRangeScaler(epsilon=np.inf, random_state=0), "x", [(FIT, 120, {})]),
+]
+
+GUARANTEE_NUMBERS = ("epsilon", "delta", "mu", "n_releases", "n_records", "spent_mu")
+GUARANTEE_TEXTS = ("neighbouring", "mechanism", "released", "records", "budget")
+
+
+def _data(task, n_rows, call_index):
+    rng = np.random.default_rng(100 + call_index)
+    n_features = 1 if task == "x1" else (12 if task == "x" else N_FEATURES)
+    X = rng.uniform(-0.5, 0.5, size=(n_rows, n_features))
+    if task == "c2":
+        y = (X[:, 0] + 0.2 * X[:, 1] > 0).astype(int)
+    elif task == "c3":
+        y = rng.integers(0, 3, n_rows)
+    elif task == "r":
+        y = np.clip(X[:, 0] - X[:, 1], -1, 1)
+    else:
+        y = None
+    return X, y
+
+
+def _engine_kwargs(estimator, method, kwargs, n_rows):
+    """What ``fit`` / ``partial_fit`` hand ``_planned_privacy`` (and the call)."""
+    kwargs = dict(kwargs)
+    budgets = kwargs.pop("sample_epsilon", None)
+    if budgets == "mixed":
+        kwargs["sample_epsilon"] = np.where(np.arange(n_rows) % 3 == 0, np.inf,
+                                            np.linspace(0.5, 1.5, n_rows))
+    elif budgets == "small":
+        kwargs["sample_epsilon"] = np.full(n_rows, 0.25)
+    engine = dict(kwargs)
+    if isinstance(estimator, PrivateIGDClassifier):
+        engine.update(classes=None, n_passes=estimator.max_iter) if method == FIT \
+            else engine.update(classes=None, n_passes=1)
+    return kwargs, engine
+
+
+def _number(value):
+    value = float(value)
+    return value
+
+
+def observe(case):
+    """The case's selection rho, and the planned cost and ``privacy_`` of each call."""
+    _, prototype, task, calls = case
+    try:
+        rho = candidate_rho(clone(prototype))
+    except ValueError as error:
+        rho = f"ValueError: {error}"
+    estimator = clone(prototype)
+    steps = []
+    for index, (method, n_rows, kwargs) in enumerate(calls):
+        X, y = _data(task, n_rows, index)
+        call_kwargs, engine = _engine_kwargs(estimator, method, kwargs, n_rows)
+        planned = PrivacyCost.of(estimator._planned_privacy(X, fitting=method == FIT, **engine))
+        args = (X,) if y is None else (X, y)
+        getattr(estimator, method)(*args, **call_kwargs)
+        guarantee = estimator.privacy_
+        steps.append({
+            "planned": (planned.epsilon, planned.delta, planned.mu),
+            "numbers": tuple(_number(getattr(guarantee, f)) for f in GUARANTEE_NUMBERS),
+            "texts": tuple(getattr(guarantee, f) for f in GUARANTEE_TEXTS),
+        })
+    return {"rho": rho, "steps": steps}
+
+
+def _same_number(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return a == pytest.approx(b, rel=1e-12, abs=0.0)
+
+
+def _same_numbers(a, b):
+    return len(a) == len(b) and all(_same_number(x, y) for x, y in zip(a, b))
+
+
+IDS = [case[0] for case in CASES]
+
+
+@pytest.fixture(scope="module")
+def observed():
+    return {}
+
+
+def _observed(observed, case):
+    if case[0] not in observed:
+        observed[case[0]] = observe(case)
+    return observed[case[0]]
+
+
+def test_every_case_is_pinned():
+    assert sorted(PINNED) == sorted(IDS)
+    assert len(set(IDS)) == len(IDS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_planned_cost_privacy_and_rho_numbers_are_unchanged(case, observed):
+    got, pinned = _observed(observed, case), PINNED[case[0]]
+    assert _same_number(got["rho"], pinned["rho"]), (got["rho"], pinned["rho"])
+    assert len(got["steps"]) == len(pinned["steps"])
+    for step, (g, p) in enumerate(zip(got["steps"], pinned["steps"])):
+        assert _same_numbers(g["planned"], p["planned"]), (step, g["planned"], p["planned"])
+        assert _same_numbers(g["numbers"], p["numbers"]), (
+            step, dict(zip(GUARANTEE_NUMBERS, g["numbers"])),
+            dict(zip(GUARANTEE_NUMBERS, p["numbers"])))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_privacy_texts_are_unchanged(case, observed):
+    got, pinned = _observed(observed, case), PINNED[case[0]]
+    for step, (g, p) in enumerate(zip(got["steps"], pinned["steps"])):
+        for field, a, b in zip(GUARANTEE_TEXTS, g["texts"], p["texts"]):
+            assert a == b, (step, field)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_planned_cost_covers_every_release(case, observed):
+    """Not pinned but checked: the cost charged covers the ``privacy_`` it settles at."""
+    got = _observed(observed, case)
+    for g in got["steps"]:
+        planned = PrivacyCost(*g["planned"])
+        released = PrivacyCost(*g["numbers"][:3])
+        assert planned.covers(released) or not released.epsilon < math.inf
+
+
+# -- the spec itself ----------------------------------------------------------------------
+REGIMES = {
+    PrivateIGDClassifier: CONTINUAL, PrivateQFTLRegressor: CONTINUAL,
+    PrivateFrankWolfeLasso: PARALLEL, PrivateMirrorDescentRegressor: PARALLEL,
+    MutualInformationPrivateOGDRegressor: LOCAL, ParameterFreeLocalDPRegressor: LOCAL,
+}
+
+
+def _specs(case):
+    """The spec of every call of the case, computed before the call (as charged)."""
+    _, prototype, task, calls = case
+    estimator = clone(prototype)
+    for index, (method, n_rows, kwargs) in enumerate(calls):
+        X, y = _data(task, n_rows, index)
+        call_kwargs, engine = _engine_kwargs(estimator, method, kwargs, n_rows)
+        yield method, estimator._privacy_spec(X, fitting=method == FIT, **engine), \
+            estimator._planned_privacy(X, fitting=method == FIT, **engine)
+        getattr(estimator, method)(*((X,) if y is None else (X, y)), **call_kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_one_spec_answers_cost_regime_and_parts(case):
+    for method, spec, planned in _specs(case):
+        assert spec.cost() == planned
+        if method == FIT:
+            assert spec.regime in (ONE_RELEASE, LOCAL)
+        kind = type(case[1])
+        if kind in REGIMES:
+            expected = REGIMES[kind]
+            assert spec.regime == (expected if method == STREAM or expected == LOCAL
+                                   else ONE_RELEASE)
+        if not spec.parts:
+            continue
+        # The parts compose within the whole, as the spec's composition says.
+        if spec.composition == "gdp":
+            assert math.sqrt(math.fsum(p.mu ** 2 for p in spec.parts)) == \
+                pytest.approx(spec.mu, rel=1e-12)
+        if spec.composition == "basic":
+            epsilons = [p.epsilon for p in spec.parts if not math.isnan(p.epsilon)]
+            assert math.fsum(epsilons) <= spec.epsilon * (1 + 1e-12)
+        if spec.composition == "zcdp" and math.isfinite(spec.epsilon):
+            assert zcdp_epsilon(spec.parts_rho(), spec.delta) <= spec.epsilon * (1 + 1e-9)
+        if spec.rho is not None:
+            assert spec.parts_rho() <= spec.rho * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_selection_reads_the_spec(case):
+    """``candidate_rho`` is the spec's ``rho``; a spec without one says why (or that the
+    estimator is no candidate at all)."""
+    spec = selection_spec(clone(case[1]))
+    pinned = PINNED[case[0]]["rho"]
+    if spec.rho is not None:
+        assert _same_number(spec.rho, pinned)
+        assert spec.selection_rho() == spec.rho
+    else:
+        assert isinstance(pinned, str)
+        if spec.no_rho is not None:
+            assert spec.no_rho in pinned
+        with pytest.raises(ValueError):
+            spec.selection_rho()
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 16.0, 64.0, 200.0])
+def test_auto_norm_rho_covers_the_quantile_and_the_gaussian_parts(epsilon):
+    """data_norm="auto" composes an epsilon_q-DP quantile (epsilon_q^2/8-zCDP) with the
+    Gaussian statistics: selection's rho is at least the parts' zCDP sum, and equals the
+    pre-refactor mu*(epsilon, delta)^2/2 wherever that already covered it (epsilon < ~40)."""
+    auto = PrivateQFTLRegressor(epsilon=epsilon, delta=DELTA, data_norm="auto")
+    spec = selection_spec(auto)
+    eps_q = PrivateQFTLRegressor.AUTO_DATA_NORM_SHARE * epsilon
+    parts = eps_q ** 2 / 8 + gaussian_mu(epsilon - eps_q, DELTA) ** 2 / 2
+    whole = gaussian_mu(epsilon, DELTA) ** 2 / 2
+    assert spec.parts_rho() == pytest.approx(parts, rel=1e-9)
+    assert candidate_rho(auto) == spec.rho == max(whole, spec.parts_rho())
+    assert (spec.rho == whole) == (epsilon < 40)
+    fixed = selection_spec(PrivateQFTLRegressor(epsilon=epsilon, delta=DELTA))
+    assert fixed.rho == whole and fixed.composition == "gdp"   # AdaSSP: GDP parts
+
+
+def test_a_spec_refuses_what_it_cannot_state():
+    with pytest.raises(ValueError, match="one of"):
+        PrivacySpec("sometimes", 1.0, 0.0)
+    local = selection_spec(MutualInformationPrivateOGDRegressor(feedback="bandit"))
+    assert local.regime == LOCAL and local.no_rho_always and local.rho is None
+    assert math.isnan(local.epsilon)   # the sensitivity needs the number of features
+    assert selection_spec(PrivateRangeScaler()).no_rho is None   # not a candidate
+    with pytest.raises(ValueError, match="knows it only for this library"):
+        candidate_rho(PrivateRangeScaler())
+
+
+# Recorded from the pre-refactor code (main at 23a8abd), see the module docstring.
+PINNED = {'igd-fit': {'rho': 0.02801448191263024,
+             'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                        'numbers': (1.0,
+                                    1e-06,
+                                    0.2367043806634353,
+                                    1.0,
+                                    120.0,
+                                    0.2367043806634353),
+                        'texts': ('replace-one',
+                                  'analytic Gaussian on the uncorrupted iterate, GDP-composed '
+                                  'over releases',
+                                  'coef_ and intercept_ of the fitted model (one release)',
+                                  'the records passed to fit',
+                                  'this release')}]},
+ 'igd-fit-inf': {'rho': math.inf,
+                 'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                            'numbers': (math.inf, 1e-06, math.inf, 1.0, 120.0, math.inf),
+                            'texts': ('replace-one',
+                                      'none: epsilon=inf adds no noise',
+                                      'coef_ and intercept_ of the fitted model (one release)',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'igd-fit-multiclass': {'rho': 0.014430402994837957,
+                        'steps': [{'planned': (0.7, 1e-06, 0.1698846843881929),
+                                   'numbers': (0.7,
+                                               1e-06,
+                                               0.1698846843881929,
+                                               1.0,
+                                               120.0,
+                                               0.1698846843881929),
+                                   'texts': ('replace-one',
+                                             'analytic Gaussian on the uncorrupted iterate, '
+                                             'GDP-composed over releases',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'igd-fit-alpha-seed': {'rho': 0.10050201972241131,
+                        'steps': [{'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               1.0,
+                                               120.0,
+                                               0.44833474039474414),
+                                   'texts': ('replace-one',
+                                             'analytic Gaussian on the uncorrupted iterate, '
+                                             'GDP-composed over releases',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'igd-fit-alpha-float': {'rho': 0.007701168113593885,
+                         'steps': [{'planned': (0.5, 1e-06, 0.12410614903052858),
+                                    'numbers': (0.5,
+                                                1e-06,
+                                                0.12410614903052858,
+                                                1.0,
+                                                120.0,
+                                                0.12410614903052858),
+                                    'texts': ('replace-one',
+                                              'analytic Gaussian on the uncorrupted iterate, '
+                                              'GDP-composed over releases',
+                                              'coef_ and intercept_ of the fitted model (one '
+                                              'release)',
+                                              'the records passed to fit',
+                                              'this release')}]},
+ 'igd-fit-gradient-hinge': {'rho': 0.02801448191263024,
+                            'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                       'numbers': (1.0,
+                                                   1e-06,
+                                                   0.2367043806634353,
+                                                   1.0,
+                                                   120.0,
+                                                   0.2367043806634353),
+                                       'texts': ('replace-one',
+                                                 'analytic Gaussian on the uncorrupted '
+                                                 'iterate, GDP-composed over releases',
+                                                 'coef_ and intercept_ of the fitted model '
+                                                 '(one release)',
+                                                 'the records passed to fit',
+                                                 'this release')}]},
+ 'igd-op': {'rho': "ValueError: PrivateIGDClassifier(solver='objective_perturbation') has a "
+                   'custom privacy profile that is not Gaussian DP and not accounted in Renyi '
+                   "DP here; private selection cannot bound it. Search solver='igd' or "
+                   "'mirror_descent' instead.",
+            'steps': [{'planned': (1.0, 1e-06, math.nan),
+                       'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                       'texts': ('replace-one',
+                                 'objective perturbation: N(0, 14.36^2) linear term, '
+                                 'regularisation 6.998 (sum form), Jacobian term 0.06901, '
+                                 'gradient sensitivity 2.828 over 1 problem(s), plus Gaussian '
+                                 'output noise at mu=0.0197 for the certified solver gap; '
+                                 'exact profile of the privacy-loss bound plus the charge for '
+                                 'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                 'coef_ and intercept_ of the fitted model (one release)',
+                                 'the records passed to fit',
+                                 'this release')}]},
+ 'igd-op-inf': {'rho': "ValueError: PrivateIGDClassifier(solver='objective_perturbation') has "
+                       'a custom privacy profile that is not Gaussian DP and not accounted in '
+                       "Renyi DP here; private selection cannot bound it. Search solver='igd' "
+                       "or 'mirror_descent' instead.",
+                'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                           'numbers': (math.inf, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                           'texts': ('replace-one',
+                                     'none: epsilon=inf solves the regularised problem without '
+                                     'noise',
+                                     'coef_ and intercept_ of the fitted model (one release)',
+                                     'the records passed to fit',
+                                     'this release')}]},
+ 'igd-op-then-stream': {'rho': 'ValueError: '
+                               "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                               'custom privacy profile that is not Gaussian DP and not '
+                               'accounted in Renyi DP here; private selection cannot bound it. '
+                               "Search solver='igd' or 'mirror_descent' instead.",
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'objective perturbation: N(0, 14.36^2) linear '
+                                             'term, regularisation 6.998 (sum form), Jacobian '
+                                             'term 0.06901, gradient sensitivity 2.828 over 1 '
+                                             'problem(s), plus Gaussian output noise at '
+                                             'mu=0.0197 for the certified solver gap; exact '
+                                             'profile of the privacy-loss bound plus the '
+                                             'charge for the noise-norm bound (doc/privacy.md, '
+                                             'sections 7.3 and 7.6)',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               1.0,
+                                               40.0,
+                                               0.13666133789439802),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                             "over the stream's gradient sums, one position "
+                                             'per partial_fit call (5 positions); the models '
+                                             'are post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               2.0,
+                                               80.0,
+                                               0.19326831750230986),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                             "over the stream's gradient sums, one position "
+                                             'per partial_fit call (5 positions); the models '
+                                             'are post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-iterate-horizon': {'rho': 0.02801448191263024,
+                         'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                1.0,
+                                                40.0,
+                                                0.10585741714708562),
+                                    'texts': ('replace-one',
+                                              'analytic Gaussian on the uncorrupted iterate, '
+                                              'GDP-composed over releases',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')},
+                                   {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                2.0,
+                                                80.0,
+                                                0.14970499500719472),
+                                    'texts': ('replace-one',
+                                              'analytic Gaussian on the uncorrupted iterate, '
+                                              'GDP-composed over releases',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')}]},
+ 'igd-iterate-unbounded': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                      'numbers': (1.0,
+                                                  1e-06,
+                                                  0.2367043806634353,
+                                                  1.0,
+                                                  40.0,
+                                                  0.17384465542912791),
+                                      'texts': ('replace-one',
+                                                'analytic Gaussian on the uncorrupted iterate, '
+                                                'GDP-composed over releases',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream, however long')},
+                                     {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                      'numbers': (1.0,
+                                                  1e-06,
+                                                  0.2367043806634353,
+                                                  2.0,
+                                                  80.0,
+                                                  0.17862120506304568),
+                                      'texts': ('replace-one',
+                                                'analytic Gaussian on the uncorrupted iterate, '
+                                                'GDP-composed over releases',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream, however long')},
+                                     {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                      'numbers': (1.0,
+                                                  1e-06,
+                                                  0.2367043806634353,
+                                                  3.0,
+                                                  120.0,
+                                                  0.18098551291377024),
+                                      'texts': ('replace-one',
+                                                'analytic Gaussian on the uncorrupted iterate, '
+                                                'GDP-composed over releases',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream, however long')}]},
+ 'igd-iterate-inf': {'rho': math.inf,
+                     'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                                'numbers': (math.inf, 1e-06, math.inf, 1.0, 40.0, math.inf),
+                                'texts': ('replace-one',
+                                          'none: epsilon=inf adds no noise',
+                                          'coef_ and intercept_ after every partial_fit call',
+                                          'the records passed to partial_fit since the stream '
+                                          'started (records of an earlier fit are covered by '
+                                          'its own release)',
+                                          'the stream, however long')}]},
+ 'igd-ftrl-horizon': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.13666133789439802),
+                                 'texts': ('replace-one',
+                                           "DP-FTRL: Gaussian tree (Honaker's estimator) over "
+                                           "the stream's gradient sums, one position per "
+                                           'partial_fit call (5 positions); the models are '
+                                           'post-processing',
+                                           'coef_ and intercept_ after every partial_fit call',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.19326831750230986),
+                                 'texts': ('replace-one',
+                                           "DP-FTRL: Gaussian tree (Honaker's estimator) over "
+                                           "the stream's gradient sums, one position per "
+                                           'partial_fit call (5 positions); the models are '
+                                           'post-processing',
+                                           'coef_ and intercept_ after every partial_fit call',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'igd-ftrl-unbounded': {'rho': 0.10050201972241131,
+                        'steps': [{'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               1.0,
+                                               40.0,
+                                               0.44833474039474414),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                             "over the stream's gradient sums, one position "
+                                             'per partial_fit call; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')},
+                                  {'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               2.0,
+                                               80.0,
+                                               0.44833474039474414),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                             "over the stream's gradient sums, one position "
+                                             'per partial_fit call; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')},
+                                  {'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               3.0,
+                                               120.0,
+                                               0.44833474039474414),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                             "over the stream's gradient sums, one position "
+                                             'per partial_fit call; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')}]},
+ 'igd-ftrl-multiclass': {'rho': 0.02801448191263024,
+                         'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                1.0,
+                                                40.0,
+                                                0.13666133789439802),
+                                    'texts': ('replace-one',
+                                              "DP-FTRL: Gaussian tree (Honaker's estimator) "
+                                              "over the stream's gradient sums, one position "
+                                              'per partial_fit call (5 positions); the models '
+                                              'are post-processing',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-then-ftrl': {'rho': 0.02801448191263024,
+                       'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              1.0,
+                                              120.0,
+                                              0.2367043806634353),
+                                  'texts': ('replace-one',
+                                            'analytic Gaussian on the uncorrupted iterate, '
+                                            'GDP-composed over releases',
+                                            'coef_ and intercept_ of the fitted model (one '
+                                            'release)',
+                                            'the records passed to fit',
+                                            'this release')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              1.0,
+                                              40.0,
+                                              0.13666133789439802),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL: Gaussian tree (Honaker's estimator) over "
+                                            "the stream's gradient sums, one position per "
+                                            'partial_fit call (5 positions); the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              2.0,
+                                              80.0,
+                                              0.19326831750230986),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL: Gaussian tree (Honaker's estimator) over "
+                                            "the stream's gradient sums, one position per "
+                                            'partial_fit call (5 positions); the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-then-iterate': {'rho': 0.02801448191263024,
+                          'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 120.0,
+                                                 0.2367043806634353),
+                                     'texts': ('replace-one',
+                                               'analytic Gaussian on the uncorrupted iterate, '
+                                               'GDP-composed over releases',
+                                               'coef_ and intercept_ of the fitted model (one '
+                                               'release)',
+                                               'the records passed to fit',
+                                               'this release')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 40.0,
+                                                 0.10585741714708562),
+                                     'texts': ('replace-one',
+                                               'analytic Gaussian on the uncorrupted iterate, '
+                                               'GDP-composed over releases',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 '
+                                               'samples')}]},
+ 'qftl-fit-adassp': {'rho': 0.02801448191263024,
+                     'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                'numbers': (1.0,
+                                            1e-06,
+                                            0.2367043806634353,
+                                            1.0,
+                                            120.0,
+                                            0.2367043806634353),
+                                'texts': ('replace-one',
+                                          'AdaSSP: Gaussian release of the packed (V, u) '
+                                          '(joint sensitivity, mu*sqrt(0.9)) and of '
+                                          'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                          'composing to mu*',
+                                          'coef_ and intercept_, computed from one release of '
+                                          'the noisy sufficient statistics (V, u)',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'qftl-fit-alpha-float': {'rho': 0.014430402994837957,
+                          'steps': [{'planned': (0.7, 1e-06, 0.1698846843881929),
+                                     'numbers': (0.7,
+                                                 1e-06,
+                                                 0.1698846843881929,
+                                                 1.0,
+                                                 120.0,
+                                                 0.1698846843881929),
+                                     'texts': ('replace-one',
+                                               'analytic Gaussian on the packed (V, u), joint '
+                                               'sensitivity',
+                                               'coef_ and intercept_, computed from one '
+                                               'release of the noisy sufficient statistics (V, '
+                                               'u)',
+                                               'the records passed to fit',
+                                               'this release')}]},
+ 'qftl-fit-inf': {'rho': math.inf,
+                  'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                             'numbers': (math.inf, 1e-06, math.inf, 1.0, 120.0, math.inf),
+                             'texts': ('replace-one',
+                                       'none: epsilon=inf adds no noise',
+                                       'coef_ and intercept_, computed from one release of the '
+                                       'noisy sufficient statistics (V, u)',
+                                       'the records passed to fit',
+                                       'this release')}]},
+ 'qftl-fit-auto-norm': {'rho': 0.10050201972241131,
+                        'steps': [{'planned': (2.0, 1e-06, math.nan),
+                                   'numbers': (2.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'AdaSSP: Gaussian release of the packed (V, u) '
+                                             '(joint sensitivity, mu*sqrt(0.9)) and of '
+                                             'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                             'composing to mu* at (1.8, 1e-06)-DP, after a '
+                                             '0.2-DP private quantile of the row norms '
+                                             "(data_norm='auto', exponential mechanism); basic "
+                                             'composition',
+                                             'coef_ and intercept_, computed from one release '
+                                             'of the noisy sufficient statistics (V, u) and '
+                                             'data_norm_ (the private quantile of the row '
+                                             'norms)',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'qftl-fit-auto-norm-alpha': {'rho': 0.02801448191263024,
+                              'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                         'numbers': (1.0,
+                                                     1e-06,
+                                                     math.nan,
+                                                     1.0,
+                                                     120.0,
+                                                     math.nan),
+                                         'texts': ('replace-one',
+                                                   'analytic Gaussian on the packed (V, u), '
+                                                   'joint sensitivity at (0.9, 1e-06)-DP, '
+                                                   'after a 0.1-DP private quantile of the row '
+                                                   "norms (data_norm='auto', exponential "
+                                                   'mechanism); basic composition',
+                                                   'coef_ and intercept_, computed from one '
+                                                   'release of the noisy sufficient statistics '
+                                                   '(V, u) and data_norm_ (the private '
+                                                   'quantile of the row norms)',
+                                                   'the records passed to fit',
+                                                   'this release')}]},
+ 'qftl-fit-auto-norm-inf': {'rho': math.inf,
+                            'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                                       'numbers': (math.inf,
+                                                   1e-06,
+                                                   math.nan,
+                                                   1.0,
+                                                   120.0,
+                                                   math.nan),
+                                       'texts': ('replace-one',
+                                                 'none: epsilon=inf adds no noise',
+                                                 'coef_ and intercept_, computed from one '
+                                                 'release of the noisy sufficient statistics '
+                                                 '(V, u) and data_norm_ (the private quantile '
+                                                 'of the row norms)',
+                                                 'the records passed to fit',
+                                                 'this release')}]},
+ 'qftl-stream-auto': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.1426505038533533),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): BLT matrix '
+                                           'factorization (4 buffers) over at most 200 steps '
+                                           '(one batch per step), column norm 1.659, noise '
+                                           '24.78 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.15951941895664426),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): BLT matrix '
+                                           'factorization (4 buffers) over at most 200 steps '
+                                           '(one batch per step), column norm 1.659, noise '
+                                           '24.78 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-tree': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.20499200684159702),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): binary tree '
+                                           'over at most 200 rows (dyadic blocks), 8 levels, '
+                                           'noise 42.25 per node',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.2214166735977734),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): binary tree '
+                                           'over at most 200 rows (dyadic blocks), 8 levels, '
+                                           'noise 42.25 per node',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-honaker': {'rho': 0.02801448191263024,
+                         'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                1.0,
+                                                40.0,
+                                                0.20499200684159702),
+                                    'texts': ('replace-one',
+                                              'Gaussian continual release of (V, u): binary '
+                                              "tree over at most 200 rows (Honaker's "
+                                              'estimator), 8 levels, noise 42.25 per node',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call, computed from the noisy prefix sums of '
+                                              '(V, u) released by the stream mechanism',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')},
+                                   {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                2.0,
+                                                80.0,
+                                                0.2214166735977734),
+                                    'texts': ('replace-one',
+                                              'Gaussian continual release of (V, u): binary '
+                                              "tree over at most 200 rows (Honaker's "
+                                              'estimator), 8 levels, noise 42.25 per node',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call, computed from the noisy prefix sums of '
+                                              '(V, u) released by the stream mechanism',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-sqrt': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.14267625668598732),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): square-root '
+                                           'Toeplitz factorization A^(1/2) over at most 200 '
+                                           'steps (one batch per step), column norm 1.659, '
+                                           'noise 24.78 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.15951690436253826),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): square-root '
+                                           'Toeplitz factorization A^(1/2) over at most 200 '
+                                           'steps (one batch per step), column norm 1.659, '
+                                           'noise 24.78 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-blt': {'rho': 0.02801448191263024,
+                     'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                'numbers': (1.0,
+                                            1e-06,
+                                            0.2367043806634353,
+                                            1.0,
+                                            40.0,
+                                            0.1426505038533533),
+                                'texts': ('replace-one',
+                                          'Gaussian continual release of (V, u): BLT matrix '
+                                          'factorization (4 buffers) over at most 200 steps '
+                                          '(one batch per step), column norm 1.659, noise '
+                                          '24.78 per step',
+                                          'coef_ and intercept_ after every partial_fit call, '
+                                          'computed from the noisy prefix sums of (V, u) '
+                                          'released by the stream mechanism',
+                                          'the records passed to partial_fit since the stream '
+                                          'started (records of an earlier fit are covered by '
+                                          'its own release)',
+                                          'the stream up to its horizon of 200 samples')},
+                               {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                'numbers': (1.0,
+                                            1e-06,
+                                            0.2367043806634353,
+                                            2.0,
+                                            80.0,
+                                            0.15951941895664426),
+                                'texts': ('replace-one',
+                                          'Gaussian continual release of (V, u): BLT matrix '
+                                          'factorization (4 buffers) over at most 200 steps '
+                                          '(one batch per step), column norm 1.659, noise '
+                                          '24.78 per step',
+                                          'coef_ and intercept_ after every partial_fit call, '
+                                          'computed from the noisy prefix sums of (V, u) '
+                                          'released by the stream mechanism',
+                                          'the records passed to partial_fit since the stream '
+                                          'started (records of an earlier fit are covered by '
+                                          'its own release)',
+                                          'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-unbounded-auto': {'rho': 0.02801448191263024,
+                                'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       1.0,
+                                                       40.0,
+                                                       0.12242424318804518),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.88 per step',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')},
+                                          {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       2.0,
+                                                       80.0,
+                                                       0.1365679611707179),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.88 per step',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')},
+                                          {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       3.0,
+                                                       120.0,
+                                                       0.14450099004078973),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.88 per step',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')}]},
+ 'qftl-stream-unbounded-tree': {'rho': 0.02801448191263024,
+                                'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       1.0,
+                                                       40.0,
+                                                       0.2367043806634353),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'epoch binary trees over rows (dyadic '
+                                                     'blocks), epoch k of 2^k rows with noise '
+                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')},
+                                          {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       2.0,
+                                                       80.0,
+                                                       0.2367043806634353),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'epoch binary trees over rows (dyadic '
+                                                     'blocks), epoch k of 2^k rows with noise '
+                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')},
+                                          {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                           'numbers': (1.0,
+                                                       1e-06,
+                                                       0.2367043806634353,
+                                                       3.0,
+                                                       120.0,
+                                                       0.2367043806634353),
+                                           'texts': ('replace-one',
+                                                     'Gaussian continual release of (V, u): '
+                                                     'epoch binary trees over rows (dyadic '
+                                                     'blocks), epoch k of 2^k rows with noise '
+                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'coef_ and intercept_ after every '
+                                                     'partial_fit call, computed from the '
+                                                     'noisy prefix sums of (V, u) released by '
+                                                     'the stream mechanism',
+                                                     'the records passed to partial_fit since '
+                                                     'the stream started (records of an '
+                                                     'earlier fit are covered by its own '
+                                                     'release)',
+                                                     'the stream, however long')}]},
+ 'qftl-stream-auto-norm': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): BLT '
+                                                'matrix factorization (4 buffers) over at most '
+                                                '200 steps (one batch per step), column norm '
+                                                '1.659, noise 16.4 per step at (0.9, '
+                                                '1e-06)-DP, after a 0.1-DP private quantile of '
+                                                "the first batch's row norms "
+                                                "(data_norm='auto'); basic composition",
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 samples')},
+                                     {'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): BLT '
+                                                'matrix factorization (4 buffers) over at most '
+                                                '200 steps (one batch per step), column norm '
+                                                '1.659, noise 16.4 per step at (0.9, '
+                                                '1e-06)-DP, after a 0.1-DP private quantile of '
+                                                "the first batch's row norms "
+                                                "(data_norm='auto'); basic composition",
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 '
+                                                'samples')}]},
+ 'qftl-stream-inf': {'rho': math.inf,
+                     'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                                'numbers': (math.inf, 1e-06, math.inf, 1.0, 40.0, math.inf),
+                                'texts': ('replace-one',
+                                          'none: epsilon=inf adds no noise',
+                                          'coef_ and intercept_ after every partial_fit call, '
+                                          'computed from the noisy prefix sums of (V, u) '
+                                          'released by the stream mechanism',
+                                          'the records passed to partial_fit since the stream '
+                                          'started (records of an earlier fit are covered by '
+                                          'its own release)',
+                                          'the stream up to its horizon of 200 samples')}]},
+ 'qftl-fit-then-stream': {'rho': 0.02801448191263024,
+                          'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 120.0,
+                                                 0.2367043806634353),
+                                     'texts': ('replace-one',
+                                               'AdaSSP: Gaussian release of the packed (V, u) '
+                                               '(joint sensitivity, mu*sqrt(0.9)) and of '
+                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                               'composing to mu*',
+                                               'coef_ and intercept_, computed from one '
+                                               'release of the noisy sufficient statistics (V, '
+                                               'u)',
+                                               'the records passed to fit',
+                                               'this release')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 40.0,
+                                                 0.1426505038533533),
+                                     'texts': ('replace-one',
+                                               'Gaussian continual release of (V, u): BLT '
+                                               'matrix factorization (4 buffers) over at most '
+                                               '200 steps (one batch per step), column norm '
+                                               '1.659, noise 24.78 per step',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call, computed from the noisy prefix sums of '
+                                               '(V, u) released by the stream mechanism',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 samples')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 2.0,
+                                                 80.0,
+                                                 0.15951941895664426),
+                                     'texts': ('replace-one',
+                                               'Gaussian continual release of (V, u): BLT '
+                                               'matrix factorization (4 buffers) over at most '
+                                               '200 steps (one batch per step), column norm '
+                                               '1.659, noise 24.78 per step',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call, computed from the noisy prefix sums of '
+                                               '(V, u) released by the stream mechanism',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 '
+                                               'samples')}]},
+ 'fw-exponential': {'rho': 0.02000269057386507,
+                    'steps': [{'planned': (0.9, 1e-06, math.nan),
+                               'numbers': (0.9, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                               'texts': ('replace-one',
+                                         'exponential mechanism (Gumbel-max) at each of 15 '
+                                         'Frank-Wolfe steps, each 0.1033-bounded range, hence '
+                                         '0.001334-zCDP; 0.02-zCDP in total, converted exactly '
+                                         'to (epsilon, delta)',
+                                         'coef_ and intercept_ after every call (the last '
+                                         'Frank-Wolfe iterate, a function of the selected '
+                                         'vertices), and the step count max_iter_',
+                                         'the records passed to fit',
+                                         'this release')}]},
+ 'fw-gaussian': {'rho': 0.02303632544981091,
+                 'steps': [{'planned': (0.9, 1e-06, 0.21464540735739449),
+                            'numbers': (0.9,
+                                        1e-06,
+                                        0.21464540735739449,
+                                        1.0,
+                                        120.0,
+                                        0.21464540735739449),
+                            'texts': ('replace-one',
+                                      'Gaussian noise on the gradient at each of 15 '
+                                      'Frank-Wolfe steps (analytic Gaussian, sigma=1.203), '
+                                      'GDP-composed to mu=0.2146',
+                                      'coef_ and intercept_ after every call (the last '
+                                      'Frank-Wolfe iterate, a function of the selected '
+                                      'vertices), and the step count max_iter_',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'fw-exponential-inf': {'rho': math.inf,
+                        'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                                   'numbers': (math.inf, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'none: epsilon=inf selects the best vertex '
+                                             'exactly (15 steps)',
+                                             'coef_ and intercept_ after every call (the last '
+                                             'Frank-Wolfe iterate, a function of the selected '
+                                             'vertices), and the step count max_iter_',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'fw-gaussian-inf': {'rho': math.inf,
+                     'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                                'numbers': (math.inf, 1e-06, math.inf, 1.0, 120.0, math.inf),
+                                'texts': ('replace-one',
+                                          'none: epsilon=inf selects the best vertex exactly '
+                                          '(15 steps)',
+                                          'coef_ and intercept_ after every call (the last '
+                                          'Frank-Wolfe iterate, a function of the selected '
+                                          'vertices), and the step count max_iter_',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'fw-exponential-stream': {'rho': 0.03971599684722172,
+                           'steps': [{'planned': (1.3, 1e-06, math.nan),
+                                      'numbers': (1.3, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'exponential mechanism (Gumbel-max) at each of '
+                                                '15 Frank-Wolfe steps, each 0.1455-bounded '
+                                                'range, hence 0.002648-zCDP; 0.03972-zCDP in '
+                                                'total, converted exactly to (epsilon, delta)',
+                                                'coef_ and intercept_ after every call (the '
+                                                'last Frank-Wolfe iterate, a function of the '
+                                                'selected vertices), and the step count '
+                                                'max_iter_',
+                                                'the records passed to fit',
+                                                'this release')},
+                                     {'planned': (1.3, 1e-06, math.nan),
+                                      'numbers': (1.3, 1e-06, math.nan, 2.0, 160.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'exponential mechanism (Gumbel-max) at each of '
+                                                '15 Frank-Wolfe steps, each 0.1455-bounded '
+                                                'range, hence 0.002648-zCDP; 0.03972-zCDP in '
+                                                'total, converted exactly to (epsilon, delta)',
+                                                'coef_ and intercept_ after every call (the '
+                                                'last Frank-Wolfe iterate, a function of the '
+                                                'selected vertices), and the step count '
+                                                'max_iter_',
+                                                'the records of fit (if it came first) and of '
+                                                'every partial_fit call since, each covered by '
+                                                '(epsilon, delta) through the one call (batch) '
+                                                'that contained it; batches are disjoint, so '
+                                                'the stream is (epsilon, delta)-DP per record '
+                                                'by parallel composition (a record passed to k '
+                                                'calls composes k times)',
+                                                'each batch, for a stream however long '
+                                                '(parallel composition)')},
+                                     {'planned': (1.3, 1e-06, math.nan),
+                                      'numbers': (1.3, 1e-06, math.nan, 3.0, 200.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'exponential mechanism (Gumbel-max) at each of '
+                                                '15 Frank-Wolfe steps, each 0.1455-bounded '
+                                                'range, hence 0.002648-zCDP; 0.03972-zCDP in '
+                                                'total, converted exactly to (epsilon, delta)',
+                                                'coef_ and intercept_ after every call (the '
+                                                'last Frank-Wolfe iterate, a function of the '
+                                                'selected vertices), and the step count '
+                                                'max_iter_',
+                                                'the records of fit (if it came first) and of '
+                                                'every partial_fit call since, each covered by '
+                                                '(epsilon, delta) through the one call (batch) '
+                                                'that contained it; batches are disjoint, so '
+                                                'the stream is (epsilon, delta)-DP per record '
+                                                'by parallel composition (a record passed to k '
+                                                'calls composes k times)',
+                                                'each batch, for a stream however long '
+                                                '(parallel composition)')}]},
+ 'fw-gaussian-stream': {'rho': 0.04553490995589513,
+                        'steps': [{'planned': (1.3, 1e-06, 0.3017777657677753),
+                                   'numbers': (1.3,
+                                               1e-06,
+                                               0.30177776576777526,
+                                               1.0,
+                                               40.0,
+                                               0.30177776576777526),
+                                   'texts': ('replace-one',
+                                             'Gaussian noise on the gradient at each of 15 '
+                                             'Frank-Wolfe steps (analytic Gaussian, '
+                                             'sigma=2.567), GDP-composed to mu=0.3018',
+                                             'coef_ and intercept_ after every call (the last '
+                                             'Frank-Wolfe iterate, a function of the selected '
+                                             'vertices), and the step count max_iter_',
+                                             'the records of fit (if it came first) and of '
+                                             'every partial_fit call since, each covered by '
+                                             '(epsilon, delta) through the one call (batch) '
+                                             'that contained it; batches are disjoint, so the '
+                                             'stream is (epsilon, delta)-DP per record by '
+                                             'parallel composition (a record passed to k calls '
+                                             'composes k times)',
+                                             'each batch, for a stream however long (parallel '
+                                             'composition)')},
+                                  {'planned': (1.3, 1e-06, 0.3017777657677753),
+                                   'numbers': (1.3,
+                                               1e-06,
+                                               0.30177776576777526,
+                                               2.0,
+                                               80.0,
+                                               0.30177776576777526),
+                                   'texts': ('replace-one',
+                                             'Gaussian noise on the gradient at each of 15 '
+                                             'Frank-Wolfe steps (analytic Gaussian, '
+                                             'sigma=2.567), GDP-composed to mu=0.3018',
+                                             'coef_ and intercept_ after every call (the last '
+                                             'Frank-Wolfe iterate, a function of the selected '
+                                             'vertices), and the step count max_iter_',
+                                             'the records of fit (if it came first) and of '
+                                             'every partial_fit call since, each covered by '
+                                             '(epsilon, delta) through the one call (batch) '
+                                             'that contained it; batches are disjoint, so the '
+                                             'stream is (epsilon, delta)-DP per record by '
+                                             'parallel composition (a record passed to k calls '
+                                             'composes k times)',
+                                             'each batch, for a stream however long (parallel '
+                                             'composition)')}]},
+ 'md-fit': {'rho': 0.039272483805919425,
+            'steps': [{'planned': (1.2, 1e-06, 0.28025875117797633),
+                       'numbers': (1.2,
+                                   1e-06,
+                                   0.28025875117797633,
+                                   1.0,
+                                   120.0,
+                                   0.28025875117797633),
+                       'texts': ('replace-one',
+                                 'Gaussian noise (sigma=1.128) on the mean gradient (L2 '
+                                 'sensitivity 0.07071) at each of T=20 mirror-descent steps, '
+                                 'GDP-composed to mu=0.2803',
+                                 'coef_ and intercept_ after every call (the average '
+                                 'mirror-descent iterate, a function of the noisy gradients), '
+                                 'and the step count max_iter_',
+                                 'the records passed to fit',
+                                 'this release')}]},
+ 'md-fit-inf': {'rho': math.inf,
+                'steps': [{'planned': (math.inf, 1e-06, math.inf),
+                           'numbers': (math.inf, 1e-06, math.inf, 1.0, 120.0, math.inf),
+                           'texts': ('replace-one',
+                                     'none: epsilon=inf runs 20 noiseless mirror-descent steps',
+                                     'coef_ and intercept_ after every call (the average '
+                                     'mirror-descent iterate, a function of the noisy '
+                                     'gradients), and the step count max_iter_',
+                                     'the records passed to fit',
+                                     'this release')}]},
+ 'md-stream': {'rho': 0.039272483805919425,
+               'steps': [{'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      1.0,
+                                      120.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=1.128) on the mean gradient (L2 '
+                                    'sensitivity 0.07071) at each of T=20 mirror-descent '
+                                    'steps, GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records passed to fit',
+                                    'this release')},
+                         {'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      2.0,
+                                      160.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=3.385) on the mean gradient (L2 '
+                                    'sensitivity 0.2121) at each of T=20 mirror-descent steps, '
+                                    'GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records of fit (if it came first) and of every '
+                                    'partial_fit call since, each covered by (epsilon, delta) '
+                                    'through the one call (batch) that contained it; batches '
+                                    'are disjoint, so the stream is (epsilon, delta)-DP per '
+                                    'record by parallel composition (a record passed to k '
+                                    'calls composes k times)',
+                                    'each batch, for a stream however long (parallel '
+                                    'composition)')},
+                         {'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      3.0,
+                                      200.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=3.385) on the mean gradient (L2 '
+                                    'sensitivity 0.2121) at each of T=20 mirror-descent steps, '
+                                    'GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records of fit (if it came first) and of every '
+                                    'partial_fit call since, each covered by (epsilon, delta) '
+                                    'through the one call (batch) that contained it; batches '
+                                    'are disjoint, so the stream is (epsilon, delta)-DP per '
+                                    'record by parallel composition (a record passed to k '
+                                    'calls composes k times)',
+                                    'each batch, for a stream however long (parallel '
+                                    'composition)')}]},
+ 'md-op': {'rho': "ValueError: PrivateMirrorDescentRegressor(solver='objective_perturbation') "
+                  'has a custom privacy profile that is not Gaussian DP and not accounted in '
+                  "Renyi DP here; private selection cannot bound it. Search solver='igd' or "
+                  "'mirror_descent' instead.",
+           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                      'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                      'texts': ('replace-one',
+                                'objective perturbation: N(0, 40.97^2) linear term, '
+                                'regularisation 109.5 (sum form), Jacobian term 0.01811, '
+                                'gradient sensitivity 8.485 over 1 problem(s), plus Gaussian '
+                                'output noise at mu=0.02071 for the certified solver gap; '
+                                'exact profile of the privacy-loss bound plus the charge for '
+                                'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                'coef_ and intercept_ after every call (the perturbed '
+                                "objective's minimiser projected on the public set)",
+                                'the records passed to fit',
+                                'this release')}]},
+ 'md-op-stream': {'rho': 'ValueError: '
+                         "PrivateMirrorDescentRegressor(solver='objective_perturbation') has a "
+                         'custom privacy profile that is not Gaussian DP and not accounted in '
+                         'Renyi DP here; private selection cannot bound it. Search '
+                         "solver='igd' or 'mirror_descent' instead.",
+                  'steps': [{'planned': (1.0, 1e-06, math.nan),
+                             'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                             'texts': ('replace-one',
+                                       'objective perturbation: N(0, 77.39^2) linear term, '
+                                       'regularisation 3.083 (sum form), Jacobian term 0.5, '
+                                       'gradient sensitivity 8.485 over 1 problem(s), plus '
+                                       'Gaussian output noise at mu=0.01096 for the certified '
+                                       'solver gap; exact profile of the privacy-loss bound '
+                                       'plus the charge for the noise-norm bound '
+                                       '(doc/privacy.md, sections 7.3 and 7.6)',
+                                       'coef_ and intercept_ after every call (the perturbed '
+                                       "objective's minimiser projected on the public set)",
+                                       'the records of fit (if it came first) and of every '
+                                       'partial_fit call since, each covered by (epsilon, '
+                                       'delta) through the one call (batch) that contained it; '
+                                       'batches are disjoint, so the stream is (epsilon, '
+                                       'delta)-DP per record by parallel composition (a record '
+                                       'passed to k calls composes k times)',
+                                       'each batch, for a stream however long (parallel '
+                                       'composition)')},
+                            {'planned': (1.0, 1e-06, math.nan),
+                             'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                             'texts': ('replace-one',
+                                       'objective perturbation: N(0, 77.39^2) linear term, '
+                                       'regularisation 3.083 (sum form), Jacobian term 0.5, '
+                                       'gradient sensitivity 8.485 over 1 problem(s), plus '
+                                       'Gaussian output noise at mu=0.01096 for the certified '
+                                       'solver gap; exact profile of the privacy-loss bound '
+                                       'plus the charge for the noise-norm bound '
+                                       '(doc/privacy.md, sections 7.3 and 7.6)',
+                                       'coef_ and intercept_ after every call (the perturbed '
+                                       "objective's minimiser projected on the public set)",
+                                       'the records of fit (if it came first) and of every '
+                                       'partial_fit call since, each covered by (epsilon, '
+                                       'delta) through the one call (batch) that contained it; '
+                                       'batches are disjoint, so the stream is (epsilon, '
+                                       'delta)-DP per record by parallel composition (a record '
+                                       'passed to k calls composes k times)',
+                                       'each batch, for a stream however long (parallel '
+                                       'composition)')}]},
+ 'mi-full': {'rho': 'ValueError: Private selection does not support '
+                    'MutualInformationPrivateOGDRegressor: its guarantee is set by the noise '
+                    'scale sigma per user report (local DP), and in bandit mode its '
+                    'sensitivity depends on the number of features. Use PrivateIGDClassifier, '
+                    'PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
+                    'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
+             'steps': [{'planned': (4.886554117462215, 1e-06, 1.0),
+                        'numbers': (4.886554117462215, 1e-06, 1.0, 1.0, 120.0, 1.0),
+                        'texts': ("replace-one (local: each user's report)",
+                                  'local Gaussian randomiser (seed 003, Algorithm 1): gradient '
+                                  'clipped to L2 norm L=1 plus N(0, sigma^2 I), sigma=2; '
+                                  "replace-one sensitivity 2L, mu = 2L/sigma; the seed's "
+                                  'mutual-information bound (Gaussian channel capacity, not '
+                                  'DP): 0.1212 nats per report',
+                                  'coef_ and intercept_ after every call, post-processing of '
+                                  "the users' noisy reports (the learner sees nothing else)",
+                                  'every row passed to fit and to the partial_fit calls since, '
+                                  'each a user who reported once',
+                                  "each user's own report, for a stream however long (a row "
+                                  'passed to k calls reports k times and composes)')},
+                       {'planned': (4.886554117462215, 1e-06, 1.0),
+                        'numbers': (4.886554117462215, 1e-06, 1.0, 2.0, 160.0, 1.0),
+                        'texts': ("replace-one (local: each user's report)",
+                                  'local Gaussian randomiser (seed 003, Algorithm 1): gradient '
+                                  'clipped to L2 norm L=1 plus N(0, sigma^2 I), sigma=2; '
+                                  "replace-one sensitivity 2L, mu = 2L/sigma; the seed's "
+                                  'mutual-information bound (Gaussian channel capacity, not '
+                                  'DP): 0.1212 nats per report',
+                                  'coef_ and intercept_ after every call, post-processing of '
+                                  "the users' noisy reports (the learner sees nothing else)",
+                                  'every row passed to fit and to the partial_fit calls since, '
+                                  'each a user who reported once',
+                                  "each user's own report, for a stream however long (a row "
+                                  'passed to k calls reports k times and composes)')}]},
+ 'mi-bandit': {'rho': 'ValueError: Private selection does not support '
+                      'MutualInformationPrivateOGDRegressor: its guarantee is set by the noise '
+                      'scale sigma per user report (local DP), and in bandit mode its '
+                      'sensitivity depends on the number of features. Use '
+                      'PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
+                      'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
+               'steps': [{'planned': (35.50916373589739, 1e-06, 4.994112549695428),
+                          'numbers': (35.50916373589739,
+                                      1e-06,
+                                      4.994112549695428,
+                                      1.0,
+                                      120.0,
+                                      4.994112549695428),
+                          'texts': ("replace-one (local: each user's report)",
+                                    'local Gaussian randomiser on a one-point gradient '
+                                    'estimate (seed 003, Algorithm 2): (d/delta) phi e + N(0, '
+                                    'sigma^2 I), loss value phi clipped to [0, F], F=3.121, '
+                                    'delta=0.5, d=4, sigma=5; sensitivity d F/delta given the '
+                                    "user's direction e, mu = d F/(delta sigma); the seed's "
+                                    'mutual-information bound (Gaussian channel capacity, not '
+                                    'DP): 3.958 nats per report',
+                                    'coef_ and intercept_ after every call, post-processing of '
+                                    "the users' noisy reports (the learner sees nothing else)",
+                                    'every row passed to fit and to the partial_fit calls '
+                                    'since, each a user who reported once',
+                                    "each user's own report, for a stream however long (a row "
+                                    'passed to k calls reports k times and composes)')},
+                         {'planned': (35.50916373589739, 1e-06, 4.994112549695428),
+                          'numbers': (35.50916373589739,
+                                      1e-06,
+                                      4.994112549695428,
+                                      2.0,
+                                      160.0,
+                                      4.994112549695428),
+                          'texts': ("replace-one (local: each user's report)",
+                                    'local Gaussian randomiser on a one-point gradient '
+                                    'estimate (seed 003, Algorithm 2): (d/delta) phi e + N(0, '
+                                    'sigma^2 I), loss value phi clipped to [0, F], F=3.121, '
+                                    'delta=0.5, d=4, sigma=5; sensitivity d F/delta given the '
+                                    "user's direction e, mu = d F/(delta sigma); the seed's "
+                                    'mutual-information bound (Gaussian channel capacity, not '
+                                    'DP): 3.958 nats per report',
+                                    'coef_ and intercept_ after every call, post-processing of '
+                                    "the users' noisy reports (the learner sees nothing else)",
+                                    'every row passed to fit and to the partial_fit calls '
+                                    'since, each a user who reported once',
+                                    "each user's own report, for a stream however long (a row "
+                                    'passed to k calls reports k times and composes)')}]},
+ 'mi-bandit-stream': {'rho': 'ValueError: Private selection does not support '
+                             'MutualInformationPrivateOGDRegressor: its guarantee is set by '
+                             'the noise scale sigma per user report (local DP), and in bandit '
+                             'mode its sensitivity depends on the number of features. Use '
+                             'PrivateIGDClassifier, PrivateQFTLRegressor, '
+                             'PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor or '
+                             'ParameterFreeLocalDPRegressor.',
+                      'steps': [{'planned': (18.163445759078478, 1e-06, 3.0),
+                                 'numbers': (18.163445759078478, 1e-06, 3.0, 1.0, 40.0, 3.0),
+                                 'texts': ("replace-one (local: each user's report)",
+                                           'local Gaussian randomiser on a one-point gradient '
+                                           'estimate (seed 003, Algorithm 2): (d/delta) phi e '
+                                           '+ N(0, sigma^2 I), loss value phi clipped to [0, '
+                                           'F], F=2.5, delta=0.5, d=3, sigma=5; sensitivity d '
+                                           "F/delta given the user's direction e, mu = d "
+                                           "F/(delta sigma); the seed's mutual-information "
+                                           'bound (Gaussian channel capacity, not DP): 2.079 '
+                                           'nats per report',
+                                           'coef_ and intercept_ after every call, '
+                                           "post-processing of the users' noisy reports (the "
+                                           'learner sees nothing else)',
+                                           'every row passed to fit and to the partial_fit '
+                                           'calls since, each a user who reported once',
+                                           "each user's own report, for a stream however long "
+                                           '(a row passed to k calls reports k times and '
+                                           'composes)')},
+                                {'planned': (18.163445759078478, 1e-06, 3.0),
+                                 'numbers': (18.163445759078478, 1e-06, 3.0, 2.0, 80.0, 3.0),
+                                 'texts': ("replace-one (local: each user's report)",
+                                           'local Gaussian randomiser on a one-point gradient '
+                                           'estimate (seed 003, Algorithm 2): (d/delta) phi e '
+                                           '+ N(0, sigma^2 I), loss value phi clipped to [0, '
+                                           'F], F=2.5, delta=0.5, d=3, sigma=5; sensitivity d '
+                                           "F/delta given the user's direction e, mu = d "
+                                           "F/(delta sigma); the seed's mutual-information "
+                                           'bound (Gaussian channel capacity, not DP): 2.079 '
+                                           'nats per report',
+                                           'coef_ and intercept_ after every call, '
+                                           "post-processing of the users' noisy reports (the "
+                                           'learner sees nothing else)',
+                                           'every row passed to fit and to the partial_fit '
+                                           'calls since, each a user who reported once',
+                                           "each user's own report, for a stream however long "
+                                           '(a row passed to k calls reports k times and '
+                                           'composes)')}]},
+ 'pf-fit': {'rho': 2.0,
+            'steps': [{'planned': (2.0, 0.0, math.nan),
+                       'numbers': (2.0, 0.0, math.nan, 1.0, 120.0, math.nan),
+                       'texts': ("replace-one (local: each user's report)",
+                                 'local Laplace randomiser, each user epsilon_t = sum_j tau_tj',
+                                 'coef_ and intercept_ after every call, post-processing of '
+                                 "the users' noisy reports (the learner sees nothing else)",
+                                 'every row passed to fit and to the partial_fit calls since, '
+                                 'each a user who reported once (120 with a finite epsilon_t, '
+                                 'covered by their own epsilon_t <= epsilon; 0 chose '
+                                 'epsilon_t=inf, no guarantee)',
+                                 "each user's own report, for a stream however long (a row "
+                                 'passed to k calls reports k times and composes)')}]},
+ 'pf-reduction': {'rho': 0.5,
+                  'steps': [{'planned': (1.0, 0.0, math.nan),
+                             'numbers': (1.0, 0.0, math.nan, 1.0, 120.0, math.nan),
+                             'texts': ("replace-one (local: each user's report)",
+                                       'local Laplace randomiser, each user epsilon_t = sum_j '
+                                       'tau_tj',
+                                       'coef_ and intercept_ after every call, post-processing '
+                                       "of the users' noisy reports (the learner sees nothing "
+                                       'else)',
+                                       'every row passed to fit and to the partial_fit calls '
+                                       'since, each a user who reported once (120 with a '
+                                       'finite epsilon_t, covered by their own epsilon_t <= '
+                                       'epsilon; 0 chose epsilon_t=inf, no guarantee)',
+                                       "each user's own report, for a stream however long (a "
+                                       'row passed to k calls reports k times and '
+                                       'composes)')}]},
+ 'pf-inf': {'rho': math.inf,
+            'steps': [{'planned': (math.inf, 0.0, math.nan),
+                       'numbers': (math.inf, 0.0, math.nan, 1.0, 120.0, math.nan),
+                       'texts': ("replace-one (local: each user's report)",
+                                 'none: every user chose epsilon=inf (no noise)',
+                                 'coef_ and intercept_ after every call, post-processing of '
+                                 "the users' noisy reports (the learner sees nothing else)",
+                                 'every row passed to fit and to the partial_fit calls since, '
+                                 'each a user who reported once (0 with a finite epsilon_t, '
+                                 'covered by their own epsilon_t <= epsilon; 120 chose '
+                                 'epsilon_t=inf, no guarantee)',
+                                 "each user's own report, for a stream however long (a row "
+                                 'passed to k calls reports k times and composes)')}]},
+ 'pf-sample-epsilon': {'rho': 2.0,
+                       'steps': [{'planned': (1.5, 0.0, math.nan),
+                                  'numbers': (1.5, 0.0, math.nan, 1.0, 120.0, math.nan),
+                                  'texts': ("replace-one (local: each user's report)",
+                                            'local Laplace randomiser, each user epsilon_t = '
+                                            'sum_j tau_tj',
+                                            'coef_ and intercept_ after every call, '
+                                            "post-processing of the users' noisy reports (the "
+                                            'learner sees nothing else)',
+                                            'every row passed to fit and to the partial_fit '
+                                            'calls since, each a user who reported once (80 '
+                                            'with a finite epsilon_t, covered by their own '
+                                            'epsilon_t <= epsilon; 40 chose epsilon_t=inf, no '
+                                            'guarantee)',
+                                            "each user's own report, for a stream however long "
+                                            '(a row passed to k calls reports k times and '
+                                            'composes)')},
+                                 {'planned': (1.5, 0.0, math.nan),
+                                  'numbers': (1.5, 0.0, math.nan, 2.0, 160.0, math.nan),
+                                  'texts': ("replace-one (local: each user's report)",
+                                            'local Laplace randomiser, each user epsilon_t = '
+                                            'sum_j tau_tj',
+                                            'coef_ and intercept_ after every call, '
+                                            "post-processing of the users' noisy reports (the "
+                                            'learner sees nothing else)',
+                                            'every row passed to fit and to the partial_fit '
+                                            'calls since, each a user who reported once (120 '
+                                            'with a finite epsilon_t, covered by their own '
+                                            'epsilon_t <= epsilon; 40 chose epsilon_t=inf, no '
+                                            'guarantee)',
+                                            "each user's own report, for a stream however long "
+                                            '(a row passed to k calls reports k times and '
+                                            'composes)')},
+                                 {'planned': (2.0, 0.0, math.nan),
+                                  'numbers': (2.0, 0.0, math.nan, 3.0, 200.0, math.nan),
+                                  'texts': ("replace-one (local: each user's report)",
+                                            'local Laplace randomiser, each user epsilon_t = '
+                                            'sum_j tau_tj',
+                                            'coef_ and intercept_ after every call, '
+                                            "post-processing of the users' noisy reports (the "
+                                            'learner sees nothing else)',
+                                            'every row passed to fit and to the partial_fit '
+                                            'calls since, each a user who reported once (160 '
+                                            'with a finite epsilon_t, covered by their own '
+                                            'epsilon_t <= epsilon; 40 chose epsilon_t=inf, no '
+                                            'guarantee)',
+                                            "each user's own report, for a stream however long "
+                                            '(a row passed to k calls reports k times and '
+                                            'composes)')}]},
+ 'pf-all-inf-then-finite': {'rho': math.inf,
+                            'steps': [{'planned': (math.inf, 0.0, math.nan),
+                                       'numbers': (math.inf,
+                                                   0.0,
+                                                   math.nan,
+                                                   1.0,
+                                                   40.0,
+                                                   math.nan),
+                                       'texts': ("replace-one (local: each user's report)",
+                                                 'none: every user chose epsilon=inf (no '
+                                                 'noise)',
+                                                 'coef_ and intercept_ after every call, '
+                                                 "post-processing of the users' noisy reports "
+                                                 '(the learner sees nothing else)',
+                                                 'every row passed to fit and to the '
+                                                 'partial_fit calls since, each a user who '
+                                                 'reported once (0 with a finite epsilon_t, '
+                                                 'covered by their own epsilon_t <= epsilon; '
+                                                 '40 chose epsilon_t=inf, no guarantee)',
+                                                 "each user's own report, for a stream however "
+                                                 'long (a row passed to k calls reports k '
+                                                 'times and composes)')},
+                                      {'planned': (0.25, 0.0, math.nan),
+                                       'numbers': (0.25, 0.0, math.nan, 2.0, 80.0, math.nan),
+                                       'texts': ("replace-one (local: each user's report)",
+                                                 'local Laplace randomiser, each user '
+                                                 'epsilon_t = sum_j tau_tj',
+                                                 'coef_ and intercept_ after every call, '
+                                                 "post-processing of the users' noisy reports "
+                                                 '(the learner sees nothing else)',
+                                                 'every row passed to fit and to the '
+                                                 'partial_fit calls since, each a user who '
+                                                 'reported once (40 with a finite epsilon_t, '
+                                                 'covered by their own epsilon_t <= epsilon; '
+                                                 '40 chose epsilon_t=inf, no guarantee)',
+                                                 "each user's own report, for a stream however "
+                                                 'long (a row passed to k calls reports k '
+                                                 'times and composes)')}]},
+ 'pf-zero-weight': {'rho': 'ValueError: ParameterFreeLocalDPRegressor with a zero feature '
+                           'weight publishes that coordinate without noise and has no '
+                           'replace-one guarantee; private selection needs one. Give every '
+                           'feature a positive weight.',
+                    'steps': [{'planned': (math.inf, 0.0, math.nan),
+                               'numbers': (math.inf, 0.0, math.nan, 1.0, 120.0, math.nan),
+                               'texts': ("replace-one (local: each user's report)",
+                                         'local Laplace randomiser, each user epsilon_t = '
+                                         'sum_j tau_tj; coordinates [1] are public (weight 0, '
+                                         'no noise) and carry sign(residual) x_j, which '
+                                         "depends on y: each user's private coordinates are "
+                                         'epsilon_t-LDP given them, but there is no '
+                                         'replace-one guarantee for the row',
+                                         'coef_ and intercept_ after every call, '
+                                         "post-processing of the users' noisy reports (the "
+                                         'learner sees nothing else)',
+                                         'every row passed to fit and to the partial_fit calls '
+                                         'since, each a user who reported once (120 with a '
+                                         'finite epsilon_t, covered by their own epsilon_t <= '
+                                         'epsilon; 0 chose epsilon_t=inf, no guarantee)',
+                                         "each user's own report, for a stream however long (a "
+                                         'row passed to k calls reports k times and '
+                                         'composes)')},
+                              {'planned': (math.inf, 0.0, math.nan),
+                               'numbers': (math.inf, 0.0, math.nan, 2.0, 160.0, math.nan),
+                               'texts': ("replace-one (local: each user's report)",
+                                         'local Laplace randomiser, each user epsilon_t = '
+                                         'sum_j tau_tj; coordinates [1] are public (weight 0, '
+                                         'no noise) and carry sign(residual) x_j, which '
+                                         "depends on y: each user's private coordinates are "
+                                         'epsilon_t-LDP given them, but there is no '
+                                         'replace-one guarantee for the row',
+                                         'coef_ and intercept_ after every call, '
+                                         "post-processing of the users' noisy reports (the "
+                                         'learner sees nothing else)',
+                                         'every row passed to fit and to the partial_fit calls '
+                                         'since, each a user who reported once (160 with a '
+                                         'finite epsilon_t, covered by their own epsilon_t <= '
+                                         'epsilon; 0 chose epsilon_t=inf, no guarantee)',
+                                         "each user's own report, for a stream however long (a "
+                                         'row passed to k calls reports k times and '
+                                         'composes)')}]},
+ 'scaler-basic': {'rho': 'ValueError: Private selection needs the guarantee of every candidate '
+                         "before it sees the data, and knows it only for this library's "
+                         'estimators (exact classes, not subclasses, or as the final step of a '
+                         'Pipeline of public transformers); got PrivateRangeScaler. Scale X by '
+                         'public constants (for example with '
+                         'FunctionTransformer(functools.partial(np.multiply, 1 / bound)) in a '
+                         'Pipeline).',
+                  'steps': [{'planned': (1.0, 0.0, math.nan),
+                             'numbers': (1.0, 0.0, math.nan, 1.0, 120.0, math.nan),
+                             'texts': ('replace-one',
+                                       'exponential mechanism on a public grid, 24 quantiles '
+                                       'of 0.04167-DP each, basic composition',
+                                       'low_ and high_ (the private per-feature quantiles) and '
+                                       'what is computed from them',
+                                       'the records passed to fit',
+                                       'this release')}]},
+ 'scaler-zcdp': {'rho': 'ValueError: Private selection needs the guarantee of every candidate '
+                        "before it sees the data, and knows it only for this library's "
+                        'estimators (exact classes, not subclasses, or as the final step of a '
+                        'Pipeline of public transformers); got PrivateRangeScaler. Scale X by '
+                        'public constants (for example with '
+                        'FunctionTransformer(functools.partial(np.multiply, 1 / bound)) in a '
+                        'Pipeline).',
+                 'steps': [{'planned': (1.0, 1e-06, math.nan),
+                            'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                            'texts': ('replace-one',
+                                      'exponential mechanism on a public grid, 24 quantiles of '
+                                      '0.0901-DP each, zCDP composition (eps0^2/8 each)',
+                                      'low_ and high_ (the private per-feature quantiles) and '
+                                      'what is computed from them',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'scaler-bounds-one-feature': {'rho': 'ValueError: Private selection needs the '
+                                              'guarantee of every candidate before it sees the '
+                                              "data, and knows it only for this library's "
+                                              'estimators (exact classes, not subclasses, or '
+                                              'as the final step of a Pipeline of public '
+                                              'transformers); got PrivateRangeScaler. Scale X '
+                                              'by public constants (for example with '
+                                              'FunctionTransformer(functools.partial(np.multiply, '
+                                              '1 / bound)) in a Pipeline).',
+                                       'steps': [{'planned': (1.0, 0.1, math.nan),
+                                                  'numbers': (1.0,
+                                                              0.1,
+                                                              math.nan,
+                                                              1.0,
+                                                              120.0,
+                                                              math.nan),
+                                                  'texts': ('replace-one',
+                                                            'exponential mechanism on a public '
+                                                            'grid, 2 quantiles of 1.036-DP '
+                                                            'each, zCDP composition (eps0^2/8 '
+                                                            'each)',
+                                                            'low_ and high_ (the private '
+                                                            'per-feature quantiles) and what '
+                                                            'is computed from them',
+                                                            'the records passed to fit',
+                                                            'this release')}]},
+ 'scaler-inf': {'rho': 'ValueError: Private selection needs the guarantee of every candidate '
+                       "before it sees the data, and knows it only for this library's "
+                       'estimators (exact classes, not subclasses, or as the final step of a '
+                       'Pipeline of public transformers); got PrivateRangeScaler. Scale X by '
+                       'public constants (for example with '
+                       'FunctionTransformer(functools.partial(np.multiply, 1 / bound)) in a '
+                       'Pipeline).',
+                'steps': [{'planned': (math.inf, 0.0, math.nan),
+                           'numbers': (math.inf, 0.0, math.nan, 1.0, 120.0, math.nan),
+                           'texts': ('replace-one',
+                                     'none: epsilon=inf adds no noise (the best candidates)',
+                                     'low_ and high_ (the private per-feature quantiles) and '
+                                     'what is computed from them',
+                                     'the records passed to fit',
+                                     'this release')}]}}
+
+
+class _Literal(float):
+    """A float that prints as source (``math.inf``, ``math.nan``)."""
+
+    def __repr__(self):
+        if math.isnan(self):
+            return "math.nan"
+        if math.isinf(self):
+            return "math.inf" if self > 0 else "-math.inf"
+        return float.__repr__(self)
+
+
+def _as_source(value):
+    if isinstance(value, dict):
+        return {k: _as_source(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_source(v) for v in value)
+    if isinstance(value, float):
+        return _Literal(value)
+    return value
+
+
+if __name__ == "__main__":  # print the table (run on the code to pin)
+    import pprint
+    import warnings
+
+    warnings.simplefilter("ignore")
+    table = {case[0]: observe(case) for case in CASES}
+    print("PINNED = " + pprint.pformat(_as_source(table), width=96, sort_dicts=False))
