@@ -135,12 +135,12 @@ CASES = [
                                                    alpha=0.05, **MD), "r",
      [(STREAM, 40, {}), (STREAM, 40, {})]),
     # -- MutualInformationPrivateOGDRegressor: local Gaussian reports
-    ("mi-full", MutualInformationPrivateOGDRegressor(sigma=2.0, **MI), "r",
+    ("mi-full", MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0, **MI), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
-    ("mi-bandit", MutualInformationPrivateOGDRegressor(sigma=5.0, feedback="bandit", **MI),
+    ("mi-bandit", MutualInformationPrivateOGDRegressor(epsilon=None, sigma=5.0, feedback="bandit", **MI),
      "r", [(FIT, 120, {}), (STREAM, 40, {})]),
     ("mi-bandit-stream", MutualInformationPrivateOGDRegressor(
-        sigma=5.0, feedback="bandit", fit_intercept=False, **MI), "r",
+        epsilon=None, sigma=5.0, feedback="bandit", fit_intercept=False, **MI), "r",
      [(STREAM, 40, {}), (STREAM, 40, {})]),
     # -- ParameterFreeLocalDPRegressor: user-level local reports, per-user budgets
     ("pf-fit", ParameterFreeLocalDPRegressor(epsilon=2.0, **PF), "r", [(FIT, 120, {})]),
@@ -1665,10 +1665,10 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                        'each batch, for a stream however long (parallel '
                                        'composition)')}]},
  'mi-full': {'rho': 'ValueError: Private selection does not support '
-                    'MutualInformationPrivateOGDRegressor: its guarantee is set by the noise '
-                    'scale sigma per user report (local DP), and in bandit mode its '
-                    'sensitivity depends on the number of features. Use PrivateIGDClassifier, '
-                    'PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
+                    'MutualInformationPrivateOGDRegressor: its guarantee is per user report '
+                    '(local DP, set by epsilon or by the noise scale sigma), and in bandit '
+                    'mode its sensitivity depends on the number of features. Use '
+                    'PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
                     'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
              'steps': [{'planned': (4.886554117462215, 1e-06, 1.0),
                         'numbers': (4.886554117462215, 1e-06, 1.0, 1.0, 120.0, 1.0),
@@ -1699,9 +1699,9 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                   "each user's own report, for a stream however long (a row "
                                   'passed to k calls reports k times and composes)')}]},
  'mi-bandit': {'rho': 'ValueError: Private selection does not support '
-                      'MutualInformationPrivateOGDRegressor: its guarantee is set by the noise '
-                      'scale sigma per user report (local DP), and in bandit mode its '
-                      'sensitivity depends on the number of features. Use '
+                      'MutualInformationPrivateOGDRegressor: its guarantee is per user report '
+                      '(local DP, set by epsilon or by the noise scale sigma), and in bandit '
+                      'mode its sensitivity depends on the number of features. Use '
                       'PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
                       'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
                'steps': [{'planned': (35.50916373589739, 1e-06, 4.994112549695428),
@@ -1747,12 +1747,11 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                     "each user's own report, for a stream however long (a row "
                                     'passed to k calls reports k times and composes)')}]},
  'mi-bandit-stream': {'rho': 'ValueError: Private selection does not support '
-                             'MutualInformationPrivateOGDRegressor: its guarantee is set by '
-                             'the noise scale sigma per user report (local DP), and in bandit '
+                             'MutualInformationPrivateOGDRegressor: its guarantee is per user report '
+                             '(local DP, set by epsilon or by the noise scale sigma), and in bandit '
                              'mode its sensitivity depends on the number of features. Use '
-                             'PrivateIGDClassifier, PrivateQFTLRegressor, '
-                             'PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor or '
-                             'ParameterFreeLocalDPRegressor.',
+                             'PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
+                             'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
                       'steps': [{'planned': (18.163445759078478, 1e-06, 3.0),
                                  'numbers': (18.163445759078478, 1e-06, 3.0, 1.0, 40.0, 3.0),
                                  'texts': ("replace-one (local: each user's report)",
