@@ -56,7 +56,7 @@ _NO_WEIGHTS = "solver='objective_perturbation' does not take sample_weight (Valu
 
 def _expected_failed_checks(estimator):
     if getattr(estimator, "solver", None) == "objective_perturbation" and isinstance(
-        estimator, PrivateIGDClassifier
+        estimator, (PrivateIGDClassifier, PrivateMirrorDescentRegressor)
     ):
         return {
             name: _NO_WEIGHTS for name in (
@@ -69,7 +69,8 @@ def _expected_failed_checks(estimator):
                 "check_classifiers_one_label_sample_weights",
             )
         }
-    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor)):
+    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor,
+                              PrivateMirrorDescentRegressor)):
         return {
             "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
             "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
