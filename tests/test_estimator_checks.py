@@ -58,7 +58,10 @@ def _expected_failed_checks(estimator):
     if getattr(estimator, "solver", None) == "objective_perturbation" and isinstance(
         estimator, (PrivateIGDClassifier, PrivateMirrorDescentRegressor)
     ):
-        return {
+        no_class_weight = {"check_class_weight_classifiers": _NO_WEIGHTS.replace(
+            "sample_weight", "class_weight")} if isinstance(
+                estimator, PrivateIGDClassifier) else {}
+        return no_class_weight | {
             name: _NO_WEIGHTS for name in (
                 "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
                 "check_sample_weights_list", "check_sample_weights_shape",
@@ -70,7 +73,7 @@ def _expected_failed_checks(estimator):
             )
         }
     if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor,
-                              PrivateMirrorDescentRegressor)):
+                              PrivateMirrorDescentRegressor, PrivateFrankWolfeLasso)):
         return {
             "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
             "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
