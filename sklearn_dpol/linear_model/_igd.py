@@ -607,7 +607,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "solver='objective_perturbation' takes no class_weight (no weights); use "
                 "solver='igd'."
             )
-        values = np.array([float(v) for v in weights.values()], dtype=np.float64)
+        try:
+            values = np.array([float(v) for v in weights.values()], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"class_weight values must be numbers; got {weights!r}.") from exc
         if not np.all(np.isfinite(values) & (values >= 0.0)):
             raise ValueError(
                 f"class_weight values must be finite and >= 0; got {weights!r}."
@@ -626,6 +629,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """
         if self.class_weight is None:
             return sample_weight
+        self._check_class_weight_param()  # also after set_params in a stream
         keys = [label.item() if hasattr(label, "item") else label for label in self.classes_]
         unknown = [key for key in self.class_weight
                    if not np.any(_equals(self.classes_, key))]
