@@ -2,7 +2,9 @@
 
 The only expected failures are sample-weight checks that feed weights outside
 the public range [0, 1] that the privacy analysis covers (``[3] * n``, a weight
-of 10, integer weights up to 4 compared with repeated rows): those fits must raise.
+of 10, integer weights up to 4 compared with repeated rows): those fits must raise;
+and, for ``solver="objective_perturbation"`` (IGD, mirror descent), every check that
+passes sample or class weights, which that solver refuses.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
