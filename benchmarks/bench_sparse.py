@@ -6,6 +6,9 @@
 * ``PrivateFrankWolfeLasso`` (``--fw-steps`` steps, sparse products, columns
   of the Gram matrix on demand) against ``Lasso`` on the same CSR data, with a
   sparse linear target.
+* ``PrivateMirrorDescentRegressor`` (Huber loss on the L1 ball, ``--md-steps``
+  full-batch steps through the CSR gradient kernel, O(nnz) each) against
+  ``Lasso`` on the same CSR data and target as Frank-Wolfe.
 * ``PrivateQFTLRegressor`` against ``Ridge`` at ``p = 1,000`` (its statistics
   are ``p x p``, so ``p = 1e5`` is not meaningful) and 1% density (10 entries
   per row), ``n = 100,000``.
@@ -26,7 +29,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.linear_model import Lasso, Ridge, SGDClassifier
 
-from sklearn_dpol import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+from sklearn_dpol import (
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
 
 
 def sparse_design(n, p, per_row, rng):
@@ -57,6 +65,7 @@ def main():
     parser.add_argument("--qftl-density", type=float, default=0.01)
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--fw-steps", type=int, default=200)
+    parser.add_argument("--md-steps", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -66,6 +75,8 @@ def main():
     PrivateIGDClassifier(random_state=0, classes=[0, 1]).fit(small, rng.integers(0, 2, 500))
     PrivateQFTLRegressor(random_state=0).fit(small, rng.uniform(-1, 1, 500))
     PrivateFrankWolfeLasso(random_state=0, max_iter=5).fit(small, rng.uniform(-1, 1, 500))
+    PrivateMirrorDescentRegressor(random_state=0, max_iter=5, loss="huber", constraint="l1",
+                                  ).fit(small, rng.uniform(-1, 1, 500))
 
     rows = []
     per_row = max(1, round(args.density * args.p))
@@ -103,6 +114,13 @@ def main():
     rows.append((f"PrivateFrankWolfeLasso (eps=1, {args.fw_steps} steps)", "Lasso(alpha=1e-5)",
                  t_private, t_baseline, lasso_fw.score(X, target), lasso.score(X, target),
                  "R^2"))
+    mirror = PrivateMirrorDescentRegressor(epsilon=1.0, loss="huber", constraint="l1",
+                                           radius=3.0, data_norm=1.0, y_bound=1.0,
+                                           max_iter=args.md_steps, random_state=0)
+    t_private, _ = best(lambda: mirror.fit(X, target), args.repeat)
+    rows.append((f"PrivateMirrorDescentRegressor (eps=1, {args.md_steps} steps)",
+                 "Lasso(alpha=1e-5)", t_private, t_baseline, mirror.score(X, target),
+                 lasso.score(X, target), "R^2"))
     del X, margin
 
     per_row = max(1, round(args.qftl_density * args.qftl_p))

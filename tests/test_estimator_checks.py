@@ -2,7 +2,9 @@
 
 The only expected failures are sample-weight checks that feed weights outside
 the public range [0, 1] that the privacy analysis covers (``[3] * n``, a weight
-of 10, integer weights up to 4 compared with repeated rows): those fits must raise.
+of 10, integer weights up to 4 compared with repeated rows): those fits must raise;
+and, for ``solver="objective_perturbation"`` (IGD, mirror descent), every check that
+passes sample or class weights, which that solver refuses.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -56,9 +58,12 @@ _NO_WEIGHTS = "solver='objective_perturbation' does not take sample_weight (Valu
 
 def _expected_failed_checks(estimator):
     if getattr(estimator, "solver", None) == "objective_perturbation" and isinstance(
-        estimator, PrivateIGDClassifier
+        estimator, (PrivateIGDClassifier, PrivateMirrorDescentRegressor)
     ):
-        return {
+        no_class_weight = {"check_class_weight_classifiers": _NO_WEIGHTS.replace(
+            "sample_weight", "class_weight")} if isinstance(
+                estimator, PrivateIGDClassifier) else {}
+        return no_class_weight | {
             name: _NO_WEIGHTS for name in (
                 "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
                 "check_sample_weights_list", "check_sample_weights_shape",
@@ -69,7 +74,8 @@ def _expected_failed_checks(estimator):
                 "check_classifiers_one_label_sample_weights",
             )
         }
-    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor)):
+    if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor,
+                              PrivateMirrorDescentRegressor, PrivateFrankWolfeLasso)):
         return {
             "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
             "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,

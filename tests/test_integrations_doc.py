@@ -32,9 +32,11 @@ def test_every_example_runs_and_says_what_is_true():
         with contextlib.redirect_stdout(buffer):
             exec(compile(code, f"{DOC.name}, python block {index + 1}", "exec"), namespace)
         printed.append(buffer.getvalue())
-    assert len(printed) == 13
-    # The sparse one-hot pipeline and the weighted fit (sparse data and sample weights).
-    assert printed[-3] == "True\n" and printed[-2] == "(3,)\n"
+    assert len(printed) == 14
+    # The sparse one-hot pipeline, the weighted fit, class weights and sparse weighted
+    # mirror descent (sparse data and sample weights).
+    assert printed[-4] == "True\n" and printed[-3] == "(3,)\n"
+    assert printed[-2] == "(1, 6) (6,)\n"
     assert namespace["sparse_model"][-1].privacy_.epsilon == 1.0
     # The verbose example's output is the one the page shows.
     (shown,) = blocks("text")

@@ -32,13 +32,16 @@ _BISECTION_MAX = 200
 # -- the full-batch gradient (losses: .losses) -----------------------------------------------
 
 @njit(cache=True, nogil=True)
-def data_gradient(X, scales, y, w, b, loss, threshold, out):
-    """``out = (1/n) sum_i f'(r_i) (z_i, 1)``, ``z_i = scales[i] X[i]``: O(n p).
+def data_gradient(X, scales, y, weights, w, b, loss, threshold, out):
+    """``out = (1/n) sum_i c_i f'(r_i) (z_i, 1)``, ``z_i = scales[i] X[i]``: O(n p).
 
     ``out`` has ``p`` entries, or ``p + 1`` when the last one is the
     intercept's. ``X`` is read in place (float32 or float64), never copied.
+    ``weights`` holds the sample weights ``c_i`` in [0, 1], or nothing (every
+    weight 1: no multiplication at all).
     """
     n, p = X.shape
+    weighted = weights.size > 0
     for j in range(out.size):
         out[j] = 0.0
     total = 0.0
@@ -51,6 +54,8 @@ def data_gradient(X, scales, y, w, b, loss, threshold, out):
         for j in range(p):
             dot += (s * X[i, j]) * w[j]
         d = loss_derivative(dot + b - y[i], loss, threshold)
+        if weighted:
+            d *= weights[i]
         if d != 0.0:
             for j in range(p):
                 out[j] += d * (s * X[i, j])
@@ -62,10 +67,46 @@ def data_gradient(X, scales, y, w, b, loss, threshold, out):
 
 
 @njit(cache=True, nogil=True)
-def gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, out):
+def data_gradient_csr(data, indices, indptr, scales, y, weights, w, b, loss, threshold, out):
+    """:func:`data_gradient` for a CSR matrix: O(nnz + p), stored entries only.
+
+    The absent entries are zeros, whose terms ``(s * 0) * w_j`` and
+    ``d * (s * 0)`` add nothing, so with the columns of a row in increasing
+    order (canonical CSR) every sum adds the same nonzero terms in the same
+    order as the dense kernel: the result is bitwise the dense one.
+    """
+    n = indptr.size - 1
+    p = w.size
+    weighted = weights.size > 0
+    for j in range(out.size):
+        out[j] = 0.0
+    total = 0.0
+    for i in range(n):
+        s = scales[i]
+        lo, hi = indptr[i], indptr[i + 1]
+        dot = 0.0
+        for k in range(lo, hi):
+            dot += (s * data[k]) * w[indices[k]]
+        d = loss_derivative(dot + b - y[i], loss, threshold)
+        if weighted:
+            d *= weights[i]
+        if d != 0.0:
+            for k in range(lo, hi):
+                out[indices[k]] += d * (s * data[k])
+            total += d
+    for j in range(p):
+        out[j] /= n
+    if out.size > p:
+        out[p] = total / n
+
+
+@njit(cache=True, nogil=True)
+def gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, out):
     """The squared loss's gradient from the Gram statistics: O(p^2).
 
-    ``grad_w = G w + b zbar - mean(z y)``, ``grad_b = <zbar, w> + b - mean(y)``.
+    ``grad_w = G w + b zbar - mean(z y)``, ``grad_b = <zbar, w> + b cbar - mean(y)``,
+    all means weighted by the sample weights ``c_i`` (``cbar = mean(c)``, 1.0
+    without weights, where ``b * 1.0`` is ``b`` bitwise).
     """
     p = w.size
     for j in range(p):
@@ -74,7 +115,7 @@ def gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, out):
             acc += gram[j, k] * w[k]
         out[j] = acc
     if out.size > p:
-        acc = b - y_mean
+        acc = b * w_mean - y_mean
         for k in range(p):
             acc += z_mean[k] * w[k]
         out[p] = acc
@@ -259,16 +300,19 @@ def l2_step(u, gradient, eta):
 # -- the per-step loop ---------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, threshold,
-              kind, q, c, power, xi, starts, radius, y_bound, eta, n_steps, sigma, state,
-              u, v, log_u, u_sum, v_sum, trace):
+def run_steps(X, csr_data, csr_indices, csr_indptr, sparse, scales, y, weights, gram,
+              z_mean, zy_mean, y_mean, w_mean, use_gram, loss, threshold, kind, q, c, power,
+              xi, starts, radius, y_bound, eta, n_steps, sigma, state, u, v, log_u, u_sum,
+              v_sum, trace):
     """Take ``n_steps`` noisy mirror steps in place; add each new iterate to the sums.
 
     Each step's gradient in the original coordinates ``(w, b)`` is released
     with Gaussian noise ``sigma`` on the noise grid (``release_value``: exact
     noise, no floating-point sum of gradient and noise; ``state`` is the exact
     sampler's generator state, ``sigma = 0`` adds nothing); the step uses ``radius * g_w`` and
-    ``y_bound * g_b``, the gradient in the normalised coordinates. ``v`` holds
+    ``y_bound * g_b``, the gradient in the normalised coordinates. With
+    ``sparse``, the rows are the CSR arrays ``csr_*`` (``X`` unused), else
+    ``X``; ``weights`` are the sample weights (empty: all 1). ``v`` holds
     the intercept (one entry, or none without intercept). ``trace`` receives
     every iterate when it has a row per step (for tests), else nothing.
     """
@@ -291,9 +335,12 @@ def run_steps(X, scales, y, gram, z_mean, zy_mean, y_mean, use_gram, loss, thres
             w[j] = radius * u[j]
         b = y_bound * v[0] if intercept else 0.0
         if use_gram:
-            gram_gradient(gram, z_mean, zy_mean, y_mean, w, b, grad)
+            gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, grad)
+        elif sparse:
+            data_gradient_csr(csr_data, csr_indices, csr_indptr, scales, y, weights, w, b,
+                              loss, threshold, grad)
         else:
-            data_gradient(X, scales, y, w, b, loss, threshold, grad)
+            data_gradient(X, scales, y, weights, w, b, loss, threshold, grad)
         for j in range(d):
             noisy[j] = release_value(grad[j], sigma, True, ws, state)
         for j in range(p):

@@ -324,13 +324,21 @@ class ClippedLeastSquares:
     :func:`use_gram`); otherwise columns are computed on first use (``O(n d)``
     each) and cached.
     ``X`` is never copied whole nor modified: clipping works on row chunks.
+    With ``sample_weight`` (``c_i`` in [0, 1]) the loss is
+    ``(1/2n) sum_i c_i (<z_i, theta> - y_i)^2``: the clipped rows (intercept
+    column included) and targets are multiplied by ``sqrt(c_i)``.
     """
 
-    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute):
+    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute,
+                 sample_weight=None):
         self.n_samples, n_features = X.shape
         self.n_dims = n_features + int(intercept)
         self._X = X
+        self._root = None if sample_weight is None else np.sqrt(
+            np.asarray(sample_weight, dtype=np.float64))
         self._y = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+        if self._root is not None:
+            self._y = self._root * self._y
         self._feature_bound = float(feature_bound)
         self._intercept = bool(intercept)
         self._cached = None
@@ -352,6 +360,8 @@ class ClippedLeastSquares:
         np.clip(Z[:, :n_features], -bound, bound, out=Z[:, :n_features])
         if self._intercept:
             Z[:, n_features] = self._feature_bound
+        if self._root is not None:
+            Z *= self._root[start:stop, np.newaxis]
         return Z
 
     def _chunks(self):
@@ -399,27 +409,41 @@ class SparseClippedLeastSquares:
     ``indices`` and ``indptr`` and holds its own clipped ``data``. A CSC copy
     serves the columns ``G[:, j] = Z^T Z[:, j] / n`` (``O(nnz)`` each); the
     intercept column (the constant ``feature_bound``) is handled blockwise,
-    never appended. Same objective, same gradients as the dense class.
+    never appended. Same objective, same gradients as the dense class. With
+    ``sample_weight``, rows and targets are multiplied by ``sqrt(c_i)`` as in
+    the dense class (the intercept column becomes ``feature_bound sqrt(c_i)``).
     """
 
-    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute):
+    def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute,
+                 sample_weight=None):
         import scipy.sparse as sp
 
         self.n_samples, n_features = X.shape
         self.n_dims = n_features + int(intercept)
         self._p = n_features
+        root = None if sample_weight is None else np.sqrt(
+            np.asarray(sample_weight, dtype=np.float64))
+        self._root = root
         self._y = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
         bound = float(feature_bound)
         self._c = bound if intercept else None
         data = np.clip(np.asarray(X.data, dtype=np.float64), -bound, bound)
+        if root is not None:
+            self._y = root * self._y
+            data = data * np.repeat(root, np.diff(X.indptr))
         self._Z = sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape, copy=False)
         self._Zc = self._Z.tocsc()
         n = self.n_samples
-        self._col_sums = np.asarray(self._Z.sum(axis=0)).ravel()
+        # Weighted: sum_i sqrt(c_i) z'_i with z'_i = sqrt(c_i) z_i, computed as the
+        # unweighted sum (of rows multiplied once more), so weights of 1 give its bits.
+        self._col_sums = np.asarray((self._Z if root is None else sp.csr_matrix(
+            (data * np.repeat(root, np.diff(X.indptr)), X.indices, X.indptr),
+            shape=X.shape)).sum(axis=0)).ravel()
         linear = np.empty(self.n_dims)
         linear[:n_features] = self._Z.T @ self._y
         if intercept:
-            linear[n_features] = self._c * self._y.sum()
+            linear[n_features] = self._c * (self._y.sum() if root is None
+                                            else (root * self._y).sum())
         self.linear = linear / n
         self.gram = None
         if precompute:
@@ -428,21 +452,23 @@ class SparseClippedLeastSquares:
             if intercept:
                 gram[:n_features, n_features] = gram[n_features, :n_features] = (
                     self._c * self._col_sums)
-                gram[n_features, n_features] = self._c * self._c * n
+                gram[n_features, n_features] = self._c * self._c * (
+                    n if root is None else (root * root).sum())
             self.gram = gram / n
         self._columns = {}
 
     def _predict(self, theta):
         out = self._Z @ theta[:self._p]
         if self._c is not None:
-            out = out + self._c * theta[self._p]
+            out = out + (self._c * theta[self._p] if self._root is None
+                         else (self._c * theta[self._p]) * self._root)
         return out
 
     def _transpose_times(self, r):
         out = np.empty(self.n_dims)
         out[:self._p] = self._Z.T @ r
         if self._c is not None:
-            out[self._p] = self._c * r.sum()
+            out[self._p] = self._c * (r.sum() if self._root is None else (self._root * r).sum())
         return out
 
     def column(self, j):
@@ -450,8 +476,9 @@ class SparseClippedLeastSquares:
         if self.gram is not None:
             return self.gram[:, j]
         if j not in self._columns:
-            if j == self._p:   # the intercept: Z^T (c 1) / n
-                column = self._c * self._transpose_times(np.ones(self.n_samples))
+            if j == self._p:   # the intercept: Z^T (c 1) / n (c sqrt(w) with weights)
+                column = self._c * self._transpose_times(
+                    np.ones(self.n_samples) if self._root is None else self._root)
             else:
                 z_j = self._Zc[:, [j]].toarray().ravel()
                 column = self._transpose_times(z_j)
@@ -602,9 +629,12 @@ def _into_ball(theta, radius):
 
 def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature_bound,
                 y_bound, intercept, positive, n_steps, step_size, t_start, rng,
-                on_steps=None):
+                on_steps=None, sample_weight=None):
     """Fit on ``(X, y)``: clip, calibrate, run ``n_steps`` private steps.
 
+    ``sample_weight`` (in [0, 1], validated by the caller) multiplies each
+    record's loss; the sensitivities are unchanged (``doc/privacy.md``,
+    "Sparse input and sample weights for mirror descent ...").
     Returns ``(theta, calibration, selected)``.
     """
     n_samples, n_features = X.shape
@@ -613,7 +643,7 @@ def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature
 
     kind = SparseClippedLeastSquares if issparse(X) else ClippedLeastSquares
     problem = kind(X, y, feature_bound=feature_bound, y_bound=y_bound, intercept=intercept,
-                   precompute=use_gram(n_dims, n_steps))
+                   precompute=use_gram(n_dims, n_steps), sample_weight=sample_weight)
     return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
                           delta=delta, radius=radius, feature_bound=feature_bound,
                           y_bound=y_bound, intercept=intercept, positive=positive,

@@ -99,13 +99,16 @@ def step_sensitivity(lipschitz, n_problems, gradient_norm=None):
     return 2.0 * bound * math.sqrt(n_problems) * (1 + 1e-9)
 
 
-def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=None):
+def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=None,
+                  sample_weight=None):
     """Sum over the rows of the clipped gradients of each binary problem at ``W``.
 
     ``W`` has one row per problem (weights, then the intercept weight when it
     has one more column than ``X``), ``Y`` the {-1, +1} labels of each problem.
     With ``gradient_norm``, each record's gradient of each problem is scaled
-    down to at most that L2 norm. Returns an array shaped like ``W``.
+    down to at most that L2 norm. ``sample_weight`` (in [0, 1]) multiplies
+    each record's (capped) gradient, whose norm stays within the bound.
+    Returns an array shaped like ``W``.
     """
     p = X.shape[1]
     sparse = issparse(X)                       # CSR: sparse products, never densified
@@ -128,6 +131,8 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=No
         with np.errstate(divide="ignore"):
             cap = np.where(norms > 0, gradient_norm / norms, np.inf)
         slopes = np.sign(slopes) * np.minimum(np.abs(slopes), cap)
+    if sample_weight is not None:
+        slopes = slopes * sample_weight         # |c_i| <= 1: the norm bound holds
     sums = np.empty_like(W)
     sums[:, :p] = (rows.T @ slopes.T).T if sparse else slopes @ rows
     if intercept:

@@ -26,12 +26,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, sparse, special, stats
+from scipy.sparse import issparse
 
 from ..privacy import gaussian_delta, gaussian_mu
 from . import losses
 from ._clip import clip_row_scales
 from . import sets
+from ._weights import canonical_csr
 from .losses import ABSOLUTE, HUBER, SQUARED  # noqa: F401  (the loss names)
 from .sets import GROUP_L1, L1, L2, SIMPLEX
 from .noise import sampler_state
@@ -636,9 +638,15 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
 
 @dataclass
 class ClippedData:
-    """Rows clipped by scale factors (``X`` itself untouched), clipped targets, Gram stats."""
+    """Rows clipped by scale factors (``X`` itself untouched), clipped targets, Gram stats.
 
-    X: np.ndarray
+    ``X`` is a dense array or a canonical CSR matrix (read through its stored
+    entries only); ``weights`` holds the sample weights in [0, 1], or nothing
+    when every weight is 1. The Gram statistics are weighted means over the
+    ``n`` records (``n`` is public; ``w_mean`` is 1.0 without weights).
+    """
+
+    X: object
     scales: np.ndarray
     y: np.ndarray
     gram: np.ndarray
@@ -646,24 +654,63 @@ class ClippedData:
     zy_mean: np.ndarray
     y_mean: float
     use_gram: bool
+    weights: np.ndarray = None
+    w_mean: float = 1.0
+
+    @property
+    def sparse(self):
+        return issparse(self.X)
 
 
-def clip_data(X, y, *, data_norm, y_bound, use_gram):
-    """Clip once per call: row scales from :func:`clip_row_scales`, targets by ``y_bound``."""
+def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None):
+    """Clip once per call: row scales from :func:`clip_row_scales`, targets by ``y_bound``.
+
+    A CSR ``X`` stays sparse: its row norms, and the Gram statistics when they
+    are used, come from its stored entries (``doc/privacy.md``, "Sparse input
+    and sample weights for mirror descent"). ``sample_weight`` (in [0, 1],
+    validated by the caller) multiplies each record's loss.
+    """
+    X = canonical_csr(X)
     scales = row_scales(X, data_norm)
     y_c = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+    weights = np.zeros(0) if sample_weight is None else np.asarray(sample_weight,
+                                                                   dtype=np.float64)
+    weighted = weights.size > 0
+    w_mean = float(np.mean(weights)) if weighted else 1.0
     n, p = X.shape
     if not use_gram:
         empty = np.zeros(0)
-        return ClippedData(X, scales, y_c, np.zeros((0, 0)), empty, empty, 0.0, False)
+        return ClippedData(X, scales, y_c, np.zeros((0, 0)), empty, empty, 0.0, False,
+                           weights, w_mean)
     gram, z_sum, zy_sum = np.zeros((p, p)), np.zeros(p), np.zeros(p)
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
-        Z = scales[start:stop, np.newaxis] * X[start:stop].astype(np.float64, copy=False)
-        gram += Z.T @ Z
-        z_sum += Z.sum(axis=0)
-        zy_sum += Z.T @ y_c[start:stop]
-    return ClippedData(X, scales, y_c, gram / n, z_sum / n, zy_sum / n, float(y_c.mean()), True)
+        rows = slice(start, stop)
+        if issparse(X):
+            chunk = X[rows]
+            Z = sparse.csr_matrix(
+                (np.repeat(scales[rows], np.diff(chunk.indptr))
+                 * np.asarray(chunk.data, dtype=np.float64), chunk.indices, chunk.indptr),
+                shape=chunk.shape)
+        else:
+            Z = scales[rows, np.newaxis] * X[rows].astype(np.float64, copy=False)
+        if weighted:
+            # sqrt(c_i) z_i on both sides gives sum c_i z_i z_i^T.
+            root = np.sqrt(weights[rows])
+            Zr = Z.multiply(root[:, np.newaxis]).tocsr() if issparse(Z) \
+                else root[:, np.newaxis] * Z
+            Zw = Z.multiply(weights[rows][:, np.newaxis]).tocsr() if issparse(Z) \
+                else weights[rows][:, np.newaxis] * Z
+            yw = weights[rows] * y_c[rows]
+        else:
+            Zr, Zw, yw = Z, Z, y_c[rows]
+        product = Zr.T @ Zr
+        gram += product.toarray() if issparse(product) else product
+        z_sum += np.asarray(Zw.sum(axis=0)).ravel()
+        zy_sum += Z.T @ yw
+    y_mean = float(np.mean(weights * y_c)) if weighted else float(y_c.mean())
+    return ClippedData(X, scales, y_c, gram / n, z_sum / n, zy_sum / n, y_mean, True,
+                       weights, w_mean)
 
 
 def row_scales(X, data_norm):
@@ -671,13 +718,20 @@ def row_scales(X, data_norm):
 
     Norms of float32 rows computed in float32 can be low by a relative 1e-7,
     and the clipped rows would exceed ``data_norm`` (the sensitivity) by as much;
-    chunks are converted instead, so ``X`` is never copied whole.
+    chunks are converted instead, so ``X`` is never copied whole. A CSR ``X``
+    (canonical) is read through its stored entries only.
     """
     if X.dtype == np.float64:
         return clip_row_scales(X, data_norm)[0]
+
+    def as_float64(chunk):
+        if issparse(chunk):
+            return sparse.csr_matrix((np.asarray(chunk.data, dtype=np.float64),
+                                      chunk.indices, chunk.indptr), shape=chunk.shape)
+        return np.asarray(chunk, dtype=np.float64)
+
     return np.concatenate([
-        clip_row_scales(np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64),
-                        data_norm)[0]
+        clip_row_scales(as_float64(X[start:start + CHUNK_ROWS]), data_norm)[0]
         for start in range(0, X.shape[0], CHUNK_ROWS)
     ] or [np.zeros(0)])
 
@@ -696,12 +750,17 @@ def averaged_gradient(data, w, b, loss, huber_threshold):
 
     w = np.ascontiguousarray(w, dtype=np.float64)
     out = np.empty(w.size + 1)
+    weights = np.zeros(0) if data.weights is None else data.weights
     if data.use_gram:
-        kernels.gram_gradient(data.gram, data.z_mean, data.zy_mean, data.y_mean, w,
-                              float(b), out)
+        kernels.gram_gradient(data.gram, data.z_mean, data.zy_mean, data.y_mean,
+                              float(data.w_mean), w, float(b), out)
+    elif data.sparse:
+        X = data.X
+        kernels.data_gradient_csr(X.data, X.indices, X.indptr, data.scales, data.y, weights,
+                                  w, float(b), _LOSS_CODES[loss], float(huber_threshold), out)
     else:
-        kernels.data_gradient(data.X, data.scales, data.y, w, float(b), _LOSS_CODES[loss],
-                              float(huber_threshold), out)
+        kernels.data_gradient(data.X, data.scales, data.y, weights, w, float(b),
+                              _LOSS_CODES[loss], float(huber_threshold), out)
     return out
 
 
@@ -719,8 +778,14 @@ class Result:
 
 def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, constraint,
                    radius, group_size, data_norm, y_bound, intercept, epsilon, delta, rng,
-                   n_steps=None, step_size=None, record_iterates=False, on_steps=None):
+                   n_steps=None, step_size=None, record_iterates=False, on_steps=None,
+                   sample_weight=None):
     """Noisy mirror descent on ``(X, y)`` from a public start in the set.
+
+    ``X`` is dense or CSR (sparse kernels, never densified); ``sample_weight``
+    (in [0, 1], validated by the caller; ``None``: all 1) multiplies each
+    record's loss, which leaves the sensitivity ``2L/n`` unchanged
+    (``doc/privacy.md``, "Sparse input and sample weights for mirror descent").
 
     Returns the average of the ``T`` iterates the ``T`` noisy steps produce
     (post-processing of the noisy gradients). ``n_steps=None`` takes the
@@ -737,7 +802,8 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
                             step_size=step_size, n_features=n_features)
     u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
-                     use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps))
+                     use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps),
+                     sample_weight=sample_weight)
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
                                   radius, y_bound, rng, record_iterates, on_steps)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
@@ -808,11 +874,16 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
     # progress is reported between calls, and the arithmetic is the same
     # whichever way the steps are split.
     chunk = max(1, -(-n_steps // 10))
+    if data.sparse:
+        X, csr = np.zeros((0, 0)), (data.X.data, data.X.indices, data.X.indptr)
+    else:
+        X, csr = data.X, (np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int32))
+    weights = np.zeros(0) if data.weights is None else data.weights
     for lo in range(0, n_steps, chunk):
         hi = min(n_steps, lo + chunk)
         kernels.run_steps(
-            data.X, data.scales, data.y, data.gram, data.z_mean, data.zy_mean,
-            data.y_mean, data.use_gram, _LOSS_CODES[loss], float(huber_threshold),
+            X, *csr, data.sparse, data.scales, data.y, weights, data.gram, data.z_mean,
+            data.zy_mean, data.y_mean, float(data.w_mean), data.use_gram, _LOSS_CODES[loss], float(huber_threshold),
             potential.kind, potential.q, potential.c, potential.power, potential.xi,
             potential.block_starts(), float(radius), float(y_bound),
             calibration.step_size, hi - lo, float(calibration.noise_scale), state,

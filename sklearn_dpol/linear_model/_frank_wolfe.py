@@ -19,7 +19,7 @@ from .._base import (
 )
 from .._core import frank_wolfe as fw
 from .._core import sets
-from .._core._weights import canonical_csr
+from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._spec import PrivacySpec, gaussian_spec, stream_regime
@@ -238,7 +238,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` from the origin and release one model, ``(epsilon, delta)``-DP.
 
         Parameters
@@ -248,6 +248,11 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             input is used as CSR (sparse products, never densified).
         y : array-like of shape (n_samples,)
             Targets; clipped to ``y_bound``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in the public range ``[0, 1]`` multiplying each record's
+            squared loss; the sensitivities, the noise and the guarantee are
+            unchanged (``doc/privacy.md``, "Sparse input and sample weights for
+            mirror descent ..."). ``None`` weighs every record 1.
 
         Returns
         -------
@@ -255,11 +260,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             Fitted estimator.
         """
         self._warn_default_bounds("feature_bound", "y_bound")
-        return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"))
+        return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"),
+                                 sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Run the private algorithm on one batch, warm-started from the released model.
 
         The call is ``(epsilon, delta)``-DP for the records of this batch; as
@@ -273,13 +279,15 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             used as CSR.
         y : array-like of shape (n_samples,)
             Targets of the batch; clipped to ``y_bound``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]`` of the batch's records, as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        return self._release_stream_batch(X, y)
+        return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
     def _more_validate_params(self):
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
@@ -301,11 +309,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return PrivacySpec(regime, self.epsilon, self.delta, composition="zcdp",
                            rho=zcdp_rho(self.epsilon, self.delta))
 
-    def _partial_fit(self, X, y, *, fitting):
+    def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
                              accept_sparse="csr", y_numeric=True, reset=first_call)
         X = canonical_csr(X)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
                         n_dims)
@@ -319,7 +328,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
-            on_steps=current_progress(self).steps,
+            on_steps=current_progress(self).steps, sample_weight=sample_weight,
         )
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just

@@ -199,6 +199,15 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         (a zero gradient, like a record whose loss is constant): the call
         neither fails nor reveals that such a record exists (``doc/privacy.md``,
         "Failures and refunds").
+    class_weight : dict or None, default=None
+        Public weights of the classes, ``{label: weight}`` with weights ``>= 0``
+        (a class left out weighs 1), applied as per-record weights multiplying
+        each record's loss (and ``sample_weight``). They are divided by their
+        largest value over ``classes_``, so every record weight is in
+        ``[0, 1]`` and the sensitivity is unchanged (only the ratios matter).
+        ``"balanced"`` is refused: it is computed from the label counts of the
+        private data, which would be released outside the guarantee.
+        ``solver="objective_perturbation"`` takes no weights.
     accountant : PrivacyAccountant or None, default=None
         The privacy budget of the data set, shared by every fit that charges
         it, clones and worker processes of a model-selection run included.
@@ -300,6 +309,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "classes": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
         "accountant": [PrivacyAccountant, None],
         "verbose": ["verbose"],
     }
@@ -331,6 +341,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         random_state=None,
         n_jobs=None,
         classes=None,
+        class_weight=None,
         accountant=None,
         verbose=0,
     ):
@@ -351,6 +362,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.classes = classes
+        self.class_weight = class_weight
         self.accountant = accountant
         self.verbose = verbose
 
@@ -390,7 +402,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Take one pass over a batch and release the updated model.
 
         Parameters
@@ -403,13 +415,18 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         classes : array-like of shape (n_classes,), default=None
             All the classes of the stream. Required on the first call of a
             stream unless ``fit`` was called before.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]`` of the batch's records, as in :meth:`fit`
+            (both streams; the guarantee is unchanged, ``doc/privacy.md``,
+            "Sparse input and sample weights for mirror descent ...").
 
         Returns
         -------
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        return self._release_stream_batch(X, y, classes=classes, n_passes=1)
+        return self._release_stream_batch(X, y, classes=classes, n_passes=1,
+                                          sample_weight=sample_weight)
 
     def _more_validate_params(self):
         if self.solver == "objective_perturbation" and self.loss != "log_loss":
@@ -423,6 +440,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"update='gradient' (GIGA) needs a smooth loss; got loss={self.loss!r}. "
                 "Use loss='log_loss', or update='implicit' for the hinge loss."
             )
+        self._check_class_weight_param()
         if self.classes is not None and np.unique(np.asarray(self.classes)).size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least two classes; got "
@@ -486,6 +504,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if not self._same_classes(label_set):
             _check_partial_fit_first_call(self, label_set)
         self._check_labels()
+        # Public weights of public classes (or of classes_ already released).
+        sample_weight = self._record_weights(y, sample_weight)
         # Public values only (the shape, the classes, the hyperparameters).
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
         self._mark_data_read()
@@ -500,7 +520,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             # other streams, so busy cores cannot make them collapse (37x at
             # 10,000 x 50 on a loaded 2-core machine).
             with single_blas_thread():
-                self._ftrl_step(X, y)
+                self._ftrl_step(X, y, sample_weight)
             return
         share = 1.0 if fitting else self._schedule().share(
             self._stream_samples, self._stream_samples + n_samples
@@ -587,6 +607,68 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "more labels."
             )
 
+    def _check_class_weight_param(self):
+        """Public checks of ``class_weight`` (no data read)."""
+        weights = self.class_weight
+        if weights is None:
+            return
+        if isinstance(weights, str):  # "balanced", the only string the constraints let in
+            raise ValueError(
+                "class_weight='balanced' is not supported: it divides by the number of "
+                "records of each class, counted on the private data, and those counts "
+                "would be released outside the privacy guarantee (a count moves by one "
+                "when one record is replaced). Pass a dict of public class weights, "
+                "e.g. from public class frequencies or a separate private count."
+            )
+        if self.solver == "objective_perturbation":
+            raise ValueError(
+                "solver='objective_perturbation' takes no class_weight (no weights); use "
+                "solver='igd'."
+            )
+        try:
+            values = np.array([float(v) for v in weights.values()], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"class_weight values must be numbers; got {weights!r}.") from exc
+        if not np.all(np.isfinite(values) & (values >= 0.0)):
+            raise ValueError(
+                f"class_weight values must be finite and >= 0; got {weights!r}."
+            )
+        if values.size and not np.any(values > 0.0):
+            raise ValueError("class_weight gives every listed class weight 0; at least one "
+                             "class needs a positive weight.")
+
+    def _record_weights(self, y, sample_weight):
+        """Each record's weight in [0, 1]: its class's public weight over the largest.
+
+        ``class_weight`` maps ``classes_`` (public, or already released) to
+        weights; they are divided by their maximum over ``classes_`` (a
+        public number), and multiply ``sample_weight``. A record whose label
+        is not in ``classes_`` keeps weight 1 (it contributes nothing anyway).
+        """
+        if self.class_weight is None:
+            return sample_weight
+        self._check_class_weight_param()  # also after set_params in a stream
+        keys = [label.item() if hasattr(label, "item") else label for label in self.classes_]
+        unknown = [key for key in self.class_weight
+                   if not np.any(_equals(self.classes_, key))]
+        if unknown:
+            raise ValueError(
+                f"class_weight has labels {unknown!r} that are not classes ("
+                f"{self.classes_.tolist()!r})."
+            )
+        per_class = np.array([float(self.class_weight.get(key, 1.0)) for key in keys])
+        top = per_class.max()
+        if not top > 0.0:
+            raise ValueError(
+                f"class_weight gives every class of {self.classes_.tolist()!r} weight 0; "
+                "at least one needs a positive weight."
+            )
+        per_class = per_class / top
+        weights = np.ones(len(y))
+        for label, value in zip(self.classes_, per_class):
+            weights[_equals(y, label)] = value
+        return weights if sample_weight is None else weights * sample_weight
+
     def _start_stream(self, n_features, fitting):
         """Begin a new calibration: from zero, or from the released model."""
         n_problems = 1 if self.classes_.size == 2 else self.classes_.size
@@ -605,7 +687,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _schedule(self):
         return budget_schedule(self.horizon)
 
-    def _ftrl_step(self, X, y):
+    def _ftrl_step(self, X, y, sample_weight=None):
         """One DP-FTRL step: noisy prefix sum of the batch's gradients, then the FTRL model.
 
         The gradients are taken at a public point (the lookahead of the models
@@ -633,7 +715,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value,
-                                  gradient_norm=self.gradient_bound)
+                                  gradient_norm=self.gradient_bound,
+                                  sample_weight=sample_weight)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
         state = state.step(prefix, self.alpha_ * t,

@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -16,6 +17,7 @@ from .._base import (
     make_generator,
 )
 from .._core import mirror_descent as md
+from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._spec import (
@@ -281,19 +283,30 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         tags = super().__sklearn_tags__()
         # Clipping to public bounds and the noise cost accuracy on the checks' data.
         tags.regressor_tags.poor_score = True
+        # CSR through sparse kernels (other formats converted); objective
+        # perturbation refuses sparse input.
+        tags.input_tags.sparse = self.solver == MIRROR_DESCENT
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` from the potential's centre and release one model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; rows are clipped to ``data_norm``. Sparse input is
+            used as CSR (sparse kernels, never densified; the same model as the
+            dense input). ``solver="objective_perturbation"`` needs dense ``X``.
         y : array-like of shape (n_samples,)
             Targets; clipped to ``y_bound``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in the public range ``[0, 1]`` multiplying each record's
+            loss (the guarantee is unchanged: ``doc/privacy.md``, "Sparse input
+            and sample weights for mirror descent"); ``None`` weighs every
+            record 1. Weights in ``[0, c]`` for a public ``c`` can be divided by
+            ``c``. Not taken by ``solver="objective_perturbation"``.
 
         Returns
         -------
@@ -301,11 +314,12 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             Fitted estimator.
         """
         self._warn_default_bounds("data_norm", "y_bound")
-        return self._release_fit(X, y, reset=("coef_", "intercept_"))
+        return self._release_fit(X, y, reset=("coef_", "intercept_"),
+                                 sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Run the private algorithm on one batch, warm-started from the released model.
 
         With ``solver="objective_perturbation"`` the batch is solved afresh
@@ -317,17 +331,20 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            A batch; rows are clipped to ``data_norm``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A batch; rows are clipped to ``data_norm``. Sparse input is used as
+            CSR (dense ``X`` only for ``solver="objective_perturbation"``).
         y : array-like of shape (n_samples,)
             Targets of the batch; clipped to ``y_bound``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]`` of the batch's records, as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
-        return self._release_stream_batch(X, y)
+        return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
     def _more_validate_params(self):
         if self.constraint == md.GROUP_L1 and self.group_size is None:
@@ -354,16 +371,31 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
                                no_rho=objective_perturbation_refusal(type(self).__name__))
         return gaussian_spec(self.epsilon, self.delta, regime)
 
-    def _partial_fit(self, X, y, *, fitting):
+    def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
+        if self.solver == OBJECTIVE_PERTURBATION and issparse(X):
+            # Refused before validate_data reads a single value.
+            raise ValueError(
+                "solver='objective_perturbation' needs dense X; got a sparse matrix. "
+                "Use solver='mirror_descent' (sparse kernels), or pass X.toarray() if "
+                "it fits in memory."
+            )
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
-                             y_numeric=True, reset=first_call)
+                             accept_sparse="csr", y_numeric=True, reset=first_call)
+        X = canonical_csr(X)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+        if self.solver == OBJECTIVE_PERTURBATION and sample_weight is not None:
+            raise ValueError(
+                "solver='objective_perturbation' does not take sample_weight (its "
+                "certified solver and analysis are for unweighted records); use "
+                "solver='mirror_descent'."
+            )
         y = np.asarray(y, dtype=np.float64)
         self._mark_data_read()  # failures from here on are charged
         if self.solver == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y)
         else:
-            self._mirror_descent_release(X, y, first_call)
+            self._mirror_descent_release(X, y, first_call, sample_weight)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
@@ -374,7 +406,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self._stream_calls += 1
         self.privacy_ = self._guarantee(fitting)
 
-    def _mirror_descent_release(self, X, y, first_call):
+    def _mirror_descent_release(self, X, y, first_call, sample_weight=None):
         result = md.mirror_descent(
             X, y, None if first_call else self.coef_,
             None if first_call else self.intercept_, loss=self.loss,
@@ -384,7 +416,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             intercept=self.fit_intercept, epsilon=float(self.epsilon),
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
             step_size=None if self.step_size is None else float(self.step_size),
-            on_steps=current_progress(self).steps,
+            on_steps=current_progress(self).steps, sample_weight=sample_weight,
         )
         calibration = result.calibration
         self.coef_ = np.asarray(result.coef, dtype=np.float64)
@@ -464,7 +496,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -473,9 +505,11 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             Predicted targets.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C",
+                          accept_sparse="csr", reset=False)
+        X = canonical_csr(X)
         scales = md.row_scales(X, float(self.data_norm))
-        return (X @ self.coef_) * scales + self.intercept_
+        return np.asarray(X @ self.coef_).ravel() * scales + self.intercept_
 
 
 def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, intercept,
