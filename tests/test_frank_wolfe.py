@@ -420,27 +420,46 @@ def test_infinite_epsilon_adds_no_noise():
 @pytest.mark.parametrize("n,epsilon,radius,feature_bound,y_bound",
                          [(100, 1.0, 1.0, 1.0, 1.0), (5000, 0.5, 2.0, 0.5, 3.0),
                           (1, 1.0, 1.0, 1.0, 1.0)])
-def test_iteration_count_minimises_the_bound_with_its_constants(n, epsilon, radius,
-                                                                 feature_bound, y_bound):
+def test_iteration_count_is_the_displacement_rule_with_its_constants(n, epsilon, radius,
+                                                                    feature_bound, y_bound):
     X = np.zeros((n, 7))
     params = dict(epsilon=epsilon, radius=radius, feature_bound=feature_bound,
                   y_bound=y_bound, random_state=0)
     B, r, Y = feature_bound, radius, y_bound
-    steps = np.arange(1, fw.AUTO_ITER_CAP + 1, dtype=float)
     curvature = 4 * B**2 * r**2
-    # Exponential: Gumbel scale Delta sqrt(T / (2 rho)), Delta = 2 B (B r + Y) r / n,
-    # expected error at most scale * ln |S|; |S| = 16 (+-r e_j, 7 features + intercept).
+    log_vertices = math.log(16)  # |S| = 16: +-r e_j, 7 features + intercept
+    c = 0.12
+
+    def expected(unit):
+        return int(min(fw.AUTO_ITER_CAP, max(1, round(c * curvature / (unit * log_vertices)))))
+
+    # Exponential: Gumbel scale Delta / sqrt(2 rho) at one step, Delta = 2 B (B r + Y) r / n,
+    # expected error at most scale * ln |S|.
     rho = zcdp_rho(epsilon, 1e-6)
-    unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * math.log(16)
-    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
+    unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * log_vertices
     model = PrivateFrankWolfeLasso(**params).fit(X, np.zeros(n))
-    assert model.max_iter_ == model.n_iter_ == expected
-    # Gaussian: sigma = 2 sqrt(8) B (B r + Y) sqrt(T) / (n mu), error <= 2 sigma r sqrt(2 ln 16).
+    assert model.max_iter_ == model.n_iter_ == expected(unit)
+    # Gaussian: sigma = 2 sqrt(8) B (B r + Y) / (n mu) at one step, error <= 2 sigma r sqrt(2 ln 16).
     sigma = 2 * math.sqrt(8) * B * (B * r + Y) / (n * gaussian_mu(epsilon, 1e-6))
-    unit = 2 * sigma * r * math.sqrt(2 * math.log(16))
-    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
+    unit = 2 * sigma * r * math.sqrt(2 * log_vertices)
     gaussian = PrivateFrankWolfeLasso(selection="gaussian", **params).fit(X, np.zeros(n))
-    assert gaussian.max_iter_ == expected
+    assert gaussian.max_iter_ == expected(unit)
+
+
+def test_iteration_count_is_linear_in_n_and_in_the_budgets_root():
+    """T = c Gamma / (e(1) ln|S|) with e(1) ~ 1 / (n sqrt(rho)): linear in n sqrt(rho)."""
+    def count(n, epsilon, d=9):
+        return fw.default_iterations("exponential", n_samples=n, n_dims=d, epsilon=epsilon,
+                                     delta=1e-6, radius=5.0, feature_bound=1.0, y_bound=1.0,
+                                     positive=False, intercept=True)
+    assert abs(count(40_000, 1.0) / count(20_000, 1.0) - 2) < 0.02
+    ratio = math.sqrt(zcdp_rho(2.0, 1e-6) / zcdp_rho(1.0, 1e-6))
+    assert abs(count(20_000, 2.0) / count(20_000, 1.0) - ratio) < 0.02
+    # More vertices: a larger score error and a larger log factor, fewer steps.
+    assert count(20_000, 1.0, d=500) < count(20_000, 1.0, d=9)
+    assert count(10, 1.0) == 1
+    assert fw.displacement_steps(1.0, 0.0, 10) == fw.AUTO_ITER_CAP
+    assert fw.displacement_steps(1e300, 1e-300, 10) == fw.AUTO_ITER_CAP
 
 
 def test_iteration_count_reads_no_data_and_grows_with_n():
@@ -455,8 +474,9 @@ def test_iteration_count_reads_no_data_and_grows_with_n():
                                     positive=False, intercept=False)
               for n in (2000, 4000, 8000, 16000, 32000)]
     assert counts == sorted(counts) and counts[0] < counts[-1]
-    # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000.
-    assert counts[-1] < 400
+    # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000,
+    # and than the former bound-minimising rule's 253.
+    assert counts == [1, 2, 4, 9, 18]
     model = PrivateFrankWolfeLasso(random_state=0)
     model.fit(X, y)
     assert model.max_iter is None  # the resolved value is an attribute only
