@@ -420,46 +420,50 @@ def test_infinite_epsilon_adds_no_noise():
 @pytest.mark.parametrize("n,epsilon,radius,feature_bound,y_bound",
                          [(100, 1.0, 1.0, 1.0, 1.0), (5000, 0.5, 2.0, 0.5, 3.0),
                           (1, 1.0, 1.0, 1.0, 1.0)])
-def test_iteration_count_is_the_displacement_rule_with_its_constants(n, epsilon, radius,
-                                                                    feature_bound, y_bound):
+def test_iteration_count_minimises_fluctuation_plus_bias_with_its_constants(
+        n, epsilon, radius, feature_bound, y_bound):
     X = np.zeros((n, 7))
     params = dict(epsilon=epsilon, radius=radius, feature_bound=feature_bound,
                   y_bound=y_bound, random_state=0)
     B, r, Y = feature_bound, radius, y_bound
-    curvature = 4 * B**2 * r**2
+    steps = np.arange(1, fw.AUTO_ITER_CAP + 1, dtype=float)
+    # The fluctuation of the vertex average: (1/2) sum_t w_t^2 max_s s^T G s, with
+    # w_t = 2 (t+1) / (T (T+1)) and s^T G s <= B^2 r^2 for s = +-r e_j.
+    weights_squared = np.array([np.sum((2 * np.arange(1, T + 1) / (T * (T + 1))) ** 2)
+                                for T in range(1, 200)])
+    np.testing.assert_allclose(weights_squared, 2 * (2 * steps[:199] + 1)
+                               / (3 * steps[:199] * (steps[:199] + 1)))
+    fluctuation = B**2 * r**2 * (2 * steps + 1) / (3 * steps * (steps + 1))
     log_vertices = math.log(16)  # |S| = 16: +-r e_j, 7 features + intercept
-    c = 0.12
-
-    def expected(unit):
-        return int(min(fw.AUTO_ITER_CAP, max(1, round(c * curvature / (unit * log_vertices)))))
-
     # Exponential: Gumbel scale Delta / sqrt(2 rho) at one step, Delta = 2 B (B r + Y) r / n,
-    # expected error at most scale * ln |S|.
+    # expected error at most scale * ln |S|, times sqrt(T) at T steps.
     rho = zcdp_rho(epsilon, 1e-6)
     unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * log_vertices
+    expected = int(steps[np.argmin(fluctuation + np.sqrt(steps) * unit)])
     model = PrivateFrankWolfeLasso(**params).fit(X, np.zeros(n))
-    assert model.max_iter_ == model.n_iter_ == expected(unit)
+    assert model.max_iter_ == model.n_iter_ == expected
     # Gaussian: sigma = 2 sqrt(8) B (B r + Y) / (n mu) at one step, error <= 2 sigma r sqrt(2 ln 16).
     sigma = 2 * math.sqrt(8) * B * (B * r + Y) / (n * gaussian_mu(epsilon, 1e-6))
     unit = 2 * sigma * r * math.sqrt(2 * log_vertices)
+    expected = int(steps[np.argmin(fluctuation + np.sqrt(steps) * unit)])
     gaussian = PrivateFrankWolfeLasso(selection="gaussian", **params).fit(X, np.zeros(n))
-    assert gaussian.max_iter_ == expected(unit)
+    assert gaussian.max_iter_ == expected
 
 
-def test_iteration_count_is_linear_in_n_and_in_the_budgets_root():
-    """T = c Gamma / (e(1) ln|S|) with e(1) ~ 1 / (n sqrt(rho)): linear in n sqrt(rho)."""
-    def count(n, epsilon, d=9):
-        return fw.default_iterations("exponential", n_samples=n, n_dims=d, epsilon=epsilon,
-                                     delta=1e-6, radius=5.0, feature_bound=1.0, y_bound=1.0,
-                                     positive=False, intercept=True)
-    assert abs(count(40_000, 1.0) / count(20_000, 1.0) - 2) < 0.02
-    ratio = math.sqrt(zcdp_rho(2.0, 1e-6) / zcdp_rho(1.0, 1e-6))
-    assert abs(count(20_000, 2.0) / count(20_000, 1.0) - ratio) < 0.02
-    # More vertices: a larger score error and a larger log factor, fewer steps.
-    assert count(20_000, 1.0, d=500) < count(20_000, 1.0, d=9)
-    assert count(10, 1.0) == 1
-    assert fw.displacement_steps(1.0, 0.0, 10) == fw.AUTO_ITER_CAP
-    assert fw.displacement_steps(1e300, 1e-300, 10) == fw.AUTO_ITER_CAP
+def test_iteration_count_is_far_below_the_curvature_bounds():
+    """The fluctuation term is 1/12 of 2 Gamma/(T+2): about 12^(2/3) = 5 times fewer steps."""
+    kwargs = dict(n_samples=16_512, n_dims=9, epsilon=1.0, delta=1e-6, radius=5.0,
+                  feature_bound=1.0, y_bound=1.0, positive=False, intercept=True)
+    ours = fw.default_iterations("exponential", **kwargs)
+    unit = fw.selection_error("exponential", 1, n_samples=16_512, n_dims=9, n_vertices=18,
+                              epsilon=1.0, delta=1e-6, radius=5.0, feature_bound=1.0,
+                              y_bound=1.0)
+    former = fw.bound_minimising_steps(fw.curvature_bound(5.0, 1.0), unit)
+    assert ours == 78 and former == 411
+    assert 4.5 < former / ours < 5.7
+    assert fw.fluctuation_minimising_steps(1.0, 0.0) == fw.AUTO_ITER_CAP
+    assert fw.fluctuation_minimising_steps(1e-300, 1.0) == 1
+    assert fw.fluctuation_minimising_steps(1e300, 1e-300) == fw.AUTO_ITER_CAP
 
 
 def test_iteration_count_reads_no_data_and_grows_with_n():
@@ -475,8 +479,8 @@ def test_iteration_count_reads_no_data_and_grows_with_n():
               for n in (2000, 4000, 8000, 16000, 32000)]
     assert counts == sorted(counts) and counts[0] < counts[-1]
     # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000,
-    # and than the former bound-minimising rule's 253.
-    assert counts == [1, 2, 4, 9, 18]
+    # and than the former curvature-bound rule's 253.
+    assert counts == [7, 12, 19, 30, 48]
     model = PrivateFrankWolfeLasso(random_state=0)
     model.fit(X, y)
     assert model.max_iter is None  # the resolved value is an attribute only

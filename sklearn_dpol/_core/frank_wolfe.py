@@ -41,7 +41,7 @@ GAUSSIAN = "gaussian"
 DECREASING = "decreasing"
 CONSTANT = "constant"
 
-# max_iter=None: the seed's count, but never more steps than this (and exactly
+# max_iter=None: the default rule's count, but never more steps than this (and exactly
 # this many for epsilon=inf, where the count has nothing to balance).
 AUTO_ITER_CAP = 20_000
 # Precompute the Gram matrix only up to this dimension (128 MB of float64).
@@ -634,49 +634,75 @@ def frank_wolfe_on(problem, theta_start, *, selection, epsilon, delta, radius, f
     return theta, calibration, selected
 
 
-# The constant of the step-count rule (doc/privacy.md, "Frank-Wolfe's step count from the
-# displacement the selection noise leaves"): chosen once, on public benchmark data
-# (synthetic, cal_housing, protein), never on the data being fitted.
-STEP_RULE_CONSTANT = 0.12
-
-
 def default_iterations(selection, *, n_samples, n_dims, epsilon, delta, radius,
                        feature_bound, y_bound, positive, intercept):
-    """``max_iter=None``: ``T = c Gamma / (e(1) ln |S|)``, public constants only.
+    """``max_iter=None``: the count minimising fluctuation plus selection bias, public constants only.
 
-    ``Gamma = 4 B^2 r^2`` is the curvature bound, ``e(1)`` the expected score
-    error of one private selection at the noise of one step
-    (:func:`selection_error`; it grows like ``sqrt(T)`` at ``T`` steps) and
-    ``|S|`` the number of vertices. The count balances the optimisation error
-    ``2 Gamma / (T + 2)`` against the cost of the displacement the selection
-    noise leaves in the iterate, which is quadratic in the noise and so
-    linear in ``T`` (:func:`displacement_steps`, ``doc/privacy.md``); unlike
-    the bound :func:`excess_risk_bound`, whose noise term is linear in the
-    score error, it grows like ``n epsilon`` (not ``(n epsilon)^(2/3)``).
-    ``epsilon=inf`` gives the cap.
+    The iterate of steps ``2/(t+2)`` is the average ``sum_t w_t s_t`` of the
+    selected vertices with ``w_t = 2 (t+1) / (T (T+1))``. Its excess risk is
+    modelled (``doc/privacy.md``, section 20) as the cost of the random
+    fluctuation of that average, ``(1/2) sum_t w_t^2 max_s s^T G s <=
+    B^2 r^2 (2T+1) / (3T(T+1))``, plus the bias of the noisy selection,
+    ``e(T) = sqrt(T) e(1)`` (:func:`selection_error`: the entropy of the
+    vertex weights is at most ``ln |S|``, priced at the Gumbel scale). The
+    count is the integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising
+    :func:`fluctuation_bias_bound`; it reads ``n``, the dimension,
+    ``epsilon``, ``delta`` and the bounds only. ``epsilon=inf`` gives the cap.
     """
     if math.isinf(epsilon):
         return AUTO_ITER_CAP
-    curvature = curvature_bound(radius, feature_bound)
     n_vertices = make_vertices(n_dims, radius, positive, intercept).size
     noise_unit = selection_error(selection, 1, n_samples=n_samples, n_dims=n_dims,
                                  n_vertices=n_vertices, epsilon=epsilon, delta=delta,
                                  radius=radius, feature_bound=feature_bound, y_bound=y_bound)
-    return displacement_steps(curvature, noise_unit, n_vertices)
+    return fluctuation_minimising_steps(vertex_curvature_bound(radius, feature_bound),
+                                        noise_unit)
 
 
-def displacement_steps(curvature, noise_unit, n_vertices):
-    """``T = round(c Gamma / (e(1) ln |S|))`` in ``[1, AUTO_ITER_CAP]``, ``c = STEP_RULE_CONSTANT``.
+def vertex_curvature_bound(radius, feature_bound):
+    """``max_s s^T G s <= B^2 r^2`` for the vertices ``s = +-r e_j`` (``G_jj <= B^2``)."""
+    extent = feature_bound * radius
+    return extent * extent
 
-    The minimiser (up to the ``+ 2``) of ``2 Gamma / (T + 2) + T q`` with the
-    per-step noise cost ``q = 2 (e(1) ln |S|)^2 / (c^2 Gamma)``.
+
+def fluctuation_bias_bound(n_steps, vertex_curvature, noise_unit):
+    """``C (2T+1) / (3T(T+1)) + sqrt(T) e(1)``, ``C = B^2 r^2``: what :func:`default_iterations` minimises."""
+    t = float(n_steps)
+    return vertex_curvature * (2.0 * t + 1.0) / (3.0 * t * (t + 1.0)) + math.sqrt(t) * noise_unit
+
+
+def fluctuation_minimising_steps(vertex_curvature, noise_unit):
+    """The integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising :func:`fluctuation_bias_bound`.
+
+    The first term is convex and decreasing in ``T``, the second concave and
+    increasing, and the derivative ``e(1) / (2 sqrt(T)) - C (2T^2 + 2T + 1)
+    / (3 T^2 (T+1)^2)`` changes sign once for ``T >= 1`` (``T^2 (T+1)^2 /
+    (sqrt(T) (2T^2 + 2T + 1))`` increases): bisection, then the better
+    integer neighbour.
     """
     if not noise_unit > 0.0:
         return AUTO_ITER_CAP
-    steps = STEP_RULE_CONSTANT * curvature / (noise_unit * math.log(max(n_vertices, 2)))
-    if not steps < AUTO_ITER_CAP:
+
+    def slope(t):
+        return (noise_unit / (2.0 * math.sqrt(t))
+                - vertex_curvature * (2.0 * t * t + 2.0 * t + 1.0)
+                / (3.0 * t * t * (t + 1.0) ** 2))
+
+    low, high = 1.0, float(AUTO_ITER_CAP)
+    if slope(low) >= 0.0:
+        return 1
+    if slope(high) <= 0.0:
         return AUTO_ITER_CAP
-    return int(max(1, round(steps)))
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        if slope(mid) < 0.0:
+            low = mid
+        else:
+            high = mid
+    candidates = {max(1, min(AUTO_ITER_CAP, int(math.floor(low)))),
+                  max(1, min(AUTO_ITER_CAP, int(math.ceil(high))))}
+    return min(sorted(candidates),
+               key=lambda t: fluctuation_bias_bound(t, vertex_curvature, noise_unit))
 
 
 def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilon, delta,
@@ -705,7 +731,7 @@ def excess_risk_bound(n_steps, curvature, noise_unit):
     """``2 Gamma / (T + 2) + sqrt(T) e(1)``: the expected-excess bound (section 4).
 
     Its minimiser (:func:`bound_minimising_steps`) was the default step count
-    before :func:`displacement_steps`; kept for the comparison in the benchmark.
+    before :func:`fluctuation_minimising_steps`; kept for the comparison.
     """
     return 2.0 * curvature / (n_steps + 2.0) + math.sqrt(n_steps) * noise_unit
 
