@@ -5,7 +5,7 @@ Data (synthetic, no private data is read): ``p = 1000`` features uniform on
 positions (``||theta*||_1 = 1``), ``y = clip(<x, theta*> + 0.1 N(0, 1), -1, 1)``.
 The estimator runs at ``radius = 1``, ``feature_bound = y_bound = 1``,
 ``fit_intercept=False`` (the seed's setting), ``epsilon = 1``, ``delta = 1e-6``,
-with the seed's iteration count.
+with the default iteration count (``max_iter=None``, doc/privacy.md section 20).
 
 Tables, printed in Markdown:
 

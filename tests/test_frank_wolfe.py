@@ -420,27 +420,50 @@ def test_infinite_epsilon_adds_no_noise():
 @pytest.mark.parametrize("n,epsilon,radius,feature_bound,y_bound",
                          [(100, 1.0, 1.0, 1.0, 1.0), (5000, 0.5, 2.0, 0.5, 3.0),
                           (1, 1.0, 1.0, 1.0, 1.0)])
-def test_iteration_count_minimises_the_bound_with_its_constants(n, epsilon, radius,
-                                                                 feature_bound, y_bound):
+def test_iteration_count_minimises_fluctuation_plus_bias_with_its_constants(
+        n, epsilon, radius, feature_bound, y_bound):
     X = np.zeros((n, 7))
     params = dict(epsilon=epsilon, radius=radius, feature_bound=feature_bound,
                   y_bound=y_bound, random_state=0)
     B, r, Y = feature_bound, radius, y_bound
     steps = np.arange(1, fw.AUTO_ITER_CAP + 1, dtype=float)
-    curvature = 4 * B**2 * r**2
-    # Exponential: Gumbel scale Delta sqrt(T / (2 rho)), Delta = 2 B (B r + Y) r / n,
-    # expected error at most scale * ln |S|; |S| = 16 (+-r e_j, 7 features + intercept).
+    # The fluctuation of the vertex average: (1/2) sum_t w_t^2 max_s s^T G s, with
+    # w_t = 2 (t+1) / (T (T+1)) and s^T G s <= B^2 r^2 for s = +-r e_j.
+    weights_squared = np.array([np.sum((2 * np.arange(1, T + 1) / (T * (T + 1))) ** 2)
+                                for T in range(1, 200)])
+    np.testing.assert_allclose(weights_squared, 2 * (2 * steps[:199] + 1)
+                               / (3 * steps[:199] * (steps[:199] + 1)))
+    fluctuation = B**2 * r**2 * (2 * steps + 1) / (3 * steps * (steps + 1))
+    log_vertices = math.log(16)  # |S| = 16: +-r e_j, 7 features + intercept
+    # Exponential: Gumbel scale Delta / sqrt(2 rho) at one step, Delta = 2 B (B r + Y) r / n,
+    # expected error at most scale * ln |S|, times sqrt(T) at T steps.
     rho = zcdp_rho(epsilon, 1e-6)
-    unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * math.log(16)
-    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
+    unit = 2 * B * (B * r + Y) * r / n * math.sqrt(1 / (2 * rho)) * log_vertices
+    expected = int(steps[np.argmin(fluctuation + np.sqrt(steps) * unit)])
     model = PrivateFrankWolfeLasso(**params).fit(X, np.zeros(n))
     assert model.max_iter_ == model.n_iter_ == expected
-    # Gaussian: sigma = 2 sqrt(8) B (B r + Y) sqrt(T) / (n mu), error <= 2 sigma r sqrt(2 ln 16).
+    # Gaussian: sigma = 2 sqrt(8) B (B r + Y) / (n mu) at one step, error <= 2 sigma r sqrt(2 ln 16).
     sigma = 2 * math.sqrt(8) * B * (B * r + Y) / (n * gaussian_mu(epsilon, 1e-6))
-    unit = 2 * sigma * r * math.sqrt(2 * math.log(16))
-    expected = int(steps[np.argmin(2 * curvature / (steps + 2) + np.sqrt(steps) * unit)])
+    unit = 2 * sigma * r * math.sqrt(2 * log_vertices)
+    expected = int(steps[np.argmin(fluctuation + np.sqrt(steps) * unit)])
     gaussian = PrivateFrankWolfeLasso(selection="gaussian", **params).fit(X, np.zeros(n))
     assert gaussian.max_iter_ == expected
+
+
+def test_iteration_count_is_far_below_the_curvature_bounds():
+    """The fluctuation term is 1/12 of 2 Gamma/(T+2): about 12^(2/3) = 5 times fewer steps."""
+    kwargs = dict(n_samples=16_512, n_dims=9, epsilon=1.0, delta=1e-6, radius=5.0,
+                  feature_bound=1.0, y_bound=1.0, positive=False, intercept=True)
+    ours = fw.default_iterations("exponential", **kwargs)
+    unit = fw.selection_error("exponential", 1, n_samples=16_512, n_dims=9, n_vertices=18,
+                              epsilon=1.0, delta=1e-6, radius=5.0, feature_bound=1.0,
+                              y_bound=1.0)
+    former = fw.bound_minimising_steps(fw.curvature_bound(5.0, 1.0), unit)
+    assert ours == 78 and former == 411
+    assert 4.5 < former / ours < 5.7
+    assert fw.fluctuation_minimising_steps(1.0, 0.0) == fw.AUTO_ITER_CAP
+    assert fw.fluctuation_minimising_steps(1e-300, 1.0) == 1
+    assert fw.fluctuation_minimising_steps(1e300, 1e-300) == fw.AUTO_ITER_CAP
 
 
 def test_iteration_count_reads_no_data_and_grows_with_n():
@@ -455,8 +478,9 @@ def test_iteration_count_reads_no_data_and_grows_with_n():
                                     positive=False, intercept=False)
               for n in (2000, 4000, 8000, 16000, 32000)]
     assert counts == sorted(counts) and counts[0] < counts[-1]
-    # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000.
-    assert counts[-1] < 400
+    # Far fewer steps than the seed's (Gamma n eps / (L W))^(2/3) = 1,600 at n = 32,000,
+    # and than the former curvature-bound rule's 253.
+    assert counts == [7, 12, 19, 30, 48]
     model = PrivateFrankWolfeLasso(random_state=0)
     model.fit(X, y)
     assert model.max_iter is None  # the resolved value is an attribute only

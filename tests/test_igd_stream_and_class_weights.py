@@ -96,7 +96,7 @@ def test_ftrl_weighted_gradient_sums_move_within_the_step_sensitivity(gradient_n
     """Noise off: what the prefix-sum mechanism reads moves by at most its sensitivity."""
     rng = np.random.default_rng(3)
     n, p = 20, 4
-    clf = PrivateIGDClassifier(classes=classes, data_norm=1.3, gradient_norm=gradient_norm)
+    clf = PrivateIGDClassifier(classes=classes, data_norm=1.3, gradient_bound=gradient_norm)
     intercept_value, lipschitz = clf._geometry()
     n_problems = 1 if len(classes) == 2 else len(classes)
     bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_norm)

@@ -42,7 +42,7 @@ GAUSSIAN = "gaussian"
 DECREASING = "decreasing"
 CONSTANT = "constant"
 
-# max_iter=None: the seed's count, but never more steps than this (and exactly
+# max_iter=None: the default rule's count, but never more steps than this (and exactly
 # this many for epsilon=inf, where the count has nothing to balance).
 AUTO_ITER_CAP = 20_000
 # Precompute the Gram matrix only up to this dimension (128 MB of float64).
@@ -666,26 +666,73 @@ def frank_wolfe_on(problem, theta_start, *, selection, epsilon, delta, radius, f
 
 def default_iterations(selection, *, n_samples, n_dims, epsilon, delta, radius,
                        feature_bound, y_bound, positive, intercept):
-    """``max_iter=None``: the count that minimises the excess-risk bound with its constants.
+    """``max_iter=None``: the count minimising fluctuation plus selection bias, public constants only.
 
-    Frank-Wolfe with steps ``2/(t+2)`` and a selection whose score is off by
-    ``e_t`` has ``h_{t+1} <= (1 - g_t) h_t + g_t e_t + g_t^2 Gamma / 2``, so
-    ``E h_T <= 2 Gamma / (T + 2) + e(T)`` (Jaggi 2013 with additive errors).
-    ``e(T)`` is the expected selection error at ``T`` steps of the calibrated
-    noise (:func:`selection_error`): it grows like ``sqrt(T) / n``. The count
-    is the integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising
-    :func:`excess_risk_bound` (``doc/privacy.md``, section 4, "Step count"), with
-    ``Gamma = 4 B^2 r^2``; it reads public constants only. ``epsilon=inf``
-    gives the cap.
+    The iterate of steps ``2/(t+2)`` is the average ``sum_t w_t s_t`` of the
+    selected vertices with ``w_t = 2 (t+1) / (T (T+1))``. Its excess risk is
+    modelled (``doc/privacy.md``, section 20) as the cost of the random
+    fluctuation of that average, ``(1/2) sum_t w_t^2 max_s s^T G s <=
+    B^2 r^2 (2T+1) / (3T(T+1))``, plus the bias of the noisy selection,
+    ``e(T) = sqrt(T) e(1)`` (:func:`selection_error`: the entropy of the
+    vertex weights is at most ``ln |S|``, priced at the Gumbel scale). The
+    count is the integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising
+    :func:`fluctuation_bias_bound`; it reads ``n``, the dimension,
+    ``epsilon``, ``delta`` and the bounds only. ``epsilon=inf`` gives the cap.
     """
     if math.isinf(epsilon):
         return AUTO_ITER_CAP
-    curvature = curvature_bound(radius, feature_bound)
     n_vertices = make_vertices(n_dims, radius, positive, intercept).size
     noise_unit = selection_error(selection, 1, n_samples=n_samples, n_dims=n_dims,
                                  n_vertices=n_vertices, epsilon=epsilon, delta=delta,
                                  radius=radius, feature_bound=feature_bound, y_bound=y_bound)
-    return bound_minimising_steps(curvature, noise_unit)
+    return fluctuation_minimising_steps(vertex_curvature_bound(radius, feature_bound),
+                                        noise_unit)
+
+
+def vertex_curvature_bound(radius, feature_bound):
+    """``max_s s^T G s <= B^2 r^2`` for the vertices ``s = +-r e_j`` (``G_jj <= B^2``)."""
+    extent = feature_bound * radius
+    return extent * extent
+
+
+def fluctuation_bias_bound(n_steps, vertex_curvature, noise_unit):
+    """``C (2T+1) / (3T(T+1)) + sqrt(T) e(1)``, ``C = B^2 r^2``: what :func:`default_iterations` minimises."""
+    t = float(n_steps)
+    return vertex_curvature * (2.0 * t + 1.0) / (3.0 * t * (t + 1.0)) + math.sqrt(t) * noise_unit
+
+
+def fluctuation_minimising_steps(vertex_curvature, noise_unit):
+    """The integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising :func:`fluctuation_bias_bound`.
+
+    The first term is convex and decreasing in ``T``, the second concave and
+    increasing, and the derivative ``e(1) / (2 sqrt(T)) - C (2T^2 + 2T + 1)
+    / (3 T^2 (T+1)^2)`` changes sign once for ``T >= 1`` (``T^2 (T+1)^2 /
+    (sqrt(T) (2T^2 + 2T + 1))`` increases): bisection, then the better
+    integer neighbour.
+    """
+    if not noise_unit > 0.0:
+        return AUTO_ITER_CAP
+
+    def slope(t):
+        return (noise_unit / (2.0 * math.sqrt(t))
+                - vertex_curvature * (2.0 * t * t + 2.0 * t + 1.0)
+                / (3.0 * t * t * (t + 1.0) ** 2))
+
+    low, high = 1.0, float(AUTO_ITER_CAP)
+    if slope(low) >= 0.0:
+        return 1
+    if slope(high) <= 0.0:
+        return AUTO_ITER_CAP
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        if slope(mid) < 0.0:
+            low = mid
+        else:
+            high = mid
+    candidates = {max(1, min(AUTO_ITER_CAP, int(math.floor(low)))),
+                  max(1, min(AUTO_ITER_CAP, int(math.ceil(high))))}
+    return min(sorted(candidates),
+               key=lambda t: fluctuation_bias_bound(t, vertex_curvature, noise_unit))
 
 
 def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilon, delta,
@@ -711,7 +758,11 @@ def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilo
 
 
 def excess_risk_bound(n_steps, curvature, noise_unit):
-    """``2 Gamma / (T + 2) + sqrt(T) e(1)``: the bound :func:`default_iterations` minimises."""
+    """``2 Gamma / (T + 2) + sqrt(T) e(1)``: the expected-excess bound (section 4).
+
+    Its minimiser (:func:`bound_minimising_steps`) was the default step count
+    before :func:`fluctuation_minimising_steps`; kept for the comparison.
+    """
     return 2.0 * curvature / (n_steps + 2.0) + math.sqrt(n_steps) * noise_unit
 
 
