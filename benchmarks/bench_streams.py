@@ -13,9 +13,11 @@ Three parts, printed as Markdown tables:
    ``cal_housing`` and ``trefor_protein`` (public scaling of
    ``bench_qftl.py``, random 80/20 split), ``fit`` against streams in batches
    of 1,000 with ``horizon = n_train`` and ``horizon=None``, for the default
-   mechanism (BLT) and the seed's tree + Honaker, next to scikit-learn
-   ``Ridge``. Targets: stream within 0.05 of ``fit``, ``horizon=None`` within
-   0.02 of the known horizon.
+   mechanism (BLT, calibrated on calls: ``ceil(horizon / 1,000)`` steps) and
+   the seed's tree + Honaker, next to scikit-learn ``Ridge``; once per
+   ``--alpha`` (default ``auto``, AdaSSP in ``fit`` and the public per-release
+   rule in a stream, then ``1e-3``). Targets: stream within 0.05 of ``fit``,
+   ``horizon=None`` within 0.02 of the known horizon.
 3. ``contention``: QFTL stream throughput at ``d = 90`` (synthetic rows,
    batches of 1,000) with the library's one-BLAS-thread limit and without it
    (the limit patched out), idle and with four busy processes (pure-Python
