@@ -177,10 +177,16 @@ def test_streams_keep_a_public_alpha():
     X, y = regression_data(n=600)
     stream = PrivateQFTLRegressor(random_state=0)
     stream.partial_fit(X[:100], y[:100])
-    assert stream.alpha_ == qftl_module.STREAM_ALPHA and stream.alpha == "auto"
+    # AdaSSP's ridge with lambda_min taken as 0, from the release's public noise level.
+    d = X.shape[1] + 1
+    _, _, noise_std, _, *_ = stream._released_solve
+    expected = qftl.adassp_ridge(0.0, d, 0.0, noise_std, 1e-6) / 100
+    assert stream.alpha_ == pytest.approx(expected) and stream.alpha == "auto"
     with recording_releases() as log:
         stream.partial_fit(X[100:200], y[100:200])
     assert all(values.shape != (1,) for values, _, _ in log)   # no eigenvalue release
+    _, _, noise_std, _, *_ = stream._released_solve
+    assert stream.alpha_ == pytest.approx(qftl.adassp_ridge(0.0, d, 0.0, noise_std, 1e-6) / 200)
     # A stream continuing a fit keeps the fit's released alpha_.
     reg = PrivateQFTLRegressor(random_state=0).fit(X[:400], y[:400])
     fitted_alpha = reg.alpha_

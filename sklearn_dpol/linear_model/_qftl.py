@@ -27,14 +27,12 @@ from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
-from ..privacy._streams import make_stream_mechanism, resolve_mechanism
+from ..privacy._streams import calibration_horizon, make_stream_mechanism, resolve_mechanism
 from ._dask_fit import dask_statistics, is_dask_array
 
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
 _MODEL_CACHE = weakref.WeakKeyDictionary()
-#: ``alpha_`` of a ``partial_fit`` stream started with ``alpha="auto"``.
-STREAM_ALPHA = 1e-2
 # data_norm="auto": the public candidates 2^(k/4), k/4 in [-20, 20].
 _AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 
@@ -72,9 +70,11 @@ class PrivateQFTLRegressor(
         and the ridge is a bound on the noise's spectral norm minus that
         private estimate (never below 0); the statistics get the other
         ``0.9 mu*^2``.
-        In a ``partial_fit`` stream, the public ``1e-2`` (or the value of the
-        ``fit`` the stream continues). The resolved value is ``alpha_``
-        (``doc/privacy.md``, "QFTL fit: AdaSSP").
+        In a ``partial_fit`` stream, AdaSSP's rule with the smallest
+        eigenvalue taken as 0, from each release's public noise level (no
+        budget spent; per release), or the value of the ``fit`` the stream
+        continues. The resolved value is ``alpha_`` (``doc/privacy.md``,
+        "QFTL fit: AdaSSP" and "QFTL streams calibrated on calls").
     data_norm : float or "auto", default=1.0
         Rows of ``X`` are clipped to this L2 norm. Set it from public knowledge
         of the data, never from the private data. ``"auto"`` (``fit`` only):
@@ -96,10 +96,13 @@ class PrivateQFTLRegressor(
         Value of the constant feature.
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
-        ``ValueError``. A factorization mechanism is calibrated for at most
-        ``horizon`` calls (a call has at least one sample), a tree for
-        ``horizon.bit_length()`` levels. With ``None`` the guarantee holds for
-        a stream of any length, at somewhat more noise.
+        ``ValueError``. A factorization mechanism (``"blt"``, ``"sqrt"``) is
+        calibrated on calls: ``ceil(horizon / n)`` of them, ``n`` the first
+        batch's size (public), and a call past that raises ``ValueError``
+        before reading its data (keep later batches at least as large as the
+        first). A tree is calibrated for ``horizon.bit_length()`` levels.
+        With ``None`` the guarantee holds for a stream of any length, at
+        somewhat more noise.
     prefix_sums : {"auto", "blt", "sqrt", "tree", "honaker"}, default="auto"
         The continual-release mechanism of a stream's prefix sums
         (:func:`~sklearn_dpol.privacy._streams.make_stream_mechanism`).
@@ -372,15 +375,15 @@ class PrivateQFTLRegressor(
             else:
                 self.alpha_ = float(self.alpha)
             self._base_statistics, self._base_samples = statistics, stats.n_rows
+            self._base_alpha = self.alpha_   # a stream continuing this fit keeps it
             self._base_variance = sigma * sigma
             self._stream = None
             n_samples, spent_fraction = stats.n_rows, 1.0
             noise_std = sigma
         else:
-            stream = self._stream_to_advance(stats.dim)
-            self.alpha_ = self._stream_alpha()
+            stream = self._stream_to_advance(stats.dim, stats.n_rows)
             mu = stream.mu
-            self._check_horizon_left(stream, stats.n_rows)  # public: the shape
+            self._check_horizon_left(stream, stats.n_rows)  # public: the shapes
             self._mark_data_read()  # failures from here on are charged
             # Small per-release work (a batch's gram, a (d+1) x (d+1) eigh): one
             # BLAS thread, so competing processes cannot make it collapse.
@@ -388,6 +391,8 @@ class PrivateQFTLRegressor(
                 statistics = self._base_statistics + stream.advance(stats, self._rng)
                 n_samples = self._base_samples + stream.n_rows
                 noise_std = math.sqrt(self._base_variance + stream.current_variance())
+                # Public: counts and the release's stated noise level.
+                self.alpha_ = self._stream_alpha(n_samples, stats.dim_features, noise_std)
                 self._publish(statistics, n_samples, stats.dim_features, noise_std)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
@@ -424,14 +429,23 @@ class PrivateQFTLRegressor(
         bound = self._row_bound()
         return max(float(alpha), qftl.ALPHA_FLOOR * bound * bound)
 
-    def _stream_alpha(self):
-        """A stream's ``alpha_``: the parameter, the ``fit`` it continues, or ``1e-2``."""
+    def _stream_alpha(self, n_samples, n_augmented, noise_std):
+        """A release's ``alpha_`` in a stream: the parameter, the ``fit`` it continues, or public.
+
+        With ``alpha="auto"`` and no ``fit`` before, AdaSSP's ridge with the
+        smallest eigenvalue taken as 0 (its worst case, so nothing is released
+        about it): ``SPECTRAL_FRACTION * sigma_t * sqrt(d log(2 d^2 / rho))``
+        for this release's stated noise standard deviation ``sigma_t`` on
+        ``V``, per sample. Every input is public (counts, the mechanism's
+        calibration), so the rule costs no budget (``doc/privacy.md``, "QFTL
+        streams calibrated on calls").
+        """
         if self.alpha != "auto":
             return float(self.alpha)
-        if getattr(self, "_base_samples", 0) > 0 and hasattr(self, "alpha_"):
-            return self.alpha_   # released by the fit the stream continues
-        # Public rule for streams: the library's long-standing per-sample default.
-        return STREAM_ALPHA
+        if getattr(self, "_base_samples", 0) > 0 and getattr(self, "_base_alpha", None):
+            return self._base_alpha   # released by the fit the stream continues
+        lam = qftl.adassp_ridge(0.0, n_augmented, 0.0, noise_std, float(self.delta))
+        return self._alpha_floored(lam / max(int(n_samples), 1))
 
     def sensitivity(self):
         """Joint replace-one L2 sensitivity of one record's packed ``(v v^T, y v)``.
@@ -568,26 +582,43 @@ class PrivateQFTLRegressor(
             intercept, sample_weight,
         )
 
-    def _stream_to_advance(self, dim):
-        """A copy of the stream to advance (so a failed call changes nothing), or a new one."""
+    def _stream_to_advance(self, dim, n_rows):
+        """A copy of the stream to advance (so a failed call changes nothing), or a new one.
+
+        ``n_rows`` is the batch's size: a new stream's first batch, public (a
+        shape). A factorization is calibrated on calls,
+        ``ceil(horizon / n_rows)`` steps; a tree on ``horizon`` rows
+        (:func:`~sklearn_dpol.privacy._streams.calibration_horizon`).
+        """
         if getattr(self, "_stream", None) is not None:
             return self._stream.snapshot()
         if not hasattr(self, "_base_statistics"):
             self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
-        # horizon counts samples: a stream of at most horizon samples takes at
-        # most horizon steps (one per call), so it bounds both kinds.
+        name = resolve_mechanism(self.prefix_sums)
+        self._stream_first_batch = int(n_rows)   # public (a shape), for the error message
         return make_stream_mechanism(
-            resolve_mechanism(self.prefix_sums), dim=dim, sensitivity=self.sensitivity(),
-            mu=self._budget_split()[2], horizon=self.horizon,
+            name, dim=dim, sensitivity=self.sensitivity(), mu=self._budget_split()[2],
+            horizon=calibration_horizon(name, self.horizon, n_rows),
         )
 
     def _check_horizon_left(self, stream, n_rows):
+        """Refuse, from public shapes only and before any data is read, a call past the calibration."""
         if self.horizon is not None and stream.n_rows + n_rows > self.horizon:
             raise ValueError(
                 f"This batch of {n_rows} samples would take the stream to "
                 f"{stream.n_rows + n_rows} samples, past horizon={self.horizon}: the noise "
                 "was calibrated for at most horizon samples. Call fit to start a new "
                 "stream, or use horizon=None for streams of unknown length."
+            )
+        if (stream.granularity == "step" and stream.horizon is not None
+                and stream.t + 1 > stream.horizon):
+            raise ValueError(
+                f"This would be call {stream.t + 1} of a stream whose noise was calibrated "
+                f"for {stream.horizon} calls: ceil(horizon / first batch size) with "
+                f"horizon={self.horizon} and a first batch of {self._stream_first_batch} "
+                f"samples (prefix_sums={self.prefix_sums!r} takes one step per call). Pass "
+                "later batches at least as large as the first, a larger horizon, "
+                "prefix_sums='tree' (calibrated on samples), or horizon=None."
             )
 
     def _publish(self, statistics, n_samples, n_augmented, noise_std):

@@ -62,6 +62,7 @@ __all__ = [
     "MECHANISMS",
     "StreamMechanism",
     "budget_schedule",
+    "calibration_horizon",
     "factorization_sigma",
     "make_stream_mechanism",
     "resolve_mechanism",
@@ -110,6 +111,41 @@ def resolve_mechanism(requested):
         raise ValueError(f"unknown stream mechanism {requested!r}; expected one of "
                          f"{('auto',) + MECHANISMS}.")
     return requested
+
+
+def calibration_horizon(mechanism, horizon_rows, first_batch_rows):
+    """The ``horizon`` to build ``mechanism`` with, for a stream of at most ``horizon_rows`` rows.
+
+    A tree counts rows: ``horizon_rows``. A factorization takes one step per
+    call, so it is calibrated on calls: ``ceil(horizon_rows / first_batch_rows)``
+    steps, the number of calls a stream of ``horizon_rows`` rows in batches of
+    the first batch's size takes. Both arguments are public under replace-one
+    neighbours (a horizon is a parameter, a batch size is a shape, the same in
+    every neighbouring stream), so the calibration reads no data. A call past
+    that many steps must be refused before any data is read (the estimator's
+    check; the mechanism itself raises too, whatever the estimator), which is
+    what keeps every stream within the column norm it was calibrated on
+    (``doc/privacy.md``, "QFTL streams calibrated on calls").
+
+    Parameters
+    ----------
+    mechanism : str
+        A resolved mechanism name (``"blt"``, ``"sqrt"``, ``"tree"``, ``"honaker"``).
+    horizon_rows : int or None
+        Largest number of rows of the stream; ``None`` (unbounded) passes through.
+    first_batch_rows : int
+        Rows of the stream's first call, ``>= 1``.
+
+    Returns
+    -------
+    horizon : int or None
+    """
+    if horizon_rows is None or resolve_mechanism(mechanism) in ("tree", "honaker"):
+        return horizon_rows
+    first = int(first_batch_rows)
+    if first < 1:
+        raise ValueError(f"first_batch_rows must be >= 1; got {first_batch_rows!r}.")
+    return max(1, -(-int(horizon_rows) // first))
 
 
 def factorization_sigma(column_norm, sensitivity, mu):

@@ -1,0 +1,142 @@
+"""QFTL streams calibrated on calls, and the public per-release ridge of a stream.
+
+``doc/privacy.md``, "QFTL streams calibrated on calls": a factorization mechanism
+(``"blt"``, ``"sqrt"``) takes one step per ``partial_fit`` call, so a stream of at
+most ``horizon`` rows whose first batch has ``m`` rows is calibrated for
+``ceil(horizon / m)`` steps (public: a parameter and a shape); a call past that is
+refused before any data is read. Checked with noise off on neighbouring streams
+(the recorded pre-noise values of every release move by at most ``mu`` in GDP
+terms, attained by a record in the first call), and by the refusal leaving the
+estimator untouched without reading the batch.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpol import PrivateQFTLRegressor
+from sklearn_dpol._core import matrix_factorization as mf
+from sklearn_dpol._core import qftl
+from sklearn_dpol._core.noise import recording_releases
+from sklearn_dpol.privacy import gaussian_mu
+from sklearn_dpol.privacy._streams import calibration_horizon
+
+EPSILON, DELTA = 1.0, 1e-6
+MU = gaussian_mu(EPSILON, DELTA)
+# The worst case of the joint sensitivity: unit rows, targets in [-1, 1], no intercept.
+TIGHT = dict(epsilon=EPSILON, delta=DELTA, fit_intercept=False, data_norm=1.0, y_bound=1.0,
+             alpha=1e-2)
+
+
+def worst_case_pair(n=23, position=0, seed=0):
+    """Unit rows; row ``position`` is e_1 with y=1 in one set and the unit vector at
+    60 degrees with y=-1 in the other (the supremum of the joint sensitivity)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.uniform(-1, 1, size=n)
+    X[position], y[position] = [1.0, 0.0], 1.0
+    X2, y2 = X.copy(), y.copy()
+    X2[position], y2[position] = [0.5, math.sqrt(3) / 2], -1.0
+    return (X, y), (X2, y2)
+
+
+def stream_log(params, X, y, batch):
+    reg = PrivateQFTLRegressor(random_state=0, **params)
+    with recording_releases() as log:
+        for lo in range(0, len(y), batch):
+            reg.partial_fit(X[lo:lo + batch], y[lo:lo + batch])
+    return reg, log
+
+
+def test_calibration_horizon_counts_calls_for_factorizations_rows_for_trees():
+    assert calibration_horizon("blt", 16_512, 1_000) == 17
+    assert calibration_horizon("sqrt", 16_000, 1_000) == 16
+    assert calibration_horizon("auto", 5, 7) == 1
+    assert calibration_horizon("tree", 16_512, 1_000) == 16_512
+    assert calibration_horizon("honaker", 100, 3) == 100
+    assert calibration_horizon("blt", None, 1_000) is None
+    with pytest.raises(ValueError, match="first_batch_rows"):
+        calibration_horizon("blt", 10, 0)
+
+
+@pytest.mark.parametrize("name", ["blt", "sqrt"])
+def test_stream_is_calibrated_for_its_calls_and_spends_mu_at_the_last(name):
+    (X, y), _ = worst_case_pair(n=23)
+    reg, _ = stream_log(dict(TIGHT, horizon=23, prefix_sums=name), X, y, 5)
+    assert reg._stream.horizon == 5 and reg._stream.t == 5     # ceil(23 / 5)
+    norm = (mf.sqrt_column_norm(5) if name == "sqrt"
+            else mf.blt_column_norm(*mf.blt_parameters(5), 5))
+    assert reg._stream.column_norm == pytest.approx(norm)
+    assert reg.noise_scale_ == pytest.approx(reg.sensitivity_ * norm / MU)
+    assert reg.privacy_.spent_mu == pytest.approx(MU)
+    assert "at most 5 steps" in reg.privacy_.mechanism
+    # Fewer calls than calibrated (a first batch smaller than the rest) is fine.
+    reg, _ = stream_log(dict(TIGHT, horizon=23, prefix_sums=name), X, y, 23)
+    assert reg._stream.horizon == 1 and reg.privacy_.spent_mu == pytest.approx(MU)
+
+
+@pytest.mark.parametrize("name", ["blt", "sqrt"])
+@pytest.mark.parametrize("position", [0, 4, 7, 22])
+def test_noise_off_neighbours_stay_within_mu(name, position):
+    """Replace one record by the worst case: the recorded pre-noise values of every
+    release move by at most mu in GDP terms, exactly mu for a record of the first
+    call (column 0 of C over all the calibrated steps is released)."""
+    params = dict(TIGHT, horizon=23, prefix_sums=name)
+    logs = []
+    for X, y in worst_case_pair(n=23, position=position):
+        _, log = stream_log(params, X, y, 5)
+        logs.append(log)
+    assert len(logs[0]) == len(logs[1]) == 5
+    spent = math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
+    assert spent <= MU * (1 + 1e-9)
+    if position < 5:
+        assert spent == pytest.approx(MU, rel=1e-8)
+
+
+def test_a_call_past_the_calibrated_calls_is_refused_before_reading_data(monkeypatch):
+    (X, y), _ = worst_case_pair(n=30)
+    reg = PrivateQFTLRegressor(random_state=0, horizon=30, **{k: v for k, v in TIGHT.items()})
+    reg.partial_fit(X[:10], y[:10])          # 3 calls calibrated
+    reg.partial_fit(X[10:15], y[10:15])
+    reg.partial_fit(X[15:20], y[15:20])
+    before = (reg.coef_.copy(), reg.t_, reg._stream.t, reg.privacy_)
+
+    def no_read():
+        raise AssertionError("the refusal must come before the data is read")
+
+    monkeypatch.setattr(reg, "_mark_data_read", no_read)
+    with recording_releases() as log:
+        with pytest.raises(ValueError, match=r"call 4 of a stream .* calibrated for 3 calls"):
+            reg.partial_fit(X[20:25], y[20:25])
+    assert log == []
+    np.testing.assert_array_equal(reg.coef_, before[0])
+    assert (reg.t_, reg._stream.t, reg.privacy_) == before[1:]
+    # The tree counts rows, not calls: the same batches are fine.
+    tree = PrivateQFTLRegressor(random_state=0, horizon=30, prefix_sums="tree", **TIGHT)
+    for lo, hi in ((0, 10), (10, 15), (15, 20), (20, 25), (25, 30)):
+        tree.partial_fit(X[lo:hi], y[lo:hi])
+    assert tree.t_ == 30
+
+
+def test_auto_alpha_of_a_stream_is_public_per_release():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 3)) / 2
+    y = np.clip(X @ [0.5, -0.3, 0.2], -1, 1)
+    reg = PrivateQFTLRegressor(random_state=0, horizon=3000)
+    alphas = []
+    with recording_releases() as log:
+        for lo in range(0, 3000, 1000):
+            reg.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000])
+            noise_std = reg._released_solve[2]
+            lam = qftl.SPECTRAL_FRACTION * noise_std * math.sqrt(
+                4 * math.log(2 * 16 / qftl.SPECTRAL_FAILURE))
+            assert reg.alpha_ == pytest.approx(lam / (lo + 1000))
+            assert reg._released_solve[3] == reg.alpha_
+            alphas.append(reg.alpha_)
+    assert len(log) == 3          # one release per call: nothing spent on the ridge
+    assert alphas[0] > alphas[1] > alphas[2]
+    # No noise: the floor (ridge-free follow-the-leader).
+    exact = PrivateQFTLRegressor(epsilon=np.inf, horizon=3000).partial_fit(X, y)
+    assert exact.alpha_ == pytest.approx(qftl.ALPHA_FLOOR * 2.0)
