@@ -443,13 +443,27 @@ def _replay_audit(logs, n_runs, delta, alpha, rng):
 # -- floating-point attacks (doc/privacy.md section 14, doc/audit.md) -------------------
 
 def representable(noiseless, released, steps=4):
-    """Could every released double be ``fl(noiseless + t)`` for some double ``t``?
+    """Whether every released double can be ``fl(noiseless + t)`` for some double ``t``.
 
     The representability attack on the released bits: an attacker who knows
     every record but one computes the noiseless release of each candidate and
     rules out a candidate for which this is ``False``. The library's grid
     release never lets it rule anything out; :func:`float_release` does.
-    Searches ``steps`` doubles on each side of ``released - noiseless``.
+
+    Parameters
+    ----------
+    noiseless : array-like of float
+        The release without noise under one hypothesis (e.g. the estimator at
+        ``epsilon=inf`` on the candidate data set).
+    released : array-like of float
+        The released values, of the same size.
+    steps : int, default=4
+        How many doubles to search on each side of ``released - noiseless``.
+
+    Returns
+    -------
+    possible : bool
+        ``True`` when every coordinate can be ``fl(noiseless + t)``.
     """
     W, z = np.ravel(noiseless), np.ravel(released)
     ok = np.zeros(W.shape, dtype=bool)
@@ -466,6 +480,22 @@ def float_release(values, scale, rng, gaussian=True):
     Its low-order bits depend on ``values`` (Mironov 2012), which
     :func:`representable` detects. For audits and tests only; the library
     releases through ``sklearn_dpol._core.noise``.
+
+    Parameters
+    ----------
+    values : array-like of float
+        The exact values.
+    scale : float
+        The noise scale (standard deviation, or the Laplace scale).
+    rng : numpy.random.Generator
+        The source of the floating-point noise.
+    gaussian : bool, default=True
+        Gaussian noise, else Laplace.
+
+    Returns
+    -------
+    released : ndarray
+        ``values + scale * draw`` in floating point.
     """
     shape = np.shape(values)
     draw = rng.standard_normal(shape) if gaussian else rng.laplace(size=shape)
