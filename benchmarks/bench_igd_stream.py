@@ -28,7 +28,13 @@ Run::
 
     python benchmarks/bench_igd_stream.py           # eps = 1, 2 seeds, 2 alphas (~1 minute)
     python benchmarks/bench_igd_stream.py --full    # eps in {0.5, 1, 2}, 3 seeds, 3 alphas (~8 min)
-    python benchmarks/bench_igd_stream.py --full --figure doc/images/igd_stream_accuracy.png
+    python benchmarks/bench_igd_stream.py --full --seeds 6 \
+        --figure doc/images/igd_stream_accuracy.png
+    python benchmarks/bench_igd_stream.py --full --targets-only --prefix-sums honaker
+
+``--prefix-sums`` picks the DP-FTRL stream's mechanism (default: the BLT matrix
+factorization; ``honaker`` is the binary tree it replaced); ``--targets-only``
+skips the clipped and seed's-stream columns; ``--epsilons`` overrides the list.
 """
 
 import argparse

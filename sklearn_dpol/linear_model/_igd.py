@@ -154,7 +154,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         mechanism over the calls (``prefix_sums``, one step per call) releases
         noisy prefix sums of them, and the model is the follow-the-regularized-leader
         solution on those sums (proximal regulariser ``alpha t / 2``, momentum
-        0.97, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
+        0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
         the released models, projected onto the ball of radius ``L / alpha``).
         Its noise grows at most with the logarithm of the number of calls.
         ``"iterate_perturbation"``: the seed's stream, which runs IGD and
@@ -265,8 +265,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     call releases one model; all releases since the stream started are jointly
     ``(epsilon, delta)``-DP for the stream's records, each passed once (the
     prefix-sum mechanism's Gaussian values with adaptively chosen gradients,
-    or exact Gaussian DP composition of the perturbed iterates). A stream after ``fit`` starts from the *released* model, so the
-    records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
+    or exact Gaussian DP composition of the perturbed iterates). A stream
+    after ``fit`` starts from the *released* model, so the records of ``fit``
+    pay nothing more. Multiclass problems are one-vs-rest
     and one record moves every class's weights, so the noise covers the joint
     sensitivity ``sqrt(n_classes)`` times that of one problem. Derivations are
     in ``doc/privacy.md``.
