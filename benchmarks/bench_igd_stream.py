@@ -28,7 +28,13 @@ Run::
 
     python benchmarks/bench_igd_stream.py           # eps = 1, 2 seeds, 2 alphas (~1 minute)
     python benchmarks/bench_igd_stream.py --full    # eps in {0.5, 1, 2}, 3 seeds, 3 alphas (~8 min)
-    python benchmarks/bench_igd_stream.py --full --figure doc/images/igd_stream_accuracy.png
+    python benchmarks/bench_igd_stream.py --full --seeds 6 \
+        --figure doc/images/igd_stream_accuracy.png
+    python benchmarks/bench_igd_stream.py --full --targets-only --prefix-sums honaker
+
+``--prefix-sums`` picks the DP-FTRL stream's mechanism (default: the BLT matrix
+factorization; ``honaker`` is the binary tree it replaced); ``--targets-only``
+skips the clipped and seed's-stream columns; ``--epsilons`` overrides the list.
 """
 
 import argparse
@@ -90,10 +96,12 @@ def run_stream(make, X_tr, y_tr, X_te, y_te):
 GRADIENT_NORM = 0.5
 
 
-def private_stream(eps, alpha, seed, horizon, stream="ftrl", gradient_norm=None):
+def private_stream(eps, alpha, seed, horizon, stream="ftrl", gradient_norm=None,
+                   prefix_sums="auto"):
     return lambda: PrivateIGDClassifier(
         epsilon=eps, delta=DELTA, alpha=alpha, data_norm=1.0, horizon=horizon, stream=stream,
-        gradient_bound=gradient_norm, classes=CLASSES, random_state=seed)
+        gradient_bound=gradient_norm, prefix_sums=prefix_sums, classes=CLASSES,
+        random_state=seed)
 
 
 def best_over_alphas(results):
@@ -108,10 +116,18 @@ def main(argv=None):
     parser.add_argument("--full", action="store_true",
                         help="eps in {0.5, 1, 2}, 3 seeds, alpha in {1e-3, 3e-4, 1e-4}")
     parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=None,
+                        help="override the epsilons (default: 1; --full: 0.5 1 2)")
+    parser.add_argument("--prefix-sums", default="auto",
+                        choices=("auto", "blt", "sqrt", "tree", "honaker"),
+                        help="the DP-FTRL stream's prefix-sum mechanism (default: auto = blt)")
+    parser.add_argument("--targets-only", action="store_true",
+                        help="skip the clipped and seed's-stream columns (only what the "
+                             "targets need; faster on a loaded machine)")
     parser.add_argument("--figure", type=Path, default=None,
                         help="also save the accuracy-against-epsilon figure (PNG) here")
     args = parser.parse_args(argv)
-    epsilons = (0.5, 1.0, 2.0) if args.full else (1.0,)
+    epsilons = tuple(args.epsilons or ((0.5, 1.0, 2.0) if args.full else (1.0,)))
     alphas = (1e-3, 3e-4, 1e-4) if args.full else (1e-3, 1e-4)
     seeds = range(args.seeds or (3 if args.full else 2))
     path = args.data or default_data()
@@ -131,7 +147,8 @@ def main(argv=None):
     print(f"\nData: {path.name}, train {n:,} / test {len(y_te):,} (stratified 90/10, "
           f"random_state=0), majority class {majority:.4f}; one pass in batches of {BATCH:,} "
           f"({-(-n // BATCH)} calls); alpha grid {list(alphas)}; seeds {list(seeds)}; "
-          f"delta {DELTA:g}; data_norm 1, intercept_scaling 1 (L = sqrt(2)).\n")
+          f"delta {DELTA:g}; data_norm 1, intercept_scaling 1 (L = sqrt(2)); DP-FTRL "
+          f"prefix_sums={args.prefix_sums!r}.\n")
 
     sgd = [run_stream(lambda s=s: SGDClassifier(loss="log_loss", random_state=s),
                       X_tr, y_tr, X_te, y_te) for s in seeds]
@@ -147,8 +164,12 @@ def main(argv=None):
                     ("ftrl", n, "ftrl", None), ("ftrl_none", None, "ftrl", None),
                     ("clipped", n, "ftrl", GRADIENT_NORM),
                     ("seed", n, "iterate_perturbation", None)):
+                if args.targets_only and name in ("clipped", "seed"):
+                    found[name] = (float("nan"), [(float("nan"),) * 3])
+                    continue
                 found[name] = best_over_alphas({
-                    alpha: [run_stream(private_stream(eps, alpha, s, horizon, stream, clip),
+                    alpha: [run_stream(private_stream(eps, alpha, s, horizon, stream, clip,
+                                                      args.prefix_sums),
                                        X_tr, y_tr, X_te, y_te) for s in seeds]
                     for alpha in alphas})
             for solver in ("igd", "objective_perturbation"):

@@ -3,7 +3,10 @@
 The sensitivity analysis is doc/privacy.md, section 2.1: given everything
 released before, the models at which the gradients are taken are the same on
 neighbouring streams, so one call's gradient sum moves by at most
-2 L sqrt(K), and every prefix sum by at most that.
+2 L sqrt(K), and every prefix sum by at most that. The default prefix-sum
+mechanism is the BLT matrix factorization (doc/privacy.md, "DP-FTRL on a
+matrix-factorization mechanism"): given the transcript, the noised C g moves
+by at most 2 L sqrt(K) max_j ||C[:, j]||; the trees stay as options.
 """
 
 import pickle
@@ -14,12 +17,14 @@ import pytest
 import sklearn_dpol.linear_model._igd as igd_module
 from sklearn_dpol import PrivateIGDClassifier
 from sklearn_dpol._core import ftrl
+from sklearn_dpol._core import matrix_factorization as mf
 from sklearn_dpol._core._clip import clip_row_scales
 from sklearn_dpol._core.noise import recording_releases
 from sklearn_dpol.audit import audit_estimator
-from sklearn_dpol.privacy import PrivacyAccountant, gaussian_mu
+from sklearn_dpol.privacy import PrivacyAccountant, gaussian_epsilon, gaussian_mu
 
 EPSILON, DELTA = 1.0, 1e-6
+ALLOWANCE = 1 + ftrl.ROUNDING_ALLOWANCE
 
 
 def data(n=600, d=5, n_classes=2, seed=0):
@@ -83,15 +88,17 @@ def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_n
     assert worst > 0.8 * attainable
 
 
+@pytest.mark.parametrize("prefix_sums", ["blt", "sqrt", "honaker"])
 @pytest.mark.parametrize("horizon", [None, 600])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_noise_off_neighbouring_streams_move_every_prefix_sum_by_at_most_the_bound(
-        horizon, n_classes):
+        horizon, n_classes, prefix_sums):
     """sigma = 0: given the released models (the transcript), the neighbour's prefix
     sums differ from the stream's by at most sensitivity_ at every call."""
     X, y = data(n_classes=n_classes)
     classes = list(range(n_classes))
-    clf = PrivateIGDClassifier(epsilon=np.inf, alpha=1e-2, classes=classes, horizon=horizon)
+    clf = PrivateIGDClassifier(epsilon=np.inf, alpha=1e-2, classes=classes, horizon=horizon,
+                               prefix_sums=prefix_sums)
     index = 250                                  # a record of the third batch of 100
     X1, y1 = X.copy(), y.copy()
     X1[index], y1[index] = -10 * X[index], (y[index] + 1) % n_classes
@@ -116,11 +123,77 @@ def test_noise_off_neighbouring_streams_move_every_prefix_sum_by_at_most_the_bou
         neighbour = neighbour + ftrl.gradient_sums(
             W, X1[rows], clip_row_scales(X1[rows], 1.0)[0], signed(y1[rows], classes), **args)
         # Without noise the released prefix is the exact sum at the released models.
-        np.testing.assert_allclose(prefixes[k], exact, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(prefixes[k], exact, rtol=1e-10, atol=1e-9)
         moved = np.linalg.norm(neighbour - exact)
         assert moved <= clf.sensitivity_
         assert (moved == 0.0) == (start + 100 <= index)
     assert moved > 0.1 * clf.sensitivity_
+
+
+def lookahead_points(released):
+    """Where each call's gradients are taken: the lookahead of the models released before."""
+    return [released[0]] + [W + ftrl.LOOKAHEAD * (W - before)
+                            for before, W in zip(released[:-2], released[1:-1])]
+
+
+def factor_coefficients(mechanism, steps):
+    """The first ``steps`` Toeplitz coefficients of the mechanism's C."""
+    if mechanism.name == "blt":
+        return mf.blt_coefficients(mechanism.inner.omega, mechanism.inner.theta, steps)[0]
+    return mf.sqrt_coefficients(steps)
+
+
+def toeplitz_times(c, G):
+    """``C G`` for the lower-triangular Toeplitz ``C`` of coefficients ``c`` (rows of G: steps)."""
+    return np.array([c[:k + 1][::-1] @ G[:k + 1] for k in range(len(G))])
+
+
+@pytest.mark.parametrize("prefix_sums,horizon", [("blt", 600), ("blt", None), ("sqrt", 600)])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_noised_values_are_c_g_and_neighbours_move_them_by_at_most_sigma_mu(
+        prefix_sums, horizon, n_classes):
+    """Noise on (adaptive: the models depend on the noise). The recorded pre-noise values
+    are C g, g the gradient sums at the released transcript's lookahead points; the
+    neighbour's C g', along the same transcript, differs by the record's column of C
+    times its gradient change: at most sigma mu* in Frobenius norm."""
+    X, y = data(n_classes=n_classes)
+    classes = list(range(n_classes))
+    clf = PrivateIGDClassifier(alpha=1e-2, classes=classes, horizon=horizon,
+                               prefix_sums=prefix_sums, random_state=0)
+    index, batch = 250, 100                      # a record of the third call
+    X1, y1 = X.copy(), y.copy()
+    X1[index], y1[index] = -10 * X[index], (y[index] + 1) % n_classes
+    released = [np.zeros((1 if n_classes == 2 else n_classes, X.shape[1] + 1))]
+    with recording_releases() as log:
+        for start in range(0, 600, batch):
+            clf.partial_fit(X[start:start + batch], y[start:start + batch])
+            released.append(np.c_[clf.coef_, clf.intercept_])
+    assert clf.prefix_sums_ == prefix_sums and len(log) == 6
+    args = dict(loss="log_loss", intercept_value=1.0)
+    G, G1 = [], []
+    for W, start in zip(lookahead_points(released), range(0, 600, batch)):
+        rows = slice(start, start + batch)
+        G.append(ftrl.gradient_sums(W, X[rows], clip_row_scales(X[rows], 1.0)[0],
+                                    signed(y[rows], classes), **args).ravel())
+        G1.append(ftrl.gradient_sums(W, X1[rows], clip_row_scales(X1[rows], 1.0)[0],
+                                     signed(y1[rows], classes), **args).ravel())
+    G, G1 = np.array(G), np.array(G1)
+    c = factor_coefficients(clf._ftrl_mechanism, len(G))
+    recorded = np.array([entry[0] for entry in log])
+    np.testing.assert_allclose(recorded, toeplitz_times(c, G), rtol=1e-10, atol=1e-9)
+    assert all(entry[1] == clf.noise_scale_ for entry in log)
+    mu = gaussian_mu(EPSILON, DELTA)
+    shift = toeplitz_times(c, G) - toeplitz_times(c, G1)
+    moved = np.linalg.norm(shift)
+    p = index // batch
+    assert np.all(shift[:p] == 0.0)
+    d = np.linalg.norm(G[p] - G1[p])
+    assert 0 < d <= clf.sensitivity_
+    assert moved == pytest.approx(np.linalg.norm(c[:len(G) - p]) * d, rel=1e-9)
+    assert moved <= clf.noise_scale_ * mu
+    # The calibration: sigma = (1 + allowance) Delta max_j ||C[:, j]|| / mu*.
+    assert clf.noise_scale_ == pytest.approx(
+        ALLOWANCE * clf.sensitivity_ * clf._ftrl_mechanism.column_norm / mu, rel=1e-12)
 
 
 # -- audits: tight side and positive controls ----------------------------------------
@@ -155,37 +228,73 @@ def audit(estimator, runs=400_000, batch_size=4):
                            batch_size=batch_size, random_state=0)
 
 
-@pytest.mark.parametrize("horizon", [None, 12])
-def test_attained_bound_is_tight_and_within_the_claim(horizon):
-    result = audit(PrivateIGDClassifier(**ATTAINED, horizon=horizon))
-    # The canary is in every node its position can be in: the whole of mu.
-    assert result.instance_mu == pytest.approx(gaussian_mu(EPSILON, DELTA), rel=1e-8)
+def spent_on_canary(estimator, batch_size=4):
+    """``privacy_.spent_mu`` of a real stream over the canary data, in the audit's batches."""
+    X, y, _ = worst_case()
+    model = estimator.set_params(random_state=0)
+    for start in range(0, len(X), batch_size):
+        model.partial_fit(X[start:start + batch_size], y[start:start + batch_size],
+                          classes=[0, 1])
+    return model.privacy_.spent_mu
+
+
+MECHANISMS = [("blt", 12), ("blt", None), ("sqrt", 12), ("honaker", 12), ("honaker", None)]
+
+
+@pytest.mark.parametrize("prefix_sums,horizon", MECHANISMS)
+def test_attained_bound_is_tight_and_within_the_claim(prefix_sums, horizon):
+    params = dict(ATTAINED, horizon=horizon, prefix_sums=prefix_sums)
+    result = audit(PrivateIGDClassifier(**params))
+    mu = gaussian_mu(EPSILON, DELTA)
+    spent = spent_on_canary(PrivateIGDClassifier(**params))
+    # The canary's column of C is attained: 2 ||C[:t, 0]|| / sigma, which is the
+    # spent mu (all of it at a full known horizon; a tree's canary is in every
+    # node its position can be in), less the rounding allowance of a factorization.
+    factor = 1.0 if prefix_sums == "honaker" else ALLOWANCE
+    assert result.instance_mu == pytest.approx(spent / factor, rel=1e-8)
+    if horizon is not None or prefix_sums == "honaker":
+        assert spent == pytest.approx(mu, rel=1e-12)
+    else:
+        assert 0.5 * mu < spent < mu      # an unbounded BLT never spends all of mu
     assert result.instance_epsilon <= EPSILON * (1 + 1e-8)
-    assert result.epsilon_lower_bound <= EPSILON
+    # The claim for what is released so far: epsilon of the spent mu.
+    claim = gaussian_epsilon(spent, DELTA)
+    assert result.epsilon_lower_bound <= claim <= EPSILON * (1 + 1e-8)
     assert result.epsilon_lower_bound > 0.3 * result.instance_epsilon
 
 
-@pytest.mark.parametrize("horizon", [None, 12])
-def test_halved_noise_is_caught(broken_accountant, horizon):
+@pytest.mark.parametrize("prefix_sums,horizon", MECHANISMS)
+def test_halved_noise_is_caught(broken_accountant, prefix_sums, horizon):
+    """Against the claim for what is released so far: all of epsilon at a full known
+    horizon; an unbounded BLT's spent mu, 0.61 of mu after 3 calls and 0.70 after 12
+    (audited in 12 calls of one row: at 3 calls the halved noise's instance, epsilon
+    1.24 against a claim of 0.59, is beyond the audit's power at delta = 1e-6)."""
+    params = dict(ATTAINED, horizon=horizon, prefix_sums=prefix_sums)
+    batch_size = 1 if (prefix_sums, horizon) == ("blt", None) else 4
+    claim = gaussian_epsilon(spent_on_canary(PrivateIGDClassifier(**params), batch_size),
+                             DELTA)
     broken_accountant(2.0)
-    result = audit(PrivateIGDClassifier(**ATTAINED, horizon=horizon))
-    assert result.epsilon_lower_bound > EPSILON
+    result = audit(PrivateIGDClassifier(**params), batch_size=batch_size)
+    assert result.epsilon_lower_bound > claim
 
 
-def test_removed_noise_is_caught(broken_accountant):
+@pytest.mark.parametrize("prefix_sums", ["blt", "honaker"])
+def test_removed_noise_is_caught(broken_accountant, prefix_sums):
     broken_accountant(np.inf)
-    result = audit(PrivateIGDClassifier(**ATTAINED), runs=1000)
+    result = audit(PrivateIGDClassifier(**ATTAINED, prefix_sums=prefix_sums), runs=1000)
     assert result.epsilon_lower_bound > 5 * EPSILON
 
 
-def test_audit_replay_matches_real_streams():
-    """On the canary data the recorded node values are the same for every seed,
-    so replaying them audits the real adaptive stream."""
+@pytest.mark.parametrize("prefix_sums,horizon", MECHANISMS)
+def test_audit_replay_matches_real_streams(prefix_sums, horizon):
+    """On the canary data the recorded noised values (C g, or tree nodes) are the
+    same for every seed, so replaying them audits the real adaptive stream."""
     X, y, _ = worst_case()
     logs = []
     for seed in (0, 1):
         with recording_releases() as log:
-            clf = PrivateIGDClassifier(**ATTAINED, random_state=seed)
+            clf = PrivateIGDClassifier(**ATTAINED, random_state=seed, horizon=horizon,
+                                       prefix_sums=prefix_sums)
             for start in range(0, 12, 4):
                 clf.partial_fit(X[start:start + 4], y[start:start + 4], classes=[0, 1])
         logs.append(log)
@@ -197,29 +306,69 @@ def test_audit_replay_matches_real_streams():
 
 # -- calibration, horizon, accounting ---------------------------------------------------
 
-def test_node_noise_is_calibrated_to_the_tree():
+def test_default_is_blt_calibrated_on_its_column_norm_over_the_calls():
     X, y = data(n=1000)
     clf = PrivateIGDClassifier(horizon=1000, classes=[0, 1], random_state=0)
+    for start in range(0, 1000, 100):
+        clf.partial_fit(X[start:start + 100], y[start:start + 100])
+    assert clf.prefix_sums == "auto" and clf.prefix_sums_ == "blt"
+    omega, theta = mf.blt_parameters(10)          # 10 calls: 10 steps
+    norm = mf.blt_column_norm(omega, theta, 10)
+    mu = gaussian_mu(EPSILON, DELTA)
+    assert clf.noise_scale_ == pytest.approx(ALLOWANCE * norm * clf.sensitivity_ / mu,
+                                             rel=1e-12)
+    assert clf.privacy_.spent_mu == pytest.approx(mu)
+    assert "DP-FTRL" in clf.privacy_.mechanism and "BLT" in clf.privacy_.mechanism
+    assert "at most 10 calls" in clf.privacy_.mechanism
+    assert (clf.privacy_.n_releases, clf.privacy_.n_records, clf.t_) == (10, 1000, 1001)
+    assert PrivateIGDClassifier(classes=[0, 1]).partial_fit(X, y).prefix_sums_ == "blt"
+    fitted = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    assert fitted.prefix_sums_ is None
+
+
+def test_node_noise_is_calibrated_to_the_tree():
+    X, y = data(n=1000)
+    clf = PrivateIGDClassifier(horizon=1000, classes=[0, 1], random_state=0,
+                               prefix_sums="honaker")
     for start in range(0, 1000, 100):
         clf.partial_fit(X[start:start + 100], y[start:start + 100])
     levels = 10 .bit_length()            # 10 calls: 4 levels
     mu = gaussian_mu(EPSILON, DELTA)
     assert clf.noise_scale_ == pytest.approx(np.sqrt(levels) * clf.sensitivity_ / mu)
     assert clf.privacy_.spent_mu == pytest.approx(mu)
-    assert "DP-FTRL" in clf.privacy_.mechanism and "10 positions" in clf.privacy_.mechanism
+    assert "DP-FTRL" in clf.privacy_.mechanism and "tree position" in clf.privacy_.mechanism
     assert (clf.privacy_.n_releases, clf.privacy_.n_records, clf.t_) == (10, 1000, 1001)
 
 
 def test_known_horizon_spends_by_levels_and_unbounded_spends_all():
     X, y = data(n=800)
-    known = PrivateIGDClassifier(horizon=800, classes=[0, 1], random_state=0)
-    unbounded = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    known = PrivateIGDClassifier(horizon=800, classes=[0, 1], random_state=0,
+                                 prefix_sums="honaker")
+    unbounded = PrivateIGDClassifier(classes=[0, 1], random_state=0, prefix_sums="honaker")
     mu = gaussian_mu(EPSILON, DELTA)
     for k, start in enumerate(range(0, 800, 100), start=1):
         known.partial_fit(X[start:start + 100], y[start:start + 100])
         unbounded.partial_fit(X[start:start + 100], y[start:start + 100])
         assert known.privacy_.spent_mu == pytest.approx(mu * np.sqrt(k.bit_length() / 4))
         assert unbounded.privacy_.spent_mu == pytest.approx(mu)
+
+
+def test_blt_spends_by_column_norm_and_unbounded_never_spends_all():
+    X, y = data(n=800)
+    known = PrivateIGDClassifier(horizon=800, classes=[0, 1], random_state=0)
+    unbounded = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    mu = gaussian_mu(EPSILON, DELTA)
+    omega8, theta8 = mf.blt_parameters(8)
+    omega, theta = mf.blt_parameters(None)
+    for k, start in enumerate(range(0, 800, 100), start=1):
+        known.partial_fit(X[start:start + 100], y[start:start + 100])
+        unbounded.partial_fit(X[start:start + 100], y[start:start + 100])
+        assert known.privacy_.spent_mu == pytest.approx(
+            mu * mf.blt_column_norm(omega8, theta8, k) / mf.blt_column_norm(omega8, theta8, 8))
+        assert unbounded.privacy_.spent_mu == pytest.approx(
+            mu * mf.blt_column_norm(omega, theta, k) / mf.blt_column_norm(omega, theta, None))
+    assert known.privacy_.spent_mu == pytest.approx(mu)
+    assert unbounded.privacy_.spent_mu < mu
 
 
 @pytest.mark.parametrize("second", [200, 50])
@@ -238,12 +387,40 @@ def test_stream_past_its_horizon_raises_and_changes_nothing(second):
 
 def test_unbounded_stream_runs_on():
     X, y = data(n=2000)
-    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0, prefix_sums="honaker")
+    blt = PrivateIGDClassifier(classes=[0, 1], random_state=0)
     for start in range(0, 2000, 20):               # 100 calls: epochs 0..6
         clf.partial_fit(X[start:start + 20], y[start:start + 20])
+        blt.partial_fit(X[start:start + 20], y[start:start + 20])
     assert clf._ftrl_mechanism.inner.epoch == 6       # the layer wraps the epoch tree
-    assert clf.noise_scale_ == pytest.approx(np.sqrt(7) * clf.sensitivity_ /
-                                             gaussian_mu(EPSILON, DELTA))
+    mu = gaussian_mu(EPSILON, DELTA)
+    assert clf.noise_scale_ == pytest.approx(np.sqrt(7) * clf.sensitivity_ / mu)
+    # The unbounded BLT: one calibration, on the column norm of an infinite stream.
+    norm = mf.blt_column_norm(*mf.blt_parameters(None), None)
+    assert blt.noise_scale_ == pytest.approx(ALLOWANCE * norm * blt.sensitivity_ / mu,
+                                             rel=1e-12)
+    assert blt._ftrl_mechanism.t == 100 and blt.score(X, y) > 0.8
+
+
+def test_a_call_past_the_rounding_allowance_is_refused_before_reading(monkeypatch):
+    """The public worst-case rounding bound of C g grows with the batch size and the
+    number of calls; a call that would pass the allowance raises and changes nothing."""
+    X, y = data(n=400)
+    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    clf.partial_fit(X[:100], y[:100])
+    ratio = ftrl.rounding_ratio(clf._ftrl_mechanism, 2, 100, 1)
+    assert 0 < ratio < 1e-6          # far below the allowance at this size
+    assert ftrl.rounding_ratio(clf._ftrl_mechanism, 2, 200, 1) == pytest.approx(2 * ratio)
+    monkeypatch.setattr(ftrl, "ROUNDING_ALLOWANCE", 1.5 * ratio)
+    clf.partial_fit(X[100:200], y[100:200])           # 100 rows: within
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError, match="rounding"):
+        clf.partial_fit(X[200:400], y[200:400])       # 200 rows: past it
+    assert pickle.dumps(clf) == before
+    tree = PrivateIGDClassifier(classes=[0, 1], random_state=0, prefix_sums="tree")
+    tree.partial_fit(X[:100], y[:100])
+    assert ftrl.rounding_ratio(tree._ftrl_mechanism, 2, 10**9, 1) == 0.0
+
 
 
 def test_the_stream_learns():
@@ -355,7 +532,9 @@ def test_gradient_bound_calibrates_the_noise_and_is_frozen():
     clf = PrivateIGDClassifier(gradient_bound=0.5, classes=[0, 1], random_state=0)
     clf.partial_fit(X[:200], y[:200])
     assert clf.sensitivity_ == pytest.approx(1.0)
-    assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / gaussian_mu(EPSILON, DELTA))
+    norm = clf._ftrl_mechanism.column_norm
+    assert clf.noise_scale_ == pytest.approx(
+        ALLOWANCE * norm * clf.sensitivity_ / gaussian_mu(EPSILON, DELTA))
     clf.set_params(gradient_bound=1.0)
     with pytest.raises(ValueError, match="changed since the stream started"):
         clf.partial_fit(X[200:], y[200:])

@@ -20,7 +20,12 @@ where the next gradients are taken to another public point.
 Only the prefix sums touch the data, so the privacy of the stream is that of
 the prefix-sum mechanism at the replace-one sensitivity of one step's
 gradient sum, ``2 L sqrt(n_problems)`` (``doc/privacy.md``, section 2.1),
-whatever the gradients' adaptivity.
+whatever the gradients' adaptivity. The mechanism is the layer's BLT
+matrix factorization by default (one step per call; the binary trees stay
+as options): with adaptively chosen gradients and a record passed once, the
+noised ``C g`` moves by at most ``2 L sqrt(n_problems) max_j ||C[:, j]||``
+given the transcript (``doc/privacy.md``, "DP-FTRL on a matrix-factorization
+mechanism").
 """
 
 import math
@@ -33,14 +38,24 @@ from .losses import HINGE, LOG_LOSS  # noqa: F401  (the loss names)
 
 # Heavy-ball momentum of the prefix sums (post-processing: no privacy effect).
 # Kairouz et al. use 0.9; on the covertype stream of the benchmark (84 steps
-# of 1,000 rows) 0.95 was better at every epsilon, 0.98 worse.
+# of 1,000 rows) 0.95 was better at every epsilon, 0.98 worse, with the tree;
+# with the BLT factorization 0.95 beat 0.97 at eps = 0.5, 1 and 2 (6 seeds:
+# 0.718 / 0.740 / 0.751 against 0.709 / 0.735 / 0.745), and 0.9 and no
+# momentum were far behind (0.694 and 0.63 at eps = 0.5, 3 seeds).
 MOMENTUM = 0.95
 # Gradients are taken at W_k + LOOKAHEAD (W_k - W_{k-1}), a public point. On the
 # same stream it gained 0.01 to 0.04 accuracy over the released model itself.
 LOOKAHEAD = 0.9
+# Relative allowance on the sensitivity of a factorization mechanism for the
+# floating-point rounding of the noised ``(C g)_t``, which combines earlier steps
+# (doc/privacy.md, "DP-FTRL on a matrix-factorization mechanism"): the noise is
+# calibrated on ``(1 + ROUNDING_ALLOWANCE) Delta max_j ||C[:, j]||``, and a call
+# whose public worst-case rounding bound would pass the allowance is refused.
+ROUNDING_ALLOWANCE = 1e-3
+_UNIT_ROUNDOFF = 2.0 ** -53
 
 
-def prefix_sum_mechanism(dim, sensitivity, mu, horizon):
+def prefix_sum_mechanism(dim, sensitivity, mu, horizon, mechanism="auto"):
     """The continual-release mechanism of the gradient prefix sums (one place to swap).
 
     Parameters
@@ -52,27 +67,86 @@ def prefix_sum_mechanism(dim, sensitivity, mu, horizon):
     mu : float
         GDP parameter of the whole stream (``inf``: no noise).
     horizon : int or None
-        Number of steps, or ``None`` for an unbounded stream.
+        Number of steps (``partial_fit`` calls), or ``None`` for an unbounded stream.
+    mechanism : {"auto", "blt", "sqrt", "tree", "honaker"}, default="auto"
+        The stream-mechanism layer's name (``privacy/_streams.py``); ``"auto"``
+        is ``"blt"``. Every mechanism takes one position per call: the
+        factorizations one step per ``advance``, and the trees see one
+        :class:`StepVector` (a single "row") per call.
 
     Returns
     -------
     mechanism : object
         With ``advance(stats, rng)`` (returns the noisy prefix sum), ``t``,
-        ``sigma``, ``spent_fraction()``, ``current_variance()`` and ``snapshot()``.
-        The stream-mechanism layer's tree with Honaker's estimator
-        (``privacy/_streams.py``; over epochs of doubling length when
-        ``horizon`` is ``None``). Its audit is exact: a canary's nodes do not
-        depend on the noise. BLT (``"blt"``) is the layer's better mechanism
-        for prefix sums; DP-FTRL has not been re-tuned and re-audited on it yet.
+        ``sigma``, ``spent_fraction()``, ``current_variance()``, ``describe()``
+        and ``snapshot()``. The default, a buffered linear Toeplitz
+        factorization ``A = B C`` (4 buffers; its unbounded variant for
+        ``horizon=None``), noises ``C g`` with
+        ``sigma = (1 + ROUNDING_ALLOWANCE) sensitivity * max_j ||C[:, j]|| / mu``
+        (the allowance covers rounding; callers refuse a call past it with
+        :func:`rounding_ratio`); with adaptively chosen
+        gradients this is ``mu``-GDP for a record passed once
+        (``doc/privacy.md``, "DP-FTRL on a matrix-factorization mechanism").
     """
-    from ..privacy._streams import make_stream_mechanism
+    from ..privacy._streams import make_stream_mechanism, resolve_mechanism
 
-    return make_stream_mechanism("honaker", dim=dim, sensitivity=sensitivity, mu=mu,
+    if resolve_mechanism(mechanism) not in ("tree", "honaker"):
+        # A factorization's noised values combine earlier steps: the rounding of
+        # their computation is covered by a public allowance on the sensitivity.
+        sensitivity = float(sensitivity) * (1.0 + ROUNDING_ALLOWANCE)
+    return make_stream_mechanism(mechanism, dim=dim, sensitivity=sensitivity, mu=mu,
                                  horizon=horizon)
 
 
+def rounding_growth(mechanism, steps):
+    """``kappa``: bound on the rounding error of one computed ``(C g)_t`` coordinate.
+
+    In units of ``u * M`` (``u = 2^-53``, ``M`` a bound on every step vector's
+    coordinates), for any ``t <= steps``, with a factor 2 of slack for the
+    second-order terms. 0 for the trees, whose noised values are sums of their
+    own positions. BLT (``X_i <- theta_i X_i + g``, then ``g + omega . X``):
+    ``2 (2 sum_i omega_i / (1 - theta_i)^2 + (b + 1) sum_i omega_i / (1 - theta_i)
+    + 1)``. Square root (a dot product of at most ``steps`` terms):
+    ``2 steps sum_(k < steps) f_k``.
+    """
+    from .matrix_factorization import sqrt_coefficients
+
+    if mechanism.granularity == "row":
+        return 0.0
+    inner = mechanism.inner
+    if hasattr(inner, "omega"):
+        omega, theta = np.asarray(inner.omega), np.asarray(inner.theta)
+        return 2.0 * (2.0 * float(np.sum(omega / (1.0 - theta) ** 2))
+                      + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
+    steps = max(int(steps), 1)
+    return 2.0 * steps * float(np.sum(sqrt_coefficients(steps)))
+
+
+def rounding_ratio(mechanism, steps, max_rows, n_problems):
+    """Public worst-case bound on the rounding part of the shift, relative to ``Delta ||C||``.
+
+    Neighbouring streams' computed ``(C g)_t`` differ by ``C[t, p] d`` plus the
+    two rounding errors, each at most ``u kappa M`` per coordinate with
+    ``M = max_rows * b`` (``b`` the per-record gradient bound, so that
+    ``Delta = 2 b sqrt(n_problems)``); over ``steps`` steps of ``dim``
+    coordinates they add at most ``2 u kappa M sqrt(steps dim)`` in L2, which
+    is ``u kappa max_rows sqrt(steps dim) / (sqrt(n_problems) ||C||)`` times
+    ``Delta ||C||`` (``||C|| >= 1``: ``c_0 = 1``).
+    """
+    kappa = rounding_growth(mechanism, steps)
+    if kappa == 0.0:
+        return 0.0
+    norm = mechanism.column_norm if np.isfinite(mechanism.column_norm) else 1.0
+    return (_UNIT_ROUNDOFF * kappa * float(max_rows) * math.sqrt(float(steps) * mechanism.dim)
+            / (math.sqrt(n_problems) * max(float(norm), 1.0)))
+
+
 class StepVector:
-    """One stream position holding one vector, in the form the prefix-sum trees read."""
+    """One stream position holding one vector, in the form the mechanisms read.
+
+    A tree sees it as one row (one position per call); a factorization as a
+    step whose sum is the vector itself.
+    """
 
     n_rows = 1
 

@@ -159,13 +159,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     stream : {"ftrl", "iterate_perturbation"}, default="ftrl"
         How ``partial_fit`` learns and releases. ``"ftrl"``: DP-FTRL (Kairouz
         et al. 2021). Each call sums the batch's clipped gradients at a point
-        computed from the models released before it; a Gaussian tree over the
-        calls (one position per call, Honaker's estimator) releases noisy
-        prefix sums of them, and the model is the follow-the-regularized-leader
+        computed from the models released before it; a continual-release
+        mechanism over the calls (``prefix_sums``, one step per call) releases
+        noisy prefix sums of them, and the model is the follow-the-regularized-leader
         solution on those sums (proximal regulariser ``alpha t / 2``, momentum
         0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
         the released models, projected onto the ball of radius ``L / alpha``).
-        Its noise grows with the logarithm of the number of calls.
+        Its noise grows at most with the logarithm of the number of calls.
         ``"iterate_perturbation"``: the seed's stream, which runs IGD and
         perturbs each released iterate with its share of the budget (noise
         grows like the square root of the number of releases; kept for the
@@ -177,14 +177,27 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         changes nothing. A bound below ``L`` lowers the noise and biases the
         gradients of badly classified records, as the clipping of DP-SGD and
         DP-FTRL does; choose it from public knowledge, like ``data_norm``.
+    prefix_sums : {"auto", "blt", "sqrt", "tree", "honaker"}, default="auto"
+        ``stream="ftrl"`` only: the continual-release mechanism of the gradient
+        prefix sums (:func:`~sklearn_dpol.privacy._streams.make_stream_mechanism`),
+        one step per ``partial_fit`` call. ``"auto"`` is ``"blt"``: a buffered
+        linear Toeplitz matrix factorization with 4 buffers (``O(4 * dim)``
+        memory), within 1% of the square-root factorization's error; with
+        ``horizon=None`` its unbounded variant, whose noise covers a stream of
+        any length. ``"sqrt"``: the square-root Toeplitz factorization (memory
+        grows with the number of calls; epochs for ``horizon=None``).
+        ``"tree"`` and ``"honaker"``: a binary tree over the calls with the
+        plain or Honaker estimator (epoch trees for ``horizon=None``), the
+        stream's earlier default. The resolved name is ``prefix_sums_``.
     horizon : int or None, default=None
         Number of samples a ``partial_fit`` stream may contain; a stream that
-        runs past it raises ``ValueError``. With ``stream="ftrl"`` the tree has
-        ``ceil(horizon / b)`` positions, ``b`` the size of the first batch, and
-        a stream that has made that many calls raises too. With
-        ``stream="iterate_perturbation"`` every sample buys an equal share of
-        the budget. ``None`` keeps the guarantee for a stream of any length
-        (an epoch tree, or an anytime schedule).
+        runs past it raises ``ValueError``. With ``stream="ftrl"`` the
+        mechanism is calibrated for ``ceil(horizon / b)`` calls, ``b`` the size
+        of the first batch, and a stream that has made that many calls raises
+        too. With ``stream="iterate_perturbation"`` every sample buys an equal
+        share of the budget. ``None`` keeps the guarantee for a stream of any
+        length (the unbounded variant of ``prefix_sums``, or an anytime
+        schedule).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise and the shuffling. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
@@ -244,13 +257,18 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Number of updates since the last ``fit`` plus one, as in ``SGDClassifier``.
     noise_scale_ : float
         Standard deviation of the noise added to each released weight by the
-        last release; for a ``stream="ftrl"`` stream, of the noise of each tree
-        node on the gradient sums.
+        last release; for a ``stream="ftrl"`` stream, of the noise on each
+        noised value of the prefix-sum mechanism (``C g`` of a factorization,
+        a tree node) over the gradient sums.
     sensitivity_ : float
         L2 sensitivity of the last release (all classes together); for a
         ``stream="ftrl"`` stream, of one call's gradient sum.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+    prefix_sums_ : str or None
+        The mechanism of the current ``stream="ftrl"`` stream (``"blt"``,
+        ``"sqrt"``, ``"tree"`` or ``"honaker"``; ``prefix_sums`` with
+        ``"auto"`` resolved); ``None`` after ``fit`` and for the seed's stream.
 
     See Also
     --------
@@ -264,9 +282,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     model and is ``(epsilon, delta)``-DP for its records. Each ``partial_fit``
     call releases one model; all releases since the stream started are jointly
     ``(epsilon, delta)``-DP for the stream's records, each passed once (the
-    tree's Gaussian nodes, or exact Gaussian DP composition of the perturbed
-    iterates). A stream after ``fit`` starts from the *released* model, so the
-    records of ``fit`` pay nothing more. Multiclass problems are one-vs-rest
+    prefix-sum mechanism's Gaussian values with adaptively chosen gradients,
+    or exact Gaussian DP composition of the perturbed iterates). A stream
+    after ``fit`` starts from the *released* model, so the records of ``fit``
+    pay nothing more. Multiclass problems are one-vs-rest
     and one record moves every class's weights, so the noise covers the joint
     sensitivity ``sqrt(n_classes)`` times that of one problem. Derivations are
     in ``doc/privacy.md``.
@@ -305,6 +324,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "solver": [StrOptions({"igd", "objective_perturbation"})],
         "stream": [StrOptions({"ftrl", "iterate_perturbation"})],
         "gradient_bound": [POSITIVE, None],
+        "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "tree", "honaker"})],
         "horizon": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -315,7 +335,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
-        "intercept_scaling", "update", "stream", "gradient_bound", "horizon", "classes",
+        "intercept_scaling", "update", "stream", "gradient_bound", "prefix_sums", "horizon",
+        "classes",
     )
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
     # FTRL state is post-processing but only serves to continue the stream.
@@ -337,6 +358,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         solver="igd",
         stream="ftrl",
         gradient_bound=None,
+        prefix_sums="auto",
         horizon=None,
         random_state=None,
         n_jobs=None,
@@ -358,6 +380,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.solver = solver
         self.stream = stream
         self.gradient_bound = gradient_bound
+        self.prefix_sums = prefix_sums
         self.horizon = horizon
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -683,6 +706,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._stream_samples = 0
         self._stream_releases = 0
         self._ftrl, self._ftrl_mechanism = None, None
+        self.prefix_sums_ = None
 
     def _schedule(self):
         return budget_schedule(self.horizon)
@@ -699,19 +723,22 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         state, mechanism = self._ftrl, self._ftrl_mechanism
         if state is None:
             n_problems = self._w_private.shape[0]
-            # One tree position per call: a known horizon of n samples in batches
-            # of the first call's size b is ceil(n / b) positions (shapes are public).
+            # One step per call: a known horizon of n samples in batches of the
+            # first call's size b is ceil(n / b) steps (shapes are public).
             self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
             self._ftrl_mu = gaussian_mu(self.epsilon, self.delta)
             self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
                                                            self.gradient_bound)
             mechanism = ftrl.prefix_sum_mechanism(
-                self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps)
+                self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps,
+                self.prefix_sums)
+            self._ftrl_max_rows = 0
             state = ftrl.FTRLState(self._w_private, self.alpha_ * self._t)
         else:
             # A copy to advance, so that a failed call leaves the stream as it was.
             mechanism = mechanism.snapshot()
         self._check_ftrl_horizon(mechanism.t, n_rows)
+        self._check_ftrl_rounding(mechanism, n_rows)
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value,
@@ -726,6 +753,8 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             # drawn; an unseeded estimator starts over from fresh OS entropy.
             self._rng = make_generator(None)
         self._ftrl, self._ftrl_mechanism = state, mechanism
+        self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
+        self.prefix_sums_ = mechanism.name
         self._w_private, self._t = state.W, t
         self._stream_samples += n_rows
         self._stream_releases += 1
@@ -736,6 +765,19 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.privacy_ = self._guarantee(self._ftrl_mu, False, spent=spent)
         self.n_iter_ = 1
         self.t_ = self._t + 1
+
+    def _check_ftrl_rounding(self, mechanism, n_rows):
+        """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
+        rows = max(self._ftrl_max_rows, n_rows)
+        ratio = ftrl.rounding_ratio(mechanism, mechanism.t + 1, rows, self._w_private.shape[0])
+        if ratio > ftrl.ROUNDING_ALLOWANCE:
+            raise ValueError(
+                f"This call (step {mechanism.t + 1}, batches of up to {rows} samples) would "
+                f"take the worst-case floating-point rounding of the {mechanism.name!r} "
+                "prefix sums past the allowance the noise was calibrated with "
+                f"({ftrl.ROUNDING_ALLOWANCE:g} of the sensitivity). Use smaller batches, "
+                "call fit to start a new stream, or prefix_sums='tree'."
+            )
 
     def _check_ftrl_horizon(self, steps_done, n_rows):
         """Refuse, before reading the batch, a call past the horizon (public shapes only)."""
@@ -890,9 +932,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             mechanism = "none: epsilon=inf adds no noise"
         elif ftrl_stream:
             mechanism = (
-                "DP-FTRL: Gaussian tree (Honaker's estimator) over the stream's gradient "
-                "sums, one position per partial_fit call"
-                + ("" if self.horizon is None else f" ({self._ftrl_steps} positions)")
+                "DP-FTRL on the stream's gradient sums, one step per partial_fit call"
+                + ("" if self.horizon is None else f" (at most {self._ftrl_steps} calls)")
+                + ": " + self._ftrl_mechanism.describe()
+                + (" (each call is one tree position)"
+                   if self._ftrl_mechanism.granularity == "row" else "")
                 + "; the models are post-processing"
             )
         else:
