@@ -45,18 +45,18 @@ def signed(y, classes):
 
 # -- the sensitivity of one position -------------------------------------------------
 
-@pytest.mark.parametrize("gradient_norm", [None, 0.3])
+@pytest.mark.parametrize("gradient_bound", [None, 0.3])
 @pytest.mark.parametrize("loss", ["log_loss", "hinge"])
 @pytest.mark.parametrize("n_classes", [2, 4])
-def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_norm):
+def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_bound):
     """At any model, replacing one record moves a batch's gradient sum by <= 2 L sqrt(K)."""
     rng = np.random.default_rng(1)
     classes = list(range(n_classes))
     n_problems = 1 if n_classes == 2 else n_classes
     data_norm, intercept = 1.0, 0.7
     lipschitz = np.hypot(data_norm, intercept)
-    bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_norm)
-    per_record = lipschitz if gradient_norm is None else gradient_norm
+    bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_bound)
+    per_record = lipschitz if gradient_bound is None else gradient_bound
     worst = 0.0
     for _ in range(200):
         X = 3 * rng.normal(size=(20, 4))
@@ -71,18 +71,18 @@ def test_one_gradient_sum_moves_by_at_most_the_bound(loss, n_classes, gradient_n
         W = rng.normal(scale=rng.choice([0.01, 1.0, 100.0]), size=(n_problems, 5))
         sums = [ftrl.gradient_sums(W, A, clip_row_scales(A, data_norm)[0], signed(b, classes),
                                    loss=loss, intercept_value=intercept,
-                                   gradient_norm=gradient_norm)
+                                   gradient_bound=gradient_bound)
                 for A, b in ((X, y), (X1, y1))]
         one = ftrl.gradient_sums(W, X[:1], clip_row_scales(X[:1], data_norm)[0],
                                  signed(y[:1], classes), loss=loss, intercept_value=intercept,
-                                 gradient_norm=gradient_norm)
+                                 gradient_bound=gradient_bound)
         assert np.linalg.norm(one, axis=1).max() <= per_record * (1 + 1e-12)
         worst = max(worst, np.linalg.norm(sums[0] - sums[1]))
     assert worst <= bound
     # The hinge loss attains 2L (same row, other label, |margin| < 1); the log
     # loss only approaches 2 data_norm with an intercept, and a label change
     # flips two of the K one-vs-rest problems.
-    attainable = bound * (1.0 if loss == "hinge" or gradient_norm else data_norm / lipschitz)
+    attainable = bound * (1.0 if loss == "hinge" or gradient_bound else data_norm / lipschitz)
     if n_classes > 2:
         attainable *= np.sqrt(2 / n_problems)
     assert worst > 0.8 * attainable

@@ -113,7 +113,7 @@ def test_ftrl_weighted_gradient_sums_move_within_the_step_sensitivity(gradient_n
                 scale, _ = clip_row_scales(data, 1.3)
                 sums.append(ftrl.gradient_sums(
                     W, data, scale, clf._signed_targets(y), loss="log_loss",
-                    intercept_value=intercept_value, gradient_norm=gradient_norm,
+                    intercept_value=intercept_value, gradient_bound=gradient_norm,
                     sample_weight=c))
             moved = np.linalg.norm(sums[1] - sums[0])
             assert moved <= bound

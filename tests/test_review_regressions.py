@@ -105,7 +105,7 @@ def test_gradient_burn_in_warns_when_the_data_is_ignored():
 
 
 def test_extreme_curvature_solves_the_implicit_step():
-    from sklearn_dpol._core._igd_kernels import implicit_log_loss_weight
+    from sklearn_dpol._core._loss_kernels import implicit_log_loss_weight
 
     for margin, curvature in [(1e34, 8e33), (-1e34, 8e33), (40.0, 1e5), (0.0, 1e250), (3.0, 1e87)]:
         s = implicit_log_loss_weight(margin, curvature)

@@ -161,25 +161,25 @@ class StepVector:
         return self.vector[np.newaxis, :].copy()[: hi - lo]
 
 
-def step_sensitivity(lipschitz, n_problems, gradient_norm=None):
+def step_sensitivity(lipschitz, n_problems, gradient_bound=None):
     """Replace-one sensitivity of one step's gradient sum, all problems together.
 
     Each per-record gradient ``phi'(m) y z`` has norm at most ``L`` (``|phi'| <= 1``,
-    ``||z|| <= L``), and at most ``gradient_norm`` when clipped to it; replacing
+    ``||z|| <= L``), and at most ``gradient_bound`` when clipped to it; replacing
     a record changes one gradient of each binary problem by at most twice
     that. A relative margin of ``1e-9`` covers rounding of the clipped rows.
     """
-    bound = lipschitz if gradient_norm is None else min(lipschitz, gradient_norm)
+    bound = lipschitz if gradient_bound is None else min(lipschitz, gradient_bound)
     return 2.0 * bound * math.sqrt(n_problems) * (1 + 1e-9)
 
 
-def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=None,
+def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_bound=None,
                   sample_weight=None):
     """Sum over the rows of the clipped gradients of each binary problem at ``W``.
 
     ``W`` has one row per problem (weights, then the intercept weight when it
     has one more column than ``X``), ``Y`` the {-1, +1} labels of each problem.
-    With ``gradient_norm``, each record's gradient of each problem is scaled
+    With ``gradient_bound``, each record's gradient of each problem is scaled
     down to at most that L2 norm. ``sample_weight`` (in [0, 1]) multiplies
     each record's (capped) gradient, whose norm stays within the bound.
     Returns an array shaped like ``W``.
@@ -196,14 +196,14 @@ def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_norm=No
         margins += Y * (W[:, p:] * intercept_value)
     # phi'(m) y: -sigmoid(-m) y (log loss) or a subgradient -[m < 1] y (hinge).
     slopes = Y * losses.margin_derivatives(loss, margins)
-    if gradient_norm is not None:
-        # ||gradient|| = |slope| ||z||: cap |slope| at gradient_norm / ||z||.
+    if gradient_bound is not None:
+        # ||gradient|| = |slope| ||z||: cap |slope| at gradient_bound / ||z||.
         sq = (np.asarray(rows.multiply(rows).sum(axis=1)).ravel() if sparse
               else np.einsum("ij,ij->i", rows, rows))
         norms = np.sqrt(sq
                         + (intercept_value * intercept_value if intercept else 0.0))
         with np.errstate(divide="ignore"):
-            cap = np.where(norms > 0, gradient_norm / norms, np.inf)
+            cap = np.where(norms > 0, gradient_bound / norms, np.inf)
         slopes = np.sign(slopes) * np.minimum(np.abs(slopes), cap)
     if sample_weight is not None:
         slopes = slopes * sample_weight         # |c_i| <= 1: the norm bound holds

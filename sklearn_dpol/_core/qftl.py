@@ -19,6 +19,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.sparse import issparse
 
+from . import sets
+
 SQRT2 = math.sqrt(2.0)
 
 
@@ -170,10 +172,7 @@ def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_
     floor = min(noise_spectral_norm(noise_std, len(u_hat)), ceiling)
     eigenvalues, eigenvectors = np.linalg.eigh(V_hat)
     eigenvalues = np.clip(eigenvalues, floor, ceiling) + n_samples * alpha
-    u_radius = n_samples * feature_bound * target_bound
-    u_norm = np.linalg.norm(u_hat)
-    if u_norm > u_radius:
-        u_hat = u_hat * (u_radius / u_norm)
+    u_hat = sets.project(sets.L2, u_hat, n_samples * feature_bound * target_bound)
     return eigenvectors @ ((eigenvectors.T @ u_hat) / eigenvalues)
 
 

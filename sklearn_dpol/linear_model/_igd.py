@@ -742,7 +742,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         row_scale, _ = clip_row_scales(X, float(self.data_norm))
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value,
-                                  gradient_norm=self.gradient_bound,
+                                  gradient_bound=self.gradient_bound,
                                   sample_weight=sample_weight)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
