@@ -21,6 +21,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -228,13 +229,20 @@ def test_mirror_descent_gradient_kernel_is_finite_on_huge_rows():
 
     X = np.array([[BIG, -BIG, BIG, -BIG]])
     scales = row_scales(X, 1.0)
+    csr = sp.csr_matrix(X)
     for loss in (k.SQUARED, k.ABSOLUTE, k.HUBER):
-        out = np.empty(5)
-        k.data_gradient(X, scales, np.array([0.3]), np.array([5.0, -5.0, 5.0, -5.0]), 0.1,
-                        loss, 1.0, out)
-        assert np.all(np.isfinite(out))
-        # f'(r) z with ||z|| <= 1 and |r| <= ||w|| + |b| + |y| = 10.4.
-        assert np.linalg.norm(out[:4]) <= 10.4
+        for weights in (np.zeros(0), np.array([0.7])):   # unweighted, weighted
+            out = np.empty(5)
+            k.data_gradient(X, scales, np.array([0.3]), weights,
+                            np.array([5.0, -5.0, 5.0, -5.0]), 0.1, loss, 1.0, out)
+            out_csr = np.empty(5)
+            k.data_gradient_csr(csr.data, csr.indices, csr.indptr, scales, np.array([0.3]),
+                                weights, np.array([5.0, -5.0, 5.0, -5.0]), 0.1, loss, 1.0,
+                                out_csr)
+            for gradient in (out, out_csr):
+                assert np.all(np.isfinite(gradient))
+                # f'(r) z with ||z|| <= 1 and |r| <= ||w|| + |b| + |y| = 10.4.
+                assert np.linalg.norm(gradient[:4]) <= 10.4
 
 
 def test_parameter_free_huber_residual_never_gives_nan():
