@@ -615,7 +615,8 @@ class PrivateQFTLRegressor(
             raise ValueError(
                 f"This would be call {stream.t + 1} of a stream whose noise was calibrated "
                 f"for {stream.horizon} calls: ceil(horizon / first batch size) with "
-                f"horizon={self.horizon} and a first batch of {self._stream_first_batch} "
+                f"horizon={self.horizon} and a first batch of "
+                f"{getattr(self, '_stream_first_batch', '?')} "
                 f"samples (prefix_sums={self.prefix_sums!r} takes one step per call). Pass "
                 "later batches at least as large as the first, a larger horizon, "
                 "prefix_sums='tree' (calibrated on samples), or horizon=None."

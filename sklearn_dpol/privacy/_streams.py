@@ -29,7 +29,9 @@ A factorization mechanism takes one step per ``advance`` (the batch's vectors
 summed); its ``horizon`` counts steps. A tree takes one position per row; its
 ``horizon`` counts rows. An estimator whose horizon counts rows can pass it to
 either: a batch has at least one row, so a stream of ``H`` rows never takes
-more than ``H`` steps.
+more than ``H`` steps. :func:`calibration_horizon` does better from the first
+batch's size (public): ``ceil(H / n_1)`` steps, a later call past them refused
+before its data is read (what ``PrivateQFTLRegressor`` does).
 
 The protocol (every mechanism has these)::
 
