@@ -281,7 +281,7 @@ def check_against_estimator(T, seed):
     X, y, eps_uc, state, _ = make_stream(T, seed)
     for method in (pf.COORDINATE, pf.REDUCTION):
         _, _, _, learner, _ = pf_run(method, X, y, eps_uc, state)
-        est = ParameterFreeLocalDPRegressor(method=method, random_state=seed)
+        est = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", random_state=seed)
         est.fit(X, y, sample_epsilon=eps_uc)
         fitted = est._learner.state()
         for key, value in learner.state().items():
@@ -296,7 +296,8 @@ def check_against_estimator(T, seed):
     state_pf = sampler_state(make_generator(seed, purpose=1))
     for method in (pf.COORDINATE, pf.REDUCTION):
         _, _, _, _, played = pf_run(method, X[:n], y[:n], eps_uc[:n], state_pf, n_record=n)
-        est = ParameterFreeLocalDPRegressor(method=method, average=False, random_state=seed)
+        est = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", average=False,
+                                            random_state=seed)
         api = [np.zeros(N_DIMS)]  # w_1 = 0 (L = 0)
         for i in range(n - 1):
             est.partial_fit(X[i:i + 1], y[i:i + 1], sample_epsilon=eps_uc[i:i + 1])

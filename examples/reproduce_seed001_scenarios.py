@@ -205,7 +205,8 @@ def _baseline_stream(adagrad, X, y, intercept, u, state, eps, weights, radius, G
 
 def estimator(method, intercept, feature_weights=None, **kw):
     """The estimator whose defaults the loops reproduce (conjugate prior, b = 1)."""
-    return ParameterFreeLocalDPRegressor(method=method, fit_intercept=intercept,
+    return ParameterFreeLocalDPRegressor(method=method, prior="conjugate",
+                                         fit_intercept=intercept,
                                          feature_weights=feature_weights, **kw)
 
 

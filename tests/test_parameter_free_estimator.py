@@ -115,7 +115,7 @@ def test_privacy_report():
 def test_stream_hyperparameters_are_frozen_and_export_is_public():
     X, y = data()
     reg = ParameterFreeLocalDPRegressor(random_state=0).fit(X, y)
-    reg.set_params(prior="improper")
+    reg.set_params(prior="conjugate")   # the default is "improper"
     before = pickle.dumps(reg)
     with pytest.raises(ValueError, match="changed"):
         reg.partial_fit(X, y)
@@ -134,8 +134,10 @@ def test_learns_when_most_users_need_no_noise():
     rng = np.random.default_rng(6)
     eps = np.where(rng.random(20_000) < 0.05, 2.0, np.inf)
     for method in ("coordinate", "reduction"):
-        mixed = ParameterFreeLocalDPRegressor(method=method, random_state=0)
-        everyone = ParameterFreeLocalDPRegressor(method=method, epsilon=2.0, random_state=0)
+        # The seed's learner (conjugate prior), as in its section 4.
+        mixed = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", random_state=0)
+        everyone = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", epsilon=2.0,
+                                                 random_state=0)
         mixed_score = mixed.fit(X, y, sample_epsilon=eps).score(X, y)
         assert mixed_score > 0.95
         assert mixed_score > everyone.fit(X, y).score(X, y) + 0.1

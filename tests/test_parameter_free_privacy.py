@@ -81,8 +81,9 @@ def _data(seed, n=300, d=3):
 def test_all_users_at_inf_equal_the_noiseless_learner(method):
     X, y = _data(0)
     inf = np.full(X.shape[0], np.inf)
-    a = ParameterFreeLocalDPRegressor(method=method, random_state=0).fit(X, y, sample_epsilon=inf)
-    b = ParameterFreeLocalDPRegressor(method=method, random_state=7,
+    a = ParameterFreeLocalDPRegressor(method=method, prior="conjugate",
+                                      random_state=0).fit(X, y, sample_epsilon=inf)
+    b = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", random_state=7,
                                       epsilon=np.inf).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.intercept_ == b.intercept_

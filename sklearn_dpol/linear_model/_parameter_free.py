@@ -55,12 +55,17 @@ class ParameterFreeLocalDPRegressor(
         noise and carries no guarantee, and since a gradient coordinate
         depends on the residual (hence on ``y``), ``privacy_.epsilon`` is then
         ``inf`` (see Notes).
-    method : {"coordinate", "reduction"}, default="coordinate"
+    method : {"coordinate", "reduction"}, default="reduction"
         ``"coordinate"``: one 1-D potential learner per coordinate (Algorithm
         3). ``"reduction"``: the 1-D learner learns the norm and scale-free
         projected gradient descent on the unit L2 ball the direction
-        (Algorithm 2).
-    prior : {"conjugate", "improper"}, default="conjugate"
+        (Algorithm 2). The default, with ``prior="improper"``, is the
+        combination that did best at every epsilon in the library's
+        measurements (160,000 local users, 2, 5 and 20 features: R^2 0.76
+        against 0.00 for the coordinate learner with the conjugate prior at
+        ``epsilon=1``, 5 features; ``python -m sklearn_dpol``); the seed's
+        reproductions pass ``method`` and ``prior`` explicitly.
+    prior : {"conjugate", "improper"}, default="improper"
         Prior of the 1-D potential on ``[-C, C]``, ``C = 1 / (5 G)`` with ``G =
         gradient_bound``: the conjugate prior ``exp(-prior_strength v^2) / Z``
         (prediction (7)) or the improper prior ``1 / |v|`` (Appendix C of the
@@ -202,8 +207,8 @@ class ParameterFreeLocalDPRegressor(
         *,
         epsilon=1.0,
         feature_weights=None,
-        method="coordinate",
-        prior="conjugate",
+        method="reduction",
+        prior="improper",
         gradient_bound=None,
         prior_strength=1.0,
         loss="absolute",
