@@ -62,6 +62,9 @@ def make_generator(random_state, purpose=0):
 
 
 
+_SAMPLER_STATE = ("_sampler", "_sampler_rng")
+
+
 class PrivateEstimatorMixin:
     """Atomic calls and frozen privacy hyperparameters for private estimators.
 
@@ -135,8 +138,12 @@ class PrivateEstimatorMixin:
             The public copy.
         """
         check_is_fitted(self)
+        # The exact sampler's state (``_exact_sampler``) is private for every
+        # estimator: xoshiro256** is invertible, so its state after a release
+        # regenerates the digits of that release's noise.
+        private = (*self._private_state, *_SAMPLER_STATE)
         public = copy.deepcopy(
-            {k: v for k, v in self.__dict__.items() if k not in self._private_state}
+            {k: v for k, v in self.__dict__.items() if k not in private}
         )
         # The seed regenerates every noise draw (a RandomState instance can be
         # stepped back to the draw that seeded the noise): it is private too.

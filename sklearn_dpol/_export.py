@@ -54,9 +54,9 @@ def public_step_error(name, step):
             "depends on the records; pass check_inverse=False."
         )
     reason = (
-        f"{kind} is a private estimator used as a transformer; its release is not "
-        "accounted in a pipeline yet (a private transformer is accepted only once it "
-        "states its zCDP rho before fit)" if private else
+        f"{kind} is a private estimator used as a transformer, and private selection "
+        "accounts only private transformers that state their zCDP rho before fit "
+        "(sklearn_dpol.preprocessing.PrivateRangeScaler)" if private else
         f"{kind} is not on the allow-list of public transformers (FunctionTransformer "
         "with a public function and, with an inverse_func, check_inverse=False; "
         "Normalizer, Binarizer, PolynomialFeatures, "

@@ -24,6 +24,7 @@ from sklearn_dpol import (
     PrivateQFTLRegressor,
     export_public,
 )
+from sklearn_dpol.preprocessing import PrivateRangeScaler
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(3000, 5)) * 4.0
@@ -107,11 +108,79 @@ def test_data_fitted_transformers_are_refused_before_reading(step):
     assert not hasattr(s, "best_estimator_")
 
 
-def test_private_transformer_step_is_refused_with_the_reason():
+def test_private_estimator_that_is_no_transformer_is_refused_with_the_reason():
     s = search(make_pipeline(PrivateQFTLRegressor(), PrivateIGDClassifier(classes=[0, 1])),
                {"privateigdclassifier__epsilon": [1.0]})
     with pytest.raises(ValueError, match="private estimator used as a transformer"):
         s.privacy_plan()
+
+
+def _scaled(scaler_epsilon=0.2):
+    return make_pipeline(PrivateRangeScaler(epsilon=scaler_epsilon, delta=1e-6),
+                         PrivateQFTLRegressor(data_norm=2.0, y_bound=1.0))
+
+
+def test_private_scaler_composes_with_the_final_estimator_in_the_plan():
+    # Sequential composition over the same records: the candidate's rho is the
+    # scaler's data-free bound plus the estimator's (zCDP adds).
+    from sklearn_dpol.model_selection._candidates import candidate_rho
+
+    pipe = _scaled(0.2)
+    scaler_rho = pipe.steps[0][1]._selection_rho()
+    assert scaler_rho == pytest.approx(0.2 ** 2 / 16)   # d = 1: two quantiles of 0.1-DP
+    assert candidate_rho(pipe) == pytest.approx(candidate_rho(pipe.steps[-1][1]) + scaler_rho)
+    with_scaler = search(pipe, {"privaterangescaler__epsilon": [0.1, 0.4]})
+    alone = search(pipe.steps[-1][1], {"epsilon": [1.0]})
+    assert with_scaler.privacy_plan().epsilon > alone.privacy_plan().epsilon
+    # The bound holds for every number of features (the zCDP case spends it exactly).
+    for eps, delta in [(0.2, 0.0), (0.2, 1e-6), (3.0, 1e-6)]:
+        scaler = PrivateRangeScaler(epsilon=eps, delta=delta)
+        for d in (1, 2, 7, 90):
+            assert scaler._quantiles_spec(d).parts_rho() <= scaler._selection_rho() * (1 + 1e-12)
+
+
+def test_private_scaler_in_search_is_charged_once_and_checked():
+    budget = PrivacyAccountant(20.0, 1e-5)
+    pipe = _scaled()
+    pipe.steps[0][1].set_params(accountant=budget)   # the search replaces it by None
+    s = search(pipe, {"privaterangescaler__epsilon": [0.1, 0.3],
+                      "privateqftlregressor__alpha": [1e-3, 1e-2]}, accountant=budget)
+    s.fit(X, Y_REG)
+    assert len(budget.charges) == 1
+    assert budget.spent().epsilon == pytest.approx(s.privacy_.epsilon)
+    scaler = s.best_estimator_.steps[0][1]
+    assert scaler.accountant is None and hasattr(scaler, "low_")
+    assert s.best_params_["privaterangescaler__epsilon"] in (0.1, 0.3)
+    assert not private_names(export_public(s))
+
+
+def test_private_scaler_parameters_follow_the_privacy_rules():
+    pipe = _scaled()
+    with pytest.raises(ValueError, match="searched as a list"):
+        search(pipe, {"privaterangescaler__epsilon": _Uniform()}).privacy_plan()
+    with pytest.raises(ValueError, match="set by the search"):
+        search(pipe, {"privaterangescaler__random_state": [1, 2]}).privacy_plan()
+    # A public parameter of the scaler may be a distribution.
+    search(pipe, {"privaterangescaler__quantile": _Uniform()}).privacy_plan()
+
+
+def test_a_scaler_whose_release_exceeds_its_plan_is_caught(monkeypatch):
+    # The safety net: a scaler calibration that changed without its bound.
+    from sklearn_dpol.preprocessing import _range_scaler
+
+    monkeypatch.setattr(_range_scaler.PrivateRangeScaler, "_selection_rho",
+                        lambda self: 1e-6)
+    s = search(_scaled(), {"privaterangescaler__epsilon": [0.3]})
+    with pytest.raises(RuntimeError, match="above its planned"):
+        s.fit(X, Y_REG)
+    assert not hasattr(s, "best_estimator_")
+
+
+class _Uniform:
+    """A distribution with an ``rvs`` method (public values in [0.01, 0.05])."""
+
+    def rvs(self, random_state=None):
+        return 0.01 + 0.04 * np.random.default_rng(random_state).random()
 
 
 def test_replacing_a_step_by_a_private_one_or_the_final_estimator_is_refused():

@@ -40,7 +40,30 @@ def candidate_rho(estimator):
         ``np.inf`` for ``epsilon=inf`` (no privacy).
     """
     check_supported(estimator)
-    return selection_spec(final_estimator(estimator)).selection_rho()
+    final = selection_spec(final_estimator(estimator)).selection_rho()
+    return math.fsum([final] + [rho for _, _, rho in private_steps(estimator)])
+
+
+def private_steps(estimator):
+    """``(name, step, rho)`` of a Pipeline's private transformers, in order.
+
+    A private transformer is one of this library's estimators with a
+    ``transform`` (``PrivateRangeScaler``) that states, before any data, a
+    zCDP ``rho`` its ``fit`` never exceeds (``_selection_rho``). The Pipeline's
+    candidate fit runs it and the final estimator on the same records:
+    sequential composition, so their ``rho`` add (``doc/privacy.md``,
+    "Private transformers in private selection").
+    """
+    if not isinstance(estimator, Pipeline):
+        return []
+    return [(name, step, float(step._selection_rho()))
+            for name, step in estimator.steps[:-1] if is_private_transformer(step)]
+
+
+def is_private_transformer(step):
+    """True for this library's transformers that state a selection ``rho`` (see above)."""
+    return (declares_spec(step) and hasattr(step, "transform")
+            and callable(getattr(type(step), "_selection_rho", None)))
 
 
 def selection_spec(estimator):
@@ -66,16 +89,17 @@ def final_prefix(estimator):
 
 
 def check_pipeline(pipeline):
-    """``ValueError`` unless every step but the last is public (``_export.is_public_step``).
+    """``ValueError`` unless every step but the last is public or a private transformer.
 
-    A public step's fitted state does not depend on the records, so the
-    Pipeline's guarantee is its final estimator's (post-processing).
+    A public step's fitted state does not depend on the records
+    (``_export.is_public_step``): post-processing. A private transformer
+    (:func:`is_private_transformer`) is accounted by :func:`candidate_rho`.
     """
     steps = pipeline.steps
     if not steps:
         raise ValueError("Private selection needs a Pipeline with a final estimator.")
     for name, step in steps[:-1]:
-        if not is_public_step(step):
+        if not (is_public_step(step) or is_private_transformer(step)):
             raise ValueError(public_step_error(name, step))
 
 
@@ -111,6 +135,27 @@ def check_supported(estimator):
             f"{kind.__name__}. Scale X by public constants (for example with "
             "FunctionTransformer(functools.partial(np.multiply, 1 / bound)) in a Pipeline)."
         )
+
+
+def check_released_candidate(candidate, rho):
+    """After a candidate's fit: every private step within its planned share of ``rho``.
+
+    A Pipeline's private transformers are checked against their own
+    ``_selection_rho`` (from the zCDP of the parts they released), the final
+    estimator against the rest (:func:`check_released_guarantee`).
+    """
+    planned = 0.0
+    for name, step, step_rho in private_steps(candidate):
+        released = step._privacy_spec(None, fitting=False).parts_rho()
+        if not released <= step_rho * (1 + 1e-9):
+            raise RuntimeError(
+                f"Pipeline step {name!r} ({type(step).__name__}) released rho={released}, "
+                f"above its planned {step_rho}: the selection's accounting is out of date. "
+                "Please report this bug."
+            )
+        planned += step_rho
+    rest = rho - planned if math.isfinite(rho) else rho
+    check_released_guarantee(final_estimator(candidate), rest)
 
 
 def check_released_guarantee(estimator, rho):

@@ -35,10 +35,11 @@ from .._export import export_public as _export_public
 from ._candidates import (
     PRIVACY_PARAMS,
     candidate_rho,
-    check_released_guarantee,
+    check_released_candidate,
     check_supported,
     final_estimator,
     final_prefix,
+    is_private_transformer,
 )
 
 _NEIGHBOURS = "replace-one"
@@ -247,9 +248,27 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         prefix = final_prefix(self.estimator)
         return name[len(prefix):] if name.startswith(prefix) else None
 
+    def _private_step_param(self, name):
+        """A private transformer's parameter name for ``name`` (``step__param``), or ``None``."""
+        if not isinstance(self.estimator, Pipeline) or self._own_name(name) is not None:
+            return None
+        step, _, param = name.partition("__")
+        steps = dict(self.estimator.steps[:-1])
+        return param if param and is_private_transformer(steps.get(step)) else None
+
+    def _privacy_param(self, name):
+        """True when ``name`` changes a candidate's guarantee (its final or private steps')."""
+        own = self._own_name(name)
+        return (own if own is not None else self._private_step_param(name)) in PRIVACY_PARAMS
+
     def _check_space_entry(self, name, values, valid):
         own = self._own_name(name)
         pipeline = isinstance(self.estimator, Pipeline)
+        if self._private_step_param(name) in _RESERVED:
+            raise ValueError(
+                f"param_distributions names {name!r}, which is set by the search for every "
+                f"private step. Search only the steps' other hyperparameters."
+            )
         if pipeline and own is None and name in ("steps", final_prefix(self.estimator)[:-2]):
             raise ValueError(
                 f"param_distributions names {name!r}, which replaces the Pipeline's steps "
@@ -264,8 +283,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 f"other than {', '.join(_RESERVED)}."
             )
         if hasattr(values, "rvs"):
-            if own in PRIVACY_PARAMS or (pipeline and own is None
-                                         and "__" not in name):
+            if self._privacy_param(name) or (pipeline and own is None
+                                             and "__" not in name):
                 raise ValueError(
                     f"{name!r} changes the candidates' guarantee and must be searched as a "
                     f"list of values, not a distribution; for example {name}=[0.5, 1.0]."
@@ -289,7 +308,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         """Every combination of the searched privacy parameters, with its probability."""
         rhos, weights = [], []
         for space in spaces:
-            names = [n for n in sorted(space) if self._own_name(n) in PRIVACY_PARAMS]
+            names = [n for n in sorted(space) if self._privacy_param(n)]
             for combo in itertools.product(*(space[n] for n in names)):
                 candidate = clone(self.estimator).set_params(**dict(zip(names, combo)))
                 rhos.append(candidate_rho(candidate))
@@ -436,7 +455,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 candidate.fit(X[train], y[train])
-                check_released_guarantee(final_estimator(candidate), rho)
+                check_released_candidate(candidate, rho)
                 # Scoring must not warn either: overflow in a prediction would
                 # say something about one validation record.
                 with np.errstate(all="ignore"):
@@ -484,6 +503,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             extra["classes"] = classes
         prefix = final_prefix(candidate)
         candidate.set_params(**{prefix + name: value for name, value in extra.items()})
+        if isinstance(candidate, Pipeline):
+            # Private transformers: their own seed, never their own accountant
+            # (the search is charged once) and no per-candidate summary.
+            for name, step in candidate.steps[:-1]:
+                if is_private_transformer(step):
+                    step_seed = (None if self.random_state is None
+                                 else int(rng.integers(2**32 - 1)))
+                    candidate.set_params(**{f"{name}__random_state": step_seed,
+                                            f"{name}__accountant": None,
+                                            f"{name}__verbose": 0})
         return candidate, candidate_rho(candidate)
 
     @staticmethod

@@ -175,6 +175,22 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         return PrivacySpec(ONE_RELEASE, self.epsilon, delta, parts=(quantiles,),
                            composition=composition if composition != "none" else "")
 
+    def _selection_rho(self):
+        """A zCDP ``rho`` of ``fit`` known before the data: the largest over ``n_features >= 1``.
+
+        For private selection over a Pipeline (``doc/privacy.md``, "Private
+        transformers in private selection"). With ``2 d`` quantiles of
+        ``eps0``-DP each (``eps0^2 / 8``-zCDP), zCDP composition spends exactly
+        ``zcdp_rho(epsilon, delta)`` whatever ``d``; basic composition
+        (``eps0 = epsilon / (2 d)``, chosen when it is the larger ``eps0``)
+        spends ``epsilon^2 / (16 d)``, largest at ``d = 1``. So ``rho(d) <=
+        max(epsilon^2 / 16, zcdp_rho(epsilon, delta))`` for every ``d``.
+        """
+        if math.isinf(self.epsilon):
+            return math.inf
+        zcdp = zcdp_rho(self.epsilon, self.delta) if self.delta > 0 else 0.0
+        return max(exponential_mechanism_zcdp(self.epsilon / 2.0) * 2.0, zcdp)
+
     def _privacy_spec(self, X=None, *, fitting=True, **_):
         """The quantiles' spec for ``X``'s public shape (or the fitted one if ``X`` is None)."""
         n_features = (_public_shape(X)[1] if X is not None
