@@ -190,7 +190,8 @@ def _decimal_exp(x_fraction, digits=700):
     import decimal
 
     context = decimal.Context(prec=digits)
-    x = context.divide(decimal.Decimal(x_fraction.numerator), decimal.Decimal(x_fraction.denominator))
+    x = context.divide(decimal.Decimal(x_fraction.numerator),
+                       decimal.Decimal(x_fraction.denominator))
     return context.exp(-x)
 
 
@@ -220,7 +221,8 @@ def test_table_weights_are_the_densities_to_2048_bits(gaussian):
     assert abs(tail - weights[-1]) < 2 ** 48
 
 
-@pytest.mark.parametrize("gaussian, m, T", [(True, 5, 7), (False, 5, 7), (True, 1, 2), (False, 2, 1)])
+@pytest.mark.parametrize("gaussian, m, T",
+                         [(True, 5, 7), (False, 5, 7), (True, 1, 2), (False, 2, 1)])
 def test_alias_table_gives_each_piece_its_weight(gaussian, m, T):
     """The law of the chosen piece, computed exactly from the stored thresholds, is
     weight / total to within 2^-2040 (the thresholds are truncated to 2,048 bits)."""
@@ -261,7 +263,8 @@ def test_fast_sampler_law_with_small_tables(gaussian, law, m, T):
     The law stays exact: KS, and the exact probabilities of the integer part and
     of the half-unit cells."""
     n = 100_000
-    signs, ks, digits = _parts(n, gaussian, 20 + m + 3 * T, table=kernels.build_table(gaussian, m, T))
+    table = kernels.build_table(gaussian, m, T)
+    signs, ks, digits = _parts(n, gaussian, 20 + m + 3 * T, table=table)
     z = signs * (ks + digits[:, 0] / 2.0 ** 32 + digits[:, 1] / 2.0 ** 64)
     assert stats.kstest(z, law.cdf).pvalue > 1e-4
     assert set(np.unique(signs)) == {-1, 1}

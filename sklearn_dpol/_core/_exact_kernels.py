@@ -607,7 +607,8 @@ def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state):
         return a + sign * scale * (offset + box) + floor_offset(f1, f2, sign, scale, ws, state)
     g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
     g2 = (f2 << shift) & _MASK
-    inner = (f1 >> (_BITS - shift)) + sign * scale * box + floor_offset(g1, g2, sign, scale, ws, state)
+    inner = ((f1 >> (_BITS - shift)) + sign * scale * box
+             + floor_offset(g1, g2, sign, scale, ws, state))
     return a + sign * scale * offset + (inner >> shift)
 
 
