@@ -182,3 +182,148 @@ def test_in_kernel_release_equals_the_vectorised_release():
     # no noise: the value itself; infinite noise: a constant
     assert kernels.release_value(1.25, 0.0, True, kernels.workspace(), _state(1)) == 1.25
     assert kernels.release_value(1.25, np.inf, True, kernels.workspace(), _state(1)) == 0.0
+
+
+# --- the table-driven sampler (doc/privacy.md, "A faster exact sampler") -----------------
+
+def _decimal_exp(x_fraction, digits=700):
+    import decimal
+
+    context = decimal.Context(prec=digits)
+    x = context.divide(decimal.Decimal(x_fraction.numerator),
+                       decimal.Decimal(x_fraction.denominator))
+    return context.exp(-x)
+
+
+@pytest.mark.parametrize("gaussian", [True, False])
+def test_table_weights_are_the_densities_to_2048_bits(gaussian):
+    """Each piece's integer weight is f at the box's left end (tail: its area / w),
+    to within 2^40 units of 2^-(2048+160): checked against 700-digit decimals."""
+    import decimal
+
+    m, T = kernels.BOX_BITS, kernels.TAIL_START
+    bits = kernels._WORKING_BITS
+    weights = kernels.table_weights(gaussian, m, T)
+    assert len(weights) == (T << m) + 1
+    context = decimal.Context(prec=700)
+    scale = context.power(decimal.Decimal(2), bits)
+    for J in list(range(0, T << m, 7)) + [(T << m) - 1]:
+        t = Fraction(J, 2 ** m)
+        exact = _decimal_exp(t * t / 2 if gaussian else t)
+        assert abs(context.multiply(exact, scale) - weights[J]) < 2 ** 40, J
+    if gaussian:
+        tail = decimal.Decimal(0)
+        for k in range(T, 60):                     # exp(-60^2/2) < 2^-2500
+            tail = context.add(tail, _decimal_exp(Fraction(k * k, 2)))
+    else:
+        tail = _decimal_exp(Fraction(T))
+    tail = context.multiply(context.multiply(tail, scale), decimal.Decimal(2 ** m))
+    assert abs(tail - weights[-1]) < 2 ** 48
+
+
+@pytest.mark.parametrize("gaussian, m, T",
+                         [(True, 5, 7), (False, 5, 7), (True, 1, 2), (False, 2, 1)])
+def test_alias_table_gives_each_piece_its_weight(gaussian, m, T):
+    """The law of the chosen piece, computed exactly from the stored thresholds, is
+    weight / total to within 2^-2040 (the thresholds are truncated to 2,048 bits)."""
+    tau64, tau_digits, alias, column_bits, _, _ = kernels.build_table(gaussian, m, T)
+    weights = kernels.table_weights(gaussian, m, T)
+    n = 1 << column_bits
+    bits = 32 * tau_digits.shape[1]
+    probability = [Fraction(0)] * n
+    for i in range(n):
+        threshold = 0
+        for d in tau_digits[i]:
+            threshold = (threshold << 32) | int(d)
+        assert threshold >> (bits - 64) == int(tau64[i])
+        keep = Fraction(threshold, 2 ** bits)          # P(V < tau-hat), exactly
+        probability[i] += keep / n
+        probability[int(alias[i])] += (1 - keep) / n
+    total = sum(weights)
+    for j in range(n):
+        target = Fraction(weights[j], total) if j < len(weights) else Fraction(0)
+        assert abs(probability[j] - target) <= Fraction(1, 2 ** 2040), j
+
+
+def _parts(n, gaussian, seed, table=None, reference=False):
+    signs, ks = np.empty(n, np.int64), np.empty(n, np.int64)
+    digits = np.empty((n, 2), np.int64)
+    if reference:
+        kernels.reference_parts(n, gaussian, _state(seed), signs, ks, digits)
+    else:
+        kernels.sample_parts(n, gaussian, _state(seed), signs, ks, digits, table=table)
+    return signs, ks, digits
+
+
+@pytest.mark.parametrize("gaussian, law", [(True, stats.norm), (False, stats.laplace)])
+@pytest.mark.parametrize("m, T", [(1, 1), (1, 2), (2, 1), (3, 2)])
+def test_fast_sampler_law_with_small_tables(gaussian, law, m, T):
+    """Tiny tables make the rare branches common: the tail (Karney's N beyond T, or
+    memorylessness), long thinned runs (coin probability up to 1), rejections.
+    The law stays exact: KS, and the exact probabilities of the integer part and
+    of the half-unit cells."""
+    n = 100_000
+    table = kernels.build_table(gaussian, m, T)
+    signs, ks, digits = _parts(n, gaussian, 20 + m + 3 * T, table=table)
+    z = signs * (ks + digits[:, 0] / 2.0 ** 32 + digits[:, 1] / 2.0 ** 64)
+    assert stats.kstest(z, law.cdf).pvalue > 1e-4
+    assert set(np.unique(signs)) == {-1, 1}
+    a = np.abs(z)
+    assert np.mean(a >= T) > 0.001                     # the tail is exercised
+    edges = np.arange(0, 6.5, 0.5)
+    observed = np.histogram(a, bins=np.append(edges, np.inf))[0]
+    cells = np.append(edges, np.inf)
+    expected = n * 2 * (law.cdf(cells[1:]) - law.cdf(cells[:-1]))
+    keep = expected > 5
+    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4
+    # and the test can fail: a 10% wider law is rejected
+    assert stats.kstest(1.1 * z, law.cdf).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("gaussian", [True, False])
+def test_fast_sampler_matches_the_reference_sampler(gaussian):
+    """Same law as Karney's algorithm N (the exponential by von Neumann runs):
+    two-sample KS on |Z| and a chi-square on the release table's 2^-5 cells."""
+    n = 200_000
+    s1, k1, d1 = _parts(n, gaussian, 31)
+    s2, k2, d2 = _parts(n, gaussian, 32, reference=True)
+    z1 = s1 * (k1 + d1[:, 0] / 2.0 ** 32)
+    z2 = s2 * (k2 + d2[:, 0] / 2.0 ** 32)
+    assert stats.ks_2samp(z1, z2).pvalue > 1e-4
+    # exact cell probabilities on the fine boxes (|Z| in [j/32, (j+1)/32), j < 96)
+    law = stats.norm if gaussian else stats.laplace
+    cells = np.floor(np.abs(z1) * 32).astype(int)
+    observed = np.bincount(np.minimum(cells, 96), minlength=97)
+    edges = np.append(np.arange(97) / 32, np.inf)
+    expected = n * 2 * (law.cdf(edges[1:]) - law.cdf(edges[:-1]))
+    chi2 = np.sum((observed - expected) ** 2 / expected)
+    assert stats.chi2.sf(chi2, 96) > 1e-4
+    assert abs(np.mean(s1 == 1) - 0.5) < 5 * math.sqrt(0.25 / n)
+
+
+def test_assemble_is_the_exact_floor():
+    """a + floor(F + s S (offset + (J + u) 2^-m)) from the box representation, against
+    rational arithmetic on both ends of u's interval (every u in it has that floor)."""
+    rng = np.random.default_rng(40)
+    state = _state(41)
+    for _ in range(3000):
+        c = float(rng.normal() * 10.0 ** rng.integers(-3, 12))
+        a, f1, f2 = kernels.fixed_point(c)
+        scale = int(rng.integers(2 ** 28, 2 ** 29 + 3))
+        bit = int(rng.integers(0, 2))
+        shift = int(rng.choice([0, kernels.BOX_BITS, 1, 3]))
+        box = int(rng.integers(0, 7 << kernels.BOX_BITS)) if shift else 0
+        offset = int(rng.choice([0, 0, 7, 14, int(rng.integers(0, 40))]))
+        ws = kernels.workspace()
+        ws[0, 0] = 2
+        ws[0, 1:3] = rng.integers(0, 2 ** 32, size=2)
+        got = kernels._assemble(a, f1, f2, scale, bit, offset, box, shift, ws, state)
+        L = int(ws[0, 0])
+        D = sum(int(ws[0, i]) << (32 * (L - i)) for i in range(1, L + 1))
+        s = 1 if bit == 1 else -1
+        F = Fraction(a) + Fraction(f1, 2 ** 32) + Fraction(f2, 2 ** 64)
+        ends = [F + s * scale * (offset + (box + Fraction(D + e, 2 ** (32 * L))) / 2 ** shift)
+                for e in (0, 1)]
+        assert math.floor(min(ends)) == got
+        assert math.ceil(max(ends)) - 1 == got

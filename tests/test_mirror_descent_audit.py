@@ -73,7 +73,10 @@ def test_the_canary_attains_the_sensitivity():
 
 
 def test_one_step_is_within_the_claim_and_not_vacuous():
-    result = audit(15_000)
+    # 60,000 runs: with 15,000 the lower bound's spread over audit seeds
+    # (0.83-1.59, the same before and after the faster exact sampler) straddles
+    # the 0.9 threshold; with 60,000 it is about 1.5.
+    result = audit(60_000)
     assert result.epsilon_lower_bound <= EPSILON
     assert result.epsilon_lower_bound > 0.3 * EPSILON
 
@@ -82,8 +85,11 @@ def test_a_few_adaptive_steps_are_within_the_claim():
     assert audit(4000, n_steps=4).epsilon_lower_bound <= EPSILON
 
 
-def test_halved_noise_is_caught(broken):
-    broken(0.5)
+def test_reduced_noise_is_caught(broken):
+    # Noise cut to 40%: the audit's lower bound is 3.45-3.86 over six audit
+    # seeds. Halved noise sits at the power limit of a 15,000-run audit (2.3-3.2
+    # over seeds with either exact sampler, about 3.0 even with 60,000 runs).
+    broken(0.4)
     assert audit(15_000).epsilon_lower_bound > EPSILON
 
 

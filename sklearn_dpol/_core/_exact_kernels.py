@@ -20,6 +20,16 @@ exact. ``_CAP`` digits (2,048 bits) per deviate are kept; a comparison that
 would need more (64 equal digits in a row, probability below 2^-2000) is
 decided by the 64th digit: a data-independent event whose probability is
 counted in delta (``doc/privacy.md``).
+
+The variates themselves come from a table-driven rejection sampler
+(``doc/privacy.md``, section "A faster exact sampler"): ``|Z|`` is proposed
+from a staircase of boxes of width ``2^-BOX_BITS`` whose heights are the
+density at the box's left end, one box chosen by an alias table whose
+thresholds are stored to 2,048 bits and compared lazily with a uniform (one
+64-bit word decides all but a ``2^-64`` fraction of the draws), a point
+uniform in the box, kept with probability ``density / height`` by a von
+Neumann run that almost always stops at its first, cheap step. The far tail
+falls back to Karney's algorithm N (normal) or to memorylessness (Laplace).
 """
 
 import math
@@ -35,6 +45,14 @@ _CAP = 64
 WORKSPACE_DIGITS = _CAP + 1
 # Quantisation of c = v / gamma: |c| is clamped to 2^62 and truncated to 2^-64.
 CLAMP = float(2 ** 62)
+
+
+# The sampling kernels take arrays but never allocate: they are compiled without
+# numba's reference counting, which otherwise wraps array uses in their loops
+# with atomic increments and decrements (measured: most of the sampler's time).
+# Kernels that allocate a workspace (release_values, exponential_choice, the
+# test hooks) keep it and call these.
+_NO_REFCOUNT = dict(cache=True, _nrt=False)
 
 
 # The random digits come from xoshiro256** (Blackman and Vigna), whose 256-bit
@@ -109,6 +127,15 @@ def _fresh(ws, r, state):
 
 
 @njit(cache=True, inline="always")
+def _fresh2(ws, r, state):
+    """Row ``r`` becomes a new lazy uniform with its first two digits drawn (one 64-bit word)."""
+    w = _next(state)
+    ws[r, 0] = 2
+    ws[r, 1] = np.int64(w >> np.uint64(32))
+    ws[r, 2] = np.int64(w & np.uint64(_MASK))
+
+
+@njit(cache=True, inline="always")
 def _less(ws, a, b, state):
     """Row ``a`` < row ``b`` as lazy uniforms (ties broken by drawing more digits)."""
     if ws[a, 0] == 0:
@@ -141,7 +168,7 @@ def _continue_run(ws, y, z, n, state):
         n += 1
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _bernoulli_exp_half(ws, state):
     """True with probability exp(-1/2): von Neumann's decreasing run from 1/2."""
     _fresh(ws, A, state)
@@ -150,14 +177,14 @@ def _bernoulli_exp_half(ws, state):
     return _continue_run(ws, A, B, 1, state) % 2 == 0
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _bernoulli_exp_one(ws, state):
     """True with probability exp(-1): von Neumann's decreasing run from 1."""
     _fresh(ws, A, state)       # the first uniform is below 1 always
     return _continue_run(ws, A, B, 1, state) % 2 == 0
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _bernoulli_b(k, ws, state):
     """True with probability exp(-x (2k + x) / (2k + 2)), x in row X (Karney's B).
 
@@ -186,9 +213,13 @@ def _bernoulli_b(k, ws, state):
     return n % 2 == 0
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _normal(ws, state):
-    """An exact standard normal: returns (sign bit, k); |Z| = k + x, x the lazy row X (Karney's N)."""
+    """An exact standard normal: returns (sign bit, k); |Z| = k + x, x the lazy row X (Karney's N).
+
+    The reference sampler: releases use the table-driven :func:`_sample`,
+    whose law is the same (tests compare the two).
+    """
     while True:
         k = 0
         while _bernoulli_exp_half(ws, state):         # P(k) propto exp(-k/2)
@@ -210,9 +241,9 @@ def _normal(ws, state):
         return _digit(state) & 1, k
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _exponential(ws, state):
-    """An exact standard exponential k + x, x the lazy row X."""
+    """An exact standard exponential k + x, x the lazy row X (the reference sampler)."""
     k = 0
     while _bernoulli_exp_one(ws, state):              # P(k) propto exp(-k)
         k += 1
@@ -226,7 +257,243 @@ def _exponential(ws, state):
             return k
 
 
-@njit(cache=True)
+# ---------------------------------------------------------------------------
+# The table-driven sampler (doc/privacy.md, "A faster exact sampler").
+#
+# |Z| is drawn by rejection from a staircase g >= f, f(z) = exp(-z^2/2) (normal)
+# or exp(-z) (Laplace) on z >= 0: box J in [0, T 2^m) is [t_J, t_J + w), t_J = J w,
+# w = 2^-m, of height f(t_J); beyond T the normal's proposal is Karney's unit
+# boxes [k, k + 1) of height f(k) and the Laplace's is f itself. A piece is
+# chosen with probability proportional to its area (the alias table below),
+# a point uniform in it, kept with probability f / g; a rejection starts again.
+# ---------------------------------------------------------------------------
+BOX_BITS = 5               # m: boxes of width 2^-5
+TAIL_START = 7             # T: boxes cover [0, 7)
+_TABLE_DIGITS = _CAP       # thresholds stored to 64 base-2^32 digits (2,048 bits)
+_WORKING_BITS = 32 * _TABLE_DIGITS + 160
+
+
+def _exp_fixed(numerator, shift, bits):
+    """``exp(-numerator 2^-shift) 2^bits`` for an argument in [0, 1], to within 2^9 units.
+
+    The alternating Taylor series in fixed point; each of its (fewer than 400)
+    terms is truncated once.
+    """
+    x = (numerator << bits) >> shift           # exact: shift <= bits
+    assert 0 <= x <= 1 << bits
+    term = total = 1 << bits
+    i = 1
+    while term:
+        term = (term * x >> bits) // i
+        total = total - term if i & 1 else total + term
+        i += 1
+    return total
+
+
+def table_weights(gaussian, m=BOX_BITS, tail_start=TAIL_START):
+    """Integer weights (units of ``2^-_WORKING_BITS``) of the pieces: boxes, then the tail.
+
+    Box ``J`` has area ``w f(J w)``; the weights are the areas divided by ``w``:
+    ``f(J w)`` for the boxes, ``2^m`` times the tail's area for the tail. Each is
+    within ``2^40`` units of the exact value (``tests/test_exact_sampling.py``
+    checks them against 700-digit decimal arithmetic).
+    """
+    bits = _WORKING_BITS
+    n_boxes = tail_start << m
+    weights = []
+    if gaussian:
+        # f(J w) = q^(J^2), q = exp(-2^-(2m+1)): e_{J+1} = e_J q^(2J+1)
+        q = _exp_fixed(1, 2 * m + 1, bits)
+        q2 = q * q >> bits
+        e, p = 1 << bits, q
+        for _ in range(n_boxes):
+            weights.append(e)
+            e = e * p >> bits
+            p = p * q2 >> bits
+        # the tail: sum_{k >= T} exp(-k^2/2), with exp(-k^2/2) = h^(k^2), h = exp(-1/2)
+        h = _exp_fixed(1, 1, bits)
+        h2 = h * h >> bits
+        e, p, k, tail = 1 << bits, h, 0, 0
+        while e:
+            if k >= tail_start:
+                tail += e
+            e = e * p >> bits
+            p = p * h2 >> bits
+            k += 1
+        weights.append(tail << m)
+    else:
+        r = _exp_fixed(1, m, bits)              # exp(-w)
+        e = 1 << bits
+        for _ in range(n_boxes):
+            weights.append(e)
+            e = e * r >> bits
+        weights.append(e << m)                  # exp(-T) / w
+    return weights
+
+
+def build_table(gaussian, m=BOX_BITS, tail_start=TAIL_START):
+    """The alias table of the pieces: ``(tau64, tau_digits, alias, column_bits, m, T)``.
+
+    Column ``i`` (of ``2^column_bits``, padded with pieces of weight 0) keeps
+    ``i`` when a uniform ``V`` is below its threshold ``tau_i`` and gives
+    ``alias[i]`` otherwise; the thresholds are exact rationals (integer
+    arithmetic on the integer weights), stored truncated to 2,048 bits.
+    ``tau64`` holds their first 64 bits, ``tau_digits`` all 64 base-2^32 digits.
+    """
+    if not (1 <= m <= 15 and 1 <= tail_start <= (1 << m)):
+        raise ValueError("need 1 <= m <= 15 and 1 <= T <= 2^m (the coin's probability is <= 1)")
+    weights = table_weights(gaussian, m, tail_start)
+    column_bits = max(1, (len(weights) - 1).bit_length())
+    n = 1 << column_bits
+    assert 1 + column_bits + 2 * m + 1 <= 64
+    mass = [w * n for w in weights] + [0] * (n - len(weights))
+    total = sum(weights)
+    small = [i for i in range(n) if mass[i] < total]
+    large = [i for i in range(n) if mass[i] >= total]
+    alias = list(range(n))
+    while small and large:
+        s, g = small.pop(), large.pop()
+        alias[s] = g                            # column s: s w.p. mass[s]/total, else g
+        mass[g] -= total - mass[s]
+        (small if mass[g] < total else large).append(g)
+    for i in small + large:                     # exact arithmetic: these are full
+        assert mass[i] == total
+    bits = 32 * _TABLE_DIGITS
+    tau64 = np.zeros(n, np.uint64)
+    tau_digits = np.zeros((n, _TABLE_DIGITS), np.uint32)
+    for i in range(n):
+        if mass[i] == total:
+            alias[i] = i                        # threshold 1: both branches give i
+            threshold = (1 << bits) - 1
+        else:
+            threshold = (mass[i] << bits) // total
+        tau64[i] = threshold >> (bits - 64)
+        for d in range(_TABLE_DIGITS):
+            tau_digits[i, d] = (threshold >> (bits - 32 * (d + 1))) & _MASK
+    return tau64, tau_digits, np.array(alias, np.int64), column_bits, m, tail_start
+
+
+_NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS, _, _ = build_table(True)
+_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS, _LAPLACE_COLS, _, _ = build_table(False)
+
+
+@njit(cache=True, inline="always")
+def _pick(column, word, tau64, tau_digits, alias, ws, state):
+    """Column ``column``'s piece: itself if V < tau, else its alias. ``word`` is V's first 64 bits.
+
+    V's further digits (row A) are drawn only when ``word`` equals the
+    threshold's first 64 bits; the comparison is then digit by digit, and 64
+    equal digits mean V >= tau (V is at least its own truncation), exactly.
+    """
+    t = tau64[column]
+    if word < t:
+        return np.int64(column)
+    if word > t:
+        return alias[column]
+    ws[A, 0] = 2
+    ws[A, 1] = np.int64(word >> np.uint64(32))
+    ws[A, 2] = np.int64(word & np.uint64(_MASK))
+    for i in range(3, _TABLE_DIGITS + 1):
+        _ensure(ws, A, i, state)
+        d = np.int64(tau_digits[column, i - 1])
+        if ws[A, i] != d:
+            return np.int64(column) if ws[A, i] < d else alias[column]
+    return alias[column]
+
+
+@njit(cache=True, inline="always")
+def _box_accepts(limit, thin_by_u, coin, coin_mask, ws, state):
+    """Bernoulli(exp(-u p)) by a von Neumann run from u (row X), each step thinned by a coin.
+
+    The coin is an integer R uniform in [0, 2^(2m+1)): a step goes on when
+    R < limit, or R == limit and (``thin_by_u``) a fresh uniform is below u;
+    so it goes on with probability p = (limit + u) / 2^(2m+1) (normal) or
+    limit / 2^(2m+1) (Laplace), and the run's length is even with probability
+    exp(-u p). ``coin`` is the first step's R.
+    """
+    n = 0
+    y, z = X, A
+    while True:
+        if coin > limit:
+            break
+        if coin == limit:
+            if not thin_by_u:
+                break
+            _fresh2(ws, W, state)
+            if not _less(ws, W, X, state):
+                break
+        _fresh2(ws, z, state)
+        if not _less(ws, z, y, state):
+            break
+        if n == 0:
+            y, z = z, B
+        else:
+            y, z = z, y
+        n += 1
+        coin = np.int64(_next(state) & coin_mask)
+    return n % 2 == 0
+
+
+@njit(**_NO_REFCOUNT)
+def _normal_tail_k(tail_start, ws, state):
+    """k >= T with probability proportional to exp(-k^2/2): T + i, i geometric
+    (ratio exp(-T), as T runs of Bernoulli(exp(-1))), kept with probability exp(-i^2/2)."""
+    while True:
+        i = 0
+        while True:
+            more = True
+            for _ in range(tail_start):
+                if not _bernoulli_exp_one(ws, state):
+                    more = False
+                    break
+            if not more:
+                break
+            i += 1
+        kept = True
+        for _ in range(i * i):
+            if not _bernoulli_exp_half(ws, state):
+                kept = False
+                break
+        if kept:
+            return tail_start + i
+
+
+@njit(**_NO_REFCOUNT)
+def _sample(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state):
+    """An exact standard normal (Laplace) variate: ``(sign bit, offset, J, shift)``
+    with ``|Z| = offset + (J + u) 2^-shift``, u the lazy uniform in row X."""
+    n_boxes = tail_start << m
+    column_mask = np.uint64((1 << column_bits) - 1)
+    coin_mask = np.uint64((1 << (2 * m + 1)) - 1)
+    offset = 0
+    while True:
+        word = _next(state)                     # V's first 64 bits
+        bits = _next(state)                     # column, sign, first coin
+        column = np.int64(bits & column_mask)
+        piece = _pick(column, word, tau64, tau_digits, alias, ws, state)
+        sign = np.int64((bits >> np.uint64(column_bits)) & np.uint64(1))
+        coin = np.int64((bits >> np.uint64(column_bits + 1)) & coin_mask)
+        _fresh2(ws, X, state)                   # u
+        if piece < n_boxes:
+            # f(t_J + w u) / f(t_J) = exp(-u (2J + u) / 2^(2m+1)) (normal), exp(-u / 2^m) (Laplace)
+            limit = 2 * piece if gaussian else np.int64(2) << m
+            if _box_accepts(limit, gaussian, coin, coin_mask, ws, state):
+                return sign, offset, piece, m
+        elif gaussian:
+            # Karney's unit boxes beyond T: k, then u kept with probability exp(-u(2k+u)/2)
+            k = _normal_tail_k(tail_start, ws, state)
+            kept = True
+            for _ in range(k + 1):
+                if not _bernoulli_b(k, ws, state):
+                    kept = False
+                    break
+            if kept:
+                return sign, k, 0, 0
+        else:
+            offset += tail_start                # memoryless: |Z| - T given |Z| > T is Exp(1)
+
+
+@njit(**_NO_REFCOUNT)
 def _shift(v, s):
     if s >= 64 or s <= -64:
         return 0
@@ -235,7 +502,7 @@ def _shift(v, s):
     return v >> (-s)
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def fixed_point(c):
     """``(a, f1, f2)`` with ``a + f1 2^-32 + f2 2^-64`` = c + 1/2 (|c| <= 2^62),
     exact up to truncating |c| below 2^-64 (an error below 2^-64)."""
@@ -274,7 +541,7 @@ def fixed_point(c):
     return a, f1, f2
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     """floor((F + sign scale D + adjust 2^-32L) ...) in units: see floor_offset."""
     carry = adjust
@@ -288,7 +555,7 @@ def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     return carry
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def floor_offset(f1, f2, sign, scale, ws, state):
     """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
 
@@ -298,6 +565,20 @@ def floor_offset(f1, f2, sign, scale, ws, state):
     """
     n_digits = max(2, ws[X, 0])
     _ensure(ws, X, n_digits, state)
+    if n_digits == 2:
+        # the usual case, straight-line: the two ends of S x in [S D, S (D + 1)) 2^-64
+        d1 = sign * scale * ws[X, 1] + f1
+        d2 = sign * scale * ws[X, 2] + f2
+        if sign > 0:
+            lo = (d1 + (d2 >> _BITS)) >> _BITS
+            hi = (d1 + ((d2 + scale - 1) >> _BITS)) >> _BITS
+        else:
+            lo = (d1 + ((d2 - scale) >> _BITS)) >> _BITS
+            hi = (d1 + (d2 >> _BITS)) >> _BITS
+        if lo == hi:
+            return lo
+        n_digits = 3
+        _ensure(ws, X, n_digits, state)
     while True:
         if sign > 0:
             lo = _integer_part(f1, f2, 1, scale, ws, n_digits, 0)
@@ -313,7 +594,25 @@ def floor_offset(f1, f2, sign, scale, ws, state):
         _ensure(ws, X, n_digits, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state):
+    """``a + floor(F + s scale |Z|)``, F = f1 2^-32 + f2 2^-64, |Z| = offset + (box + u) 2^-shift.
+
+    floor(y / 2^m) = floor(floor(y) / 2^m) with y = 2^m F + s scale (box + u):
+    the integer part of 2^m F and s scale box are integers, the fractional part
+    of 2^m F has 64 bits, and floor_offset gives the floor of the rest.
+    """
+    sign = 1 if sign_bit == 1 else -1
+    if shift == 0:
+        return a + sign * scale * (offset + box) + floor_offset(f1, f2, sign, scale, ws, state)
+    g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
+    g2 = (f2 << shift) & _MASK
+    inner = ((f1 >> (_BITS - shift)) + sign * scale * box
+             + floor_offset(g1, g2, sign, scale, ws, state))
+    return a + sign * scale * offset + (inner >> shift)
+
+
+@njit(**_NO_REFCOUNT)
 def exact_point(c, scale, gaussian, ws, state):
     """``floor(c + 1/2 + scale * Z)`` as an int64, Z exact N(0, 1) or Laplace(1).
 
@@ -321,12 +620,12 @@ def exact_point(c, scale, gaussian, ws, state):
     """
     a, f1, f2 = fixed_point(c)
     if gaussian:
-        bit, k = _normal(ws, state)
+        sign_bit, offset, box, shift = _sample(True, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS,
+                                               _NORMAL_COLS, BOX_BITS, TAIL_START, ws, state)
     else:
-        k = _exponential(ws, state)
-        bit = _digit(state) & 1
-    sign = 1 if bit == 1 else -1
-    return a + sign * scale * k + floor_offset(f1, f2, sign, scale, ws, state)
+        sign_bit, offset, box, shift = _sample(False, _LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                               _LAPLACE_COLS, BOX_BITS, TAIL_START, ws, state)
+    return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
 
 
 def workspace():
@@ -342,8 +641,41 @@ def release_grid(c, scale, gaussian, state, out):
 
 
 @njit(cache=True)
-def sample_parts(n, gaussian, state, signs, ks, digits):
-    """Test hook: n exact variates as (sign, integer part, first 2 digits of the fraction)."""
+def _parts(n, gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, state,
+           signs, ks, digits):
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    for i in range(n):
+        sign_bit, offset, box, shift = _sample(gaussian, tau64, tau_digits, alias, column_bits,
+                                               m, tail_start, ws, state)
+        signs[i] = 1 if sign_bit == 1 else -1
+        u1, u2 = ws[X, 1], ws[X, 2]
+        if shift == 0:
+            ks[i] = offset + box
+            digits[i, 0], digits[i, 1] = u1, u2
+        else:
+            low = box & ((1 << shift) - 1)
+            ks[i] = offset + (box >> shift)
+            digits[i, 0] = (low << (_BITS - shift)) | (u1 >> shift)
+            digits[i, 1] = ((u1 & ((1 << shift) - 1)) << (_BITS - shift)) | (u2 >> shift)
+
+
+def sample_parts(n, gaussian, state, signs, ks, digits, table=None):
+    """Test hook: n exact variates as (sign, integer part, first 2 digits of the fraction).
+
+    ``table`` (from :func:`build_table`) replaces the release's table, so that
+    tests can make the tail and the rare branches frequent.
+    """
+    if table is None:
+        table = ((_NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS, BOX_BITS, TAIL_START)
+                 if gaussian else
+                 (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS, _LAPLACE_COLS, BOX_BITS,
+                  TAIL_START))
+    _parts(n, gaussian, *table, state, signs, ks, digits)
+
+
+@njit(cache=True)
+def reference_parts(n, gaussian, state, signs, ks, digits):
+    """Test hook: the same from the reference samplers (Karney's N, the exponential by runs)."""
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(n):
         if gaussian:
@@ -362,7 +694,7 @@ _LARGEST = np.finfo(np.float64).max
 _LARGEST_SCALE = 1e290
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def grid(scale):
     """``(gamma, S)`` of :func:`sklearn_dpol._core.noise.noise_grid` (scale finite, > 0)."""
     _, exponent = math.frexp(scale)
@@ -370,7 +702,7 @@ def grid(scale):
     return gamma, np.int64(math.floor(scale / gamma)) + 2
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def release_value(v, scale, gaussian, ws, state):
     """One coordinate released on the grid of ``scale``, inside a kernel.
 
@@ -387,6 +719,13 @@ def release_value(v, scale, gaussian, ws, state):
         # independent of v (a zero budget that underflowed, for example).
         return 0.0
     gamma, multiplier = grid(scale)
+    return _on_grid(v, gamma, multiplier, gaussian, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def _on_grid(v, gamma, multiplier, gaussian, ws, state):
+    """``gamma * floor(v / gamma + 1/2 + S Z)``: NaN to 0, clamped to +-2^62 grid steps,
+    the product clipped to the finite doubles (post-processing)."""
     c = v / gamma
     if c != c:
         c = 0.0
@@ -403,6 +742,14 @@ def release_value(v, scale, gaussian, ws, state):
 
 
 @njit(cache=True)
+def release_values(values, gamma, multiplier, gaussian, state, out):
+    """``out[i] = gamma * floor(values[i] / gamma + 1/2 + S Z_i)`` (the vectorised release)."""
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    for i in range(values.shape[0]):
+        out[i] = _on_grid(values[i], gamma, multiplier, gaussian, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
 def laplace_report(gradient, scales, out, ws, state):
     """The local Laplace randomiser's report, in place: ``out_j = clip(g_j, -1, 1)``
     released with Laplace noise of scale ``scales_j`` (0: no noise, the coordinate is public).
@@ -418,7 +765,7 @@ def laplace_report(gradient, scales, out, ws, state):
         out[j] = release_value(g, scales[j], False, ws, state)
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def gaussian_report(mean, sigma, out, ws, state):
     """A user-side Gaussian report, in place: ``out_j = mean_j`` released with noise ``sigma``.
 
@@ -428,7 +775,7 @@ def gaussian_report(mean, sigma, out, ws, state):
         out[j] = release_value(mean[j], sigma, True, ws, state)
 
 
-@njit(cache=True)
+@njit(**_NO_REFCOUNT)
 def _bernoulli_exp_fraction(f1, f2, ws, state):
     """True with probability exp(-f), f = f1 2^-32 + f2 2^-64 in [0, 1) (von Neumann's run)."""
     _fresh(ws, A, state)

@@ -68,19 +68,14 @@ def _exact_release(values, scale, rng, gaussian):
 
     gamma, multiplier = noise_grid(scale)
     flat = np.ravel(values)
-    # c = v / gamma is exact (gamma = 2^j) unless it overflows; clamping to
-    # +-2^62 is a contraction, so the sensitivity does not grow. A NaN (never
-    # produced by the library's kernels) is mapped to 0, a data-independent value.
-    with np.errstate(over="ignore"):
-        scaled = flat / gamma
-    scaled = np.nan_to_num(scaled, nan=0.0, posinf=kernels.CLAMP, neginf=-kernels.CLAMP)
-    np.clip(scaled, -kernels.CLAMP, kernels.CLAMP, out=scaled)
-    integers = np.empty(flat.shape[0], dtype=np.int64)
-    kernels.release_grid(scaled, multiplier, gaussian, kernels.generator_state(rng), integers)
-    with np.errstate(over="ignore"):
-        released = integers.astype(np.float64) * gamma
-    # Post-processing of the integers: a huge noise scale must not overflow.
-    np.clip(released, -_LARGEST, _LARGEST, out=released)
+    # In the kernel (_exact_kernels._on_grid): c = v / gamma is exact (gamma =
+    # 2^j) unless it overflows; clamping to +-2^62 is a contraction, so the
+    # sensitivity does not grow. A NaN (never produced by the library's kernels)
+    # is mapped to 0, a data-independent value. gamma K is clipped to the
+    # finite doubles: post-processing, a huge noise scale must not overflow.
+    released = np.empty(flat.shape[0], dtype=np.float64)
+    kernels.release_values(flat, gamma, multiplier, gaussian, kernels.generator_state(rng),
+                           released)
     return released.reshape(np.shape(values))
 
 
