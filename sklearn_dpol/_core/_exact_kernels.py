@@ -37,6 +37,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ._kernel_cache import refresh as _refresh_kernel_cache
+
+_refresh_kernel_cache()  # before any kernel is compiled or loaded: see _kernel_cache
+
 _BITS = 32
 _BASE = 1 << 32
 _MASK = _BASE - 1

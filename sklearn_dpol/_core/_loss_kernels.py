@@ -16,6 +16,7 @@ import types
 from numba import njit
 
 from . import losses as _losses
+from ._kernel_cache import refresh as _refresh_kernel_cache
 from .losses import (  # noqa: F401  (re-exported for the kernels)
     ABSOLUTE_CODE,
     HINGE_CODE,
@@ -23,6 +24,8 @@ from .losses import (  # noqa: F401  (re-exported for the kernels)
     LOG_LOSS_CODE,
     SQUARED_CODE,
 )
+
+_refresh_kernel_cache()  # before any kernel is compiled or loaded: see _kernel_cache
 
 _jit = njit(cache=True, nogil=True)
 
