@@ -6,8 +6,9 @@ releases", for the derivation; in short, a released coordinate is
 
     gamma * floor(c + 1/2 + S * Z),     c = v / gamma  (exact: gamma is 2^j),
 
-with ``Z`` an *exact* standard normal (Karney 2016, algorithm N) or standard
-Laplace variate, and ``S`` a public integer. The integer is computed exactly
+with ``Z`` an *exact* standard normal or standard Laplace variate (the
+table-driven sampler below; Karney 2016's algorithm N is kept as the
+reference) and ``S`` a public integer. The integer is computed exactly
 from the random bits: no floating-point operation touches ``Z``. The released
 double is therefore a function of ``floor(c + 1/2 + S Z)`` alone, i.e.
 post-processing of the Gaussian (Laplace) mechanism with noise ``gamma * S``,
@@ -28,8 +29,10 @@ density at the box's left end, one box chosen by an alias table whose
 thresholds are stored to 2,048 bits and compared lazily with a uniform (one
 64-bit word decides all but a ``2^-64`` fraction of the draws), a point
 uniform in the box, kept with probability ``density / height`` by a von
-Neumann run that almost always stops at its first, cheap step. The far tail
-falls back to Karney's algorithm N (normal) or to memorylessness (Laplace).
+Neumann run that almost always stops at its first, cheap step. Beyond the
+table (``|Z| >= 7``) the normal takes Karney's unit boxes (a geometric integer
+part, accepted by runs of his algorithm B) and the Laplace its
+memorylessness.
 """
 
 import math
