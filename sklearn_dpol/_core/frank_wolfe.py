@@ -670,7 +670,7 @@ def default_iterations(selection, *, n_samples, n_dims, epsilon, delta, radius,
 
     The iterate of steps ``2/(t+2)`` is the average ``sum_t w_t s_t`` of the
     selected vertices with ``w_t = 2 (t+1) / (T (T+1))``. Its excess risk is
-    modelled (``doc/privacy.md``, section 20) as the cost of the random
+    modelled (``doc/privacy.md``, section 23) as the cost of the random
     fluctuation of that average, ``(1/2) sum_t w_t^2 max_s s^T G s <=
     B^2 r^2 (2T+1) / (3T(T+1))``, plus the bias of the noisy selection,
     ``e(T) = sqrt(T) e(1)`` (:func:`selection_error`: the entropy of the

@@ -80,7 +80,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         full-batch gradient; ``max_iter`` counts passes over the training set
         in every estimator of the library). ``None`` takes the step count that
         minimises ``B^2 r^2 (2T+1) / (3T(T+1)) + e(T)`` (``doc/privacy.md``,
-        section 20): the first term bounds the cost of the random fluctuation
+        section 23): the first term bounds the cost of the random fluctuation
         of the average of the selected vertices, the second is the expected
         error of one private selection at the noise of ``T`` steps (``b ln |S|``
         for the Gumbel scale ``b``; ``2 sigma r sqrt(2 ln |S|)`` for Gaussian
