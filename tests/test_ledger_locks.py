@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from _ledger_postgres import ledger_path
@@ -148,3 +149,44 @@ def test_a_second_accountant_keeps_the_first_ones_locks(tmp_path):
          str(path)], check=True, timeout=120, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert int(listing.stdout) == 4
+
+
+_SLOW_CREATOR = """
+import inspect, os, sys, time
+path, marker = sys.argv[1], sys.argv[2]
+exists = os.path.exists
+def slow_exists(name):
+    found = exists(name)
+    if name == path and not found and inspect.stack()[1].function == "create":
+        open(marker, "w").close()
+        time.sleep(3.0)  # another process creates the ledger and charges meanwhile
+    return found
+os.path.exists = slow_exists
+from sklearn_dpol.privacy import PrivacyAccountant
+PrivacyAccountant(1.0, 0.0, path=path)
+"""
+
+
+def test_a_creator_never_deletes_the_log_of_a_ledger_in_use(tmp_path):
+    # Two processes create the same ledger at once. The one that loses the
+    # race must not delete the write-ahead log (taken for a stale one) that
+    # the winner already writes its charges to.
+    path, marker = str(tmp_path / "budget.sqlite"), str(tmp_path / "marker")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    slow = subprocess.Popen([sys.executable, "-c", _SLOW_CREATOR, path, marker], env=env)
+    try:
+        for _ in range(1200):
+            if os.path.exists(marker) or slow.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert os.path.exists(marker)
+        winner = PrivacyAccountant(1.0, 0.0, path=path)
+        for label in ("a", "b", "c"):
+            winner.reserve((0.1, 0.0), label).settle((0.1, 0.0))
+    finally:
+        assert slow.wait(timeout=120) == 0
+    listing = subprocess.run(
+        [sys.executable, "-c", "import sys; from sklearn_dpol.privacy import "
+         "PrivacyAccountant as P; print(len(P(1.0, 0.0, path=sys.argv[1]).charges))",
+         path], check=True, timeout=120, capture_output=True, text=True, env=env)
+    assert int(listing.stdout) == 3

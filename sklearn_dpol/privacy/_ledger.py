@@ -363,15 +363,19 @@ class SQLiteStore(Store):
             if not self.temporary:
                 with open(staging, "rb") as handle:
                     os.fsync(handle.fileno())
-            if not os.path.exists(self.path):
-                # A WAL left by a ledger that was moved or deleted must not be
-                # replayed into this one.
-                for suffix in ("-wal", "-shm"):
-                    try:
-                        os.remove(self.path + suffix)
-                    except FileNotFoundError:
-                        pass
-            os.link(staging, self.path)  # atomic; fails if the path exists
+            with _creating(directory):
+                # Creators take turns: one that found no ledger must not
+                # delete the log of the ledger that another one linked and
+                # charges meanwhile.
+                if not os.path.exists(self.path):
+                    # A WAL left by a ledger that was moved or deleted must not
+                    # be replayed into this one.
+                    for suffix in ("-wal", "-shm"):
+                        try:
+                            os.remove(self.path + suffix)
+                        except FileNotFoundError:
+                            pass
+                os.link(staging, self.path)  # atomic; fails if the path exists
             created = True
         except FileExistsError:
             created = False
@@ -545,6 +549,30 @@ class SQLiteStore(Store):
         except sqlite3.DatabaseError as error:
             self.close()
             raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
+
+
+@contextmanager
+def _creating(directory):
+    """An exclusive lock among the processes creating ledgers in ``directory``.
+
+    ``flock`` on the directory itself: no file is added, and (unlike a POSIX
+    ``fcntl`` lock on a ledger file) it never touches SQLite's locks. Where
+    the platform or file system has no ``flock``, creators do not wait.
+    """
+    try:
+        import fcntl
+        fd = os.open(directory, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - no flock, or no directory handle
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # pragma: no cover - a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _fsync_directory(directory):
