@@ -6,8 +6,9 @@ a fork made the children's own connections ride on the parent's SQLite lock
 records without taking the locks from the kernel, so a process that closed
 its connection deleted the write-ahead log that the children still wrote to;
 and reading the ledger file directly (with a descriptor of its own) dropped
-the locks of the process's other connections to it. doc/privacy.md,
-"SQLite ledger locks and fork", explains both.
+the locks of the process's other connections to it; and a creator that
+found no ledger deleted the log of one another creator had just linked.
+doc/privacy.md, "SQLite ledger locks and fork", explains them.
 """
 
 import multiprocessing
@@ -190,3 +191,47 @@ def test_a_creator_never_deletes_the_log_of_a_ledger_in_use(tmp_path):
          "PrivacyAccountant as P; print(len(P(1.0, 0.0, path=sys.argv[1]).charges))",
          path], check=True, timeout=120, capture_output=True, text=True, env=env)
     assert int(listing.stdout) == 3
+
+
+def test_a_fork_while_another_thread_charges_does_not_deadlock_the_child(tmp_path):
+    # A lock held by another thread at the fork would stay held in the child.
+    import threading
+
+    from sklearn_dpol.privacy._accountant import _thread_lock
+
+    path = str(tmp_path / "budget.sqlite")
+    acc = PrivacyAccountant(1.0, 0.0, path=path)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with _thread_lock(path):  # as a thread inside a charge
+            held.set()
+            release.wait(timeout=60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(timeout=60)
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through its exit code
+            code = 1
+            try:
+                PrivacyAccountant(1.0, 0.0, path=path).reserve(
+                    (0.1, 0.0), "child").settle((0.1, 0.0))
+                code = 0
+            finally:
+                os._exit(code)
+        for _ in range(400):  # 20 s
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child deadlocked on a lock held by another thread")
+    finally:
+        release.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert len(acc.charges) == 1
