@@ -555,6 +555,18 @@ def _thread_lock(key):
         return _THREAD_LOCKS.setdefault(key, threading.RLock())
 
 
+def _fresh_thread_locks():
+    # A forked child has only the forking thread: a lock that another thread
+    # of the parent held at the fork would stay held in the child forever.
+    global _THREAD_LOCKS_GUARD
+    _THREAD_LOCKS_GUARD = threading.Lock()
+    _THREAD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - every POSIX platform
+    os.register_at_fork(after_in_child=_fresh_thread_locks)
+
+
 def _remove_store(store, owner_pid):
     # A forked child inherits the owner object; only the creating process removes.
     if os.getpid() == owner_pid:

@@ -29,6 +29,7 @@ import tempfile
 import threading
 import urllib.parse
 import uuid
+import weakref
 from contextlib import contextmanager
 
 from ..exceptions import LedgerError
@@ -247,6 +248,60 @@ class Transaction:
 # (SQLite's rule); the child opens its own and keeps the inherited one here.
 _INHERITED = []
 
+# Every live store, for the fork hooks below.
+_STORES = weakref.WeakSet()
+
+
+def _before_fork():
+    # No SQLite connection may be open across a fork. SQLite's unix VFS keeps
+    # one record of its POSIX locks per file (inode) per process; the child
+    # inherits the parent's record, and a connection the child opens to the
+    # same file then counts the parent's locks as its own and never takes
+    # them from the kernel (fcntl locks are not inherited). Another process
+    # that closes its connection finds no other lock holder, checkpoints and
+    # deletes the -wal and -shm files that the children still write to:
+    # lost charges (an overspent budget) and "disk I/O error". So the parent
+    # closes its ledger connections here (each reopens on its next use), and
+    # holds every store's lock across the fork so that no thread is inside a
+    # transaction, or owns a lock that the child would inherit held.
+    stores = list(_STORES)
+    for store in stores:
+        store._lock.acquire()
+    _HELD.extend(stores)
+    for store in stores:
+        store._close_before_fork()
+
+
+def _after_fork_in_parent():
+    while _HELD:
+        _HELD.pop()._lock.release()
+
+
+def _after_fork_in_child():
+    stores, _HELD[:] = list(_HELD), []
+    for store in stores:
+        # The parent's lock object is held: replace it. A connection left open
+        # (a fork inside a transaction of the forking thread) is never used
+        # here: _connection sees that another process opened it.
+        store._lock = threading.RLock()
+
+
+def _close_owned(conn, pid):
+    # The finalizer of an SQLite store. A connection is kept alive by a
+    # reference cycle (its statement cache refers to it) until the cyclic
+    # garbage collector runs, at any later time and in any forked child: so a
+    # store that is dropped closes its connection at once, in its own process.
+    if os.getpid() == pid:
+        conn.close()
+    else:
+        _INHERITED.append(conn)
+
+
+_HELD = []
+if hasattr(os, "register_at_fork"):  # pragma: no branch - every POSIX platform
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
 
 class SQLiteStore(Store):
     """A ledger in an SQLite file: one machine, any number of processes.
@@ -265,8 +320,10 @@ class SQLiteStore(Store):
         self._conn = None
         self._pid = None
         self._inode = None
+        self._finalizer = None
         self._durable = True
         self._lock = threading.RLock()
+        _STORES.add(self)
 
     # -- creation ------------------------------------------------------------------------
 
@@ -306,15 +363,19 @@ class SQLiteStore(Store):
             if not self.temporary:
                 with open(staging, "rb") as handle:
                     os.fsync(handle.fileno())
-            if not os.path.exists(self.path):
-                # A WAL left by a ledger that was moved or deleted must not be
-                # replayed into this one.
-                for suffix in ("-wal", "-shm"):
-                    try:
-                        os.remove(self.path + suffix)
-                    except FileNotFoundError:
-                        pass
-            os.link(staging, self.path)  # atomic; fails if the path exists
+            with _creating(directory):
+                # Creators take turns: one that found no ledger must not
+                # delete the log of the ledger that another one linked and
+                # charges meanwhile.
+                if not os.path.exists(self.path):
+                    # A WAL left by a ledger that was moved or deleted must not
+                    # be replayed into this one.
+                    for suffix in ("-wal", "-shm"):
+                        try:
+                            os.remove(self.path + suffix)
+                        except FileNotFoundError:
+                            pass
+                os.link(staging, self.path)  # atomic; fails if the path exists
             created = True
         except FileExistsError:
             created = False
@@ -340,11 +401,23 @@ class SQLiteStore(Store):
 
     def close(self):
         with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
+            self._release(close=True)
+
+    def _release(self, close):
+        # Forget the connection; close it only if asked and opened by this process.
+        if self._conn is not None:
+            self._finalizer.detach()
+            if close and self._pid == os.getpid():
                 self._conn.close()
-            elif self._conn is not None:
+            else:
                 _INHERITED.append(self._conn)
-            self._conn = self._pid = self._inode = None
+        self._conn = self._pid = self._inode = self._finalizer = None
+
+    def _close_before_fork(self):
+        # Called with the lock held, in the parent (see _before_fork).
+        if (self._conn is not None and self._pid == os.getpid()
+                and not self._conn.in_transaction):
+            self._release(close=True)
 
     def _connection(self, missing):
         """The open connection, (re)opened if needed; ``missing()`` makes the error for no file."""
@@ -356,17 +429,16 @@ class SQLiteStore(Store):
             raise LedgerError(f"Cannot reach the privacy ledger file {self.path}: {error}. "
                               "Nothing was charged.") from None
         if self._conn is not None and self._pid != os.getpid():
-            _INHERITED.append(self._conn)  # opened before a fork: never touch it here
-            self._conn = None
+            self._release(close=False)  # opened before a fork: never touch it here
         if self._conn is not None and self._inode != inode:
             # The path names another file now: read that one. The old connection
             # is never closed: closing would checkpoint and remove a WAL file
             # by name, which is now the new file's.
-            _INHERITED.append(self._conn)
-            self._conn = None
+            self._release(close=False)
         if self._conn is None:
-            self._conn = self._open(missing)
-            self._pid, self._inode = os.getpid(), inode
+            conn = self._open(missing)
+            self._conn, self._pid, self._inode = conn, os.getpid(), inode
+            self._finalizer = weakref.finalize(self, _close_owned, conn, self._pid)
             self._durable = True
         return self._conn
 
@@ -382,9 +454,18 @@ class SQLiteStore(Store):
             raise LedgerError(f"Cannot open the privacy ledger file {self.path} for "
                               "reading and writing. Nothing was charged.") from None
         try:
-            if not self._starts_as_sqlite():
-                raise LedgerError(self._not_a_ledger())
-            if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            # The file is read through SQLite only: opening and closing another
+            # descriptor of it would drop every POSIX lock this process holds
+            # on it (those of this process's other connections to the ledger),
+            # and another process could then delete the write-ahead log that
+            # they still use. Only a file SQLite refuses is read directly.
+            try:
+                application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            except sqlite3.DatabaseError:
+                if not self._starts_as_sqlite():
+                    raise LedgerError(self._not_a_ledger()) from None
+                raise
+            if application_id != APPLICATION_ID:
                 raise LedgerError(self._not_a_ledger())
             check = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if check != ["ok"]:
@@ -470,6 +551,30 @@ class SQLiteStore(Store):
             raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
 
 
+@contextmanager
+def _creating(directory):
+    """An exclusive lock among the processes creating ledgers in ``directory``.
+
+    ``flock`` on the directory itself: no file is added, and (unlike a POSIX
+    ``fcntl`` lock on a ledger file) it never touches SQLite's locks. Where
+    the platform or file system has no ``flock``, creators do not wait.
+    """
+    try:
+        import fcntl
+        fd = os.open(directory, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - no flock, or no directory handle
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # pragma: no cover - a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _fsync_directory(directory):
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -513,6 +618,7 @@ class PostgresStore(Store):
         self._conn = None
         self._pid = None
         self._lock = threading.RLock()
+        _STORES.add(self)
 
     def exists(self):
         with self.transaction(write=False, missing=None) as tx:
@@ -539,6 +645,11 @@ class PostgresStore(Store):
 
     def remove(self):  # a server ledger is never removed by an accountant
         self.close()
+
+    def _close_before_fork(self):
+        # A server connection stays open in the parent: the child never uses
+        # or closes it (psycopg does not close a connection of another process).
+        pass
 
     def close(self):
         with self._lock:
