@@ -118,7 +118,11 @@ class PrivateQFTLRegressor(
         calls). ``"tree"`` and ``"honaker"``: the seed's binary tree over
         samples with the plain or Honaker estimator (Honaker costs
         ``O(n_features**2)`` random draws per sample). ``"auto"`` is
-        ``"blt"``; the resolved name is ``prefix_sums_``.
+        ``"blt"``; the resolved name is ``prefix_sums_``. A factorization's
+        noise carries the stream layer's rounding allowance (``1 + 1e-3``),
+        and a call whose public worst-case rounding (call count, largest
+        batch, packed dimension) would pass it raises ``ValueError`` before
+        reading its data (:func:`~sklearn_dpol.privacy._streams.check_rounding`).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; later ``partial_fit`` calls
         keep drawing from one generator.
@@ -616,7 +620,7 @@ class PrivateQFTLRegressor(
         return max(int(previous), int(n_rows))
 
     def _check_stream_rounding(self, n_rows):
-        """Refuse, from public shapes and before any data is read, a call past the rounding allowance.
+        """Refuse, before reading any data (public shapes), a call past the rounding allowance.
 
         The stream layer's one check
         (:func:`~sklearn_dpol.privacy._streams.check_rounding`): the call's

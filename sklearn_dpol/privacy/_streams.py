@@ -30,12 +30,13 @@ summed); its ``horizon`` counts steps. Its noise is calibrated on
 ``(1 + ROUNDING_ALLOWANCE) * sensitivity`` (:func:`factorization_sigma`): the
 allowance covers the floating-point rounding of its noised values, which
 combine earlier steps, for every call that :func:`check_rounding` lets
-through; a stream calls it before reading each batch (public shapes only). A tree takes one position per row; its
-``horizon`` counts rows. An estimator whose horizon counts rows can pass it to
-either: a batch has at least one row, so a stream of ``H`` rows never takes
-more than ``H`` steps. :func:`calibration_horizon` does better from the first
-batch's size (public): ``ceil(H / n_1)`` steps, a later call past them refused
-before its data is read (what ``PrivateQFTLRegressor`` does).
+through; a stream calls it before reading each batch (public shapes only).
+A tree takes one position per row; its ``horizon`` counts rows. An estimator
+whose horizon counts rows can pass it to either: a batch has at least one row,
+so a stream of ``H`` rows never takes more than ``H`` steps.
+:func:`calibration_horizon` does better from the first batch's size (public):
+``ceil(H / n_1)`` steps, a later call past them refused before its data is
+read (what ``PrivateQFTLRegressor`` does).
 
 The protocol (every mechanism has these)::
 
