@@ -22,9 +22,10 @@ from sklearn_dpol._core._clip import clip_row_scales
 from sklearn_dpol._core.noise import recording_releases
 from sklearn_dpol.audit import audit_estimator
 from sklearn_dpol.privacy import PrivacyAccountant, gaussian_epsilon, gaussian_mu
+from sklearn_dpol.privacy import _streams as streams
 
 EPSILON, DELTA = 1.0, 1e-6
-ALLOWANCE = 1 + ftrl.ROUNDING_ALLOWANCE
+ALLOWANCE = 1 + streams.ROUNDING_ALLOWANCE
 
 
 def data(n=600, d=5, n_classes=2, seed=0):
@@ -408,10 +409,11 @@ def test_a_call_past_the_rounding_allowance_is_refused_before_reading(monkeypatc
     X, y = data(n=400)
     clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
     clf.partial_fit(X[:100], y[:100])
-    ratio = ftrl.rounding_ratio(clf._ftrl_mechanism, 2, 100, 1)
+    half = ftrl.coordinate_fraction(1)
+    ratio = streams.rounding_ratio(clf._ftrl_mechanism, 2, 100, half)
     assert 0 < ratio < 1e-6          # far below the allowance at this size
-    assert ftrl.rounding_ratio(clf._ftrl_mechanism, 2, 200, 1) == pytest.approx(2 * ratio)
-    monkeypatch.setattr(ftrl, "ROUNDING_ALLOWANCE", 1.5 * ratio)
+    assert streams.rounding_ratio(clf._ftrl_mechanism, 2, 200, half) == pytest.approx(2 * ratio)
+    monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.5 * ratio)
     clf.partial_fit(X[100:200], y[100:200])           # 100 rows: within
     before = pickle.dumps(clf)
     with pytest.raises(ValueError, match="rounding"):
@@ -419,7 +421,7 @@ def test_a_call_past_the_rounding_allowance_is_refused_before_reading(monkeypatc
     assert pickle.dumps(clf) == before
     tree = PrivateIGDClassifier(classes=[0, 1], random_state=0, prefix_sums="tree")
     tree.partial_fit(X[:100], y[:100])
-    assert ftrl.rounding_ratio(tree._ftrl_mechanism, 2, 10**9, 1) == 0.0
+    assert streams.rounding_ratio(tree._ftrl_mechanism, 2, 10**9, half) == 0.0
 
 
 

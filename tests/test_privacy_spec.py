@@ -14,6 +14,15 @@ them is a change of the library's privacy accounting and must be deliberate.
 
 Numbers and texts are checked separately: a deliberate change of a mechanism's
 description (a new stream mechanism, say) fails the texts only.
+
+Re-pinned deliberately (branch ``rounding``): planned costs, ``rho``, and the
+guarantees' epsilon, delta, mu, n_releases and n_records are unchanged for every
+case; what changed is ``spent_mu`` and the mechanism texts of the IGD DP-FTRL
+streams (now on the BLT factorization, one step per call) and of the QFTL
+factorization streams (calibrated on calls: ``ceil(horizon / first batch)``
+steps), both from earlier merges into ``int``, and the noise per step in every
+factorization's text, which now includes the stream layer's rounding allowance
+(``1 + 1e-3``; e.g. the unbounded QFTL BLT: 28.88 -> 28.91).
 """
 
 import math
@@ -526,12 +535,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                0.2367043806634353,
                                                1.0,
                                                40.0,
-                                               0.13666133789439802),
+                                               0.18933431410835758),
                                    'texts': ('replace-one',
-                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                             "over the stream's gradient sums, one position "
-                                             'per partial_fit call (5 positions); the models '
-                                             'are post-processing',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 14.95 per step; the models are '
+                                             'post-processing',
                                              'coef_ and intercept_ after every partial_fit '
                                              'call',
                                              'the records passed to partial_fit since the '
@@ -544,12 +555,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                0.2367043806634353,
                                                2.0,
                                                80.0,
-                                               0.19326831750230986),
+                                               0.2116798953588606),
                                    'texts': ('replace-one',
-                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                             "over the stream's gradient sums, one position "
-                                             'per partial_fit call (5 positions); the models '
-                                             'are post-processing',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 14.95 per step; the models are '
+                                             'post-processing',
                                              'coef_ and intercept_ after every partial_fit '
                                              'call',
                                              'the records passed to partial_fit since the '
@@ -655,12 +668,13 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              1.0,
                                              40.0,
-                                             0.13666133789439802),
+                                             0.18933431410835758),
                                  'texts': ('replace-one',
-                                           "DP-FTRL: Gaussian tree (Honaker's estimator) over "
-                                           "the stream's gradient sums, one position per "
-                                           'partial_fit call (5 positions); the models are '
-                                           'post-processing',
+                                           "DP-FTRL on the stream's gradient sums, one step "
+                                           'per partial_fit call (at most 5 calls): BLT matrix '
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '14.95 per step; the models are post-processing',
                                            'coef_ and intercept_ after every partial_fit call',
                                            'the records passed to partial_fit since the stream '
                                            'started (records of an earlier fit are covered by '
@@ -672,12 +686,13 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              2.0,
                                              80.0,
-                                             0.19326831750230986),
+                                             0.2116798953588606),
                                  'texts': ('replace-one',
-                                           "DP-FTRL: Gaussian tree (Honaker's estimator) over "
-                                           "the stream's gradient sums, one position per "
-                                           'partial_fit call (5 positions); the models are '
-                                           'post-processing',
+                                           "DP-FTRL on the stream's gradient sums, one step "
+                                           'per partial_fit call (at most 5 calls): BLT matrix '
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '14.95 per step; the models are post-processing',
                                            'coef_ and intercept_ after every partial_fit call',
                                            'the records passed to partial_fit since the stream '
                                            'started (records of an earlier fit are covered by '
@@ -690,12 +705,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                0.44833474039474414,
                                                1.0,
                                                40.0,
-                                               0.44833474039474414),
+                                               0.23188012462590593),
                                    'texts': ('replace-one',
-                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                             "over the stream's gradient sums, one position "
-                                             'per partial_fit call; the models are '
-                                             'post-processing',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '12.21 per step; the models are post-processing',
                                              'coef_ and intercept_ after every partial_fit '
                                              'call',
                                              'the records passed to partial_fit since the '
@@ -708,12 +725,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                0.44833474039474414,
                                                2.0,
                                                80.0,
-                                               0.44833474039474414),
+                                               0.25866932097370965),
                                    'texts': ('replace-one',
-                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                             "over the stream's gradient sums, one position "
-                                             'per partial_fit call; the models are '
-                                             'post-processing',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '12.21 per step; the models are post-processing',
                                              'coef_ and intercept_ after every partial_fit '
                                              'call',
                                              'the records passed to partial_fit since the '
@@ -726,12 +745,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                0.44833474039474414,
                                                3.0,
                                                120.0,
-                                               0.44833474039474414),
+                                               0.2736950354494582),
                                    'texts': ('replace-one',
-                                             "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                             "over the stream's gradient sums, one position "
-                                             'per partial_fit call; the models are '
-                                             'post-processing',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '12.21 per step; the models are post-processing',
                                              'coef_ and intercept_ after every partial_fit '
                                              'call',
                                              'the records passed to partial_fit since the '
@@ -745,12 +766,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                 0.2367043806634353,
                                                 1.0,
                                                 40.0,
-                                                0.13666133789439802),
+                                                0.18933431410835758),
                                     'texts': ('replace-one',
-                                              "DP-FTRL: Gaussian tree (Honaker's estimator) "
-                                              "over the stream's gradient sums, one position "
-                                              'per partial_fit call (5 positions); the models '
-                                              'are post-processing',
+                                              "DP-FTRL on the stream's gradient sums, one step "
+                                              'per partial_fit call (at most 5 calls): BLT '
+                                              'matrix factorization (4 buffers) over at most 5 '
+                                              'steps (one batch per step), column norm 1.25, '
+                                              'noise 25.9 per step; the models are '
+                                              'post-processing',
                                               'coef_ and intercept_ after every partial_fit '
                                               'call',
                                               'the records passed to partial_fit since the '
@@ -778,11 +801,13 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                               0.2367043806634353,
                                               1.0,
                                               40.0,
-                                              0.13666133789439802),
+                                              0.18933431410835758),
                                   'texts': ('replace-one',
-                                            "DP-FTRL: Gaussian tree (Honaker's estimator) over "
-                                            "the stream's gradient sums, one position per "
-                                            'partial_fit call (5 positions); the models are '
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 14.95 per step; the models are '
                                             'post-processing',
                                             'coef_ and intercept_ after every partial_fit call',
                                             'the records passed to partial_fit since the '
@@ -795,11 +820,13 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                               0.2367043806634353,
                                               2.0,
                                               80.0,
-                                              0.19326831750230986),
+                                              0.2116798953588606),
                                   'texts': ('replace-one',
-                                            "DP-FTRL: Gaussian tree (Honaker's estimator) over "
-                                            "the stream's gradient sums, one position per "
-                                            'partial_fit call (5 positions); the models are '
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 14.95 per step; the models are '
                                             'post-processing',
                                             'coef_ and intercept_ after every partial_fit call',
                                             'the records passed to partial_fit since the '
@@ -940,12 +967,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              1.0,
                                              40.0,
-                                             0.1426505038533533),
+                                             0.18933431410835758),
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): BLT matrix '
-                                           'factorization (4 buffers) over at most 200 steps '
-                                           '(one batch per step), column norm 1.659, noise '
-                                           '24.78 per step',
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '18.69 per step',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -959,12 +986,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              2.0,
                                              80.0,
-                                             0.15951941895664426),
+                                             0.2116798953588606),
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): BLT matrix '
-                                           'factorization (4 buffers) over at most 200 steps '
-                                           '(one batch per step), column norm 1.659, noise '
-                                           '24.78 per step',
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '18.69 per step',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -1053,12 +1080,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              1.0,
                                              40.0,
-                                             0.14267625668598732),
+                                             0.1893302267513749),
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): square-root '
-                                           'Toeplitz factorization A^(1/2) over at most 200 '
-                                           'steps (one batch per step), column norm 1.659, '
-                                           'noise 24.78 per step',
+                                           'Toeplitz factorization A^(1/2) over at most 5 '
+                                           'steps (one batch per step), column norm 1.25, '
+                                           'noise 18.69 per step',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -1072,12 +1099,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                              0.2367043806634353,
                                              2.0,
                                              80.0,
-                                             0.15951690436253826),
+                                             0.21167762860576175),
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): square-root '
-                                           'Toeplitz factorization A^(1/2) over at most 200 '
-                                           'steps (one batch per step), column norm 1.659, '
-                                           'noise 24.78 per step',
+                                           'Toeplitz factorization A^(1/2) over at most 5 '
+                                           'steps (one batch per step), column norm 1.25, '
+                                           'noise 18.69 per step',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -1092,12 +1119,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                             0.2367043806634353,
                                             1.0,
                                             40.0,
-                                            0.1426505038533533),
+                                            0.18933431410835758),
                                 'texts': ('replace-one',
                                           'Gaussian continual release of (V, u): BLT matrix '
-                                          'factorization (4 buffers) over at most 200 steps '
-                                          '(one batch per step), column norm 1.659, noise '
-                                          '24.78 per step',
+                                          'factorization (4 buffers) over at most 5 steps (one '
+                                          'batch per step), column norm 1.25, noise 18.69 per '
+                                          'step',
                                           'coef_ and intercept_ after every partial_fit call, '
                                           'computed from the noisy prefix sums of (V, u) '
                                           'released by the stream mechanism',
@@ -1111,12 +1138,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                             0.2367043806634353,
                                             2.0,
                                             80.0,
-                                            0.15951941895664426),
+                                            0.2116798953588606),
                                 'texts': ('replace-one',
                                           'Gaussian continual release of (V, u): BLT matrix '
-                                          'factorization (4 buffers) over at most 200 steps '
-                                          '(one batch per step), column norm 1.659, noise '
-                                          '24.78 per step',
+                                          'factorization (4 buffers) over at most 5 steps (one '
+                                          'batch per step), column norm 1.25, noise 18.69 per '
+                                          'step',
                                           'coef_ and intercept_ after every partial_fit call, '
                                           'computed from the noisy prefix sums of (V, u) '
                                           'released by the stream mechanism',
@@ -1138,7 +1165,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'over an unbounded stream (fitted for '
                                                      '4096 steps, column norm of the infinite '
                                                      'stream) (one batch per step), column '
-                                                     'norm 1.933, noise 28.88 per step',
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1161,7 +1188,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'over an unbounded stream (fitted for '
                                                      '4096 steps, column norm of the infinite '
                                                      'stream) (one batch per step), column '
-                                                     'norm 1.933, noise 28.88 per step',
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1184,7 +1211,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'over an unbounded stream (fitted for '
                                                      '4096 steps, column norm of the infinite '
                                                      'stream) (one batch per step), column '
-                                                     'norm 1.933, noise 28.88 per step',
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1264,8 +1291,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                       'texts': ('replace-one',
                                                 'Gaussian continual release of (V, u): BLT '
                                                 'matrix factorization (4 buffers) over at most '
-                                                '200 steps (one batch per step), column norm '
-                                                '1.659, noise 16.4 per step at (0.9, '
+                                                '5 steps (one batch per step), column norm '
+                                                '1.25, noise 12.37 per step at (0.9, '
                                                 '1e-06)-DP, after a 0.1-DP private quantile of '
                                                 "the first batch's row norms "
                                                 "(data_norm='auto'); basic composition",
@@ -1283,8 +1310,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                       'texts': ('replace-one',
                                                 'Gaussian continual release of (V, u): BLT '
                                                 'matrix factorization (4 buffers) over at most '
-                                                '200 steps (one batch per step), column norm '
-                                                '1.659, noise 16.4 per step at (0.9, '
+                                                '5 steps (one batch per step), column norm '
+                                                '1.25, noise 12.37 per step at (0.9, '
                                                 '1e-06)-DP, after a 0.1-DP private quantile of '
                                                 "the first batch's row norms "
                                                 "(data_norm='auto'); basic composition",
@@ -1334,12 +1361,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                  0.2367043806634353,
                                                  1.0,
                                                  40.0,
-                                                 0.1426505038533533),
+                                                 0.18933431410835758),
                                      'texts': ('replace-one',
                                                'Gaussian continual release of (V, u): BLT '
                                                'matrix factorization (4 buffers) over at most '
-                                               '200 steps (one batch per step), column norm '
-                                               '1.659, noise 24.78 per step',
+                                               '5 steps (one batch per step), column norm '
+                                               '1.25, noise 18.69 per step',
                                                'coef_ and intercept_ after every partial_fit '
                                                'call, computed from the noisy prefix sums of '
                                                '(V, u) released by the stream mechanism',
@@ -1353,12 +1380,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                  0.2367043806634353,
                                                  2.0,
                                                  80.0,
-                                                 0.15951941895664426),
+                                                 0.2116798953588606),
                                      'texts': ('replace-one',
                                                'Gaussian continual release of (V, u): BLT '
                                                'matrix factorization (4 buffers) over at most '
-                                               '200 steps (one batch per step), column norm '
-                                               '1.659, noise 24.78 per step',
+                                               '5 steps (one batch per step), column norm '
+                                               '1.25, noise 18.69 per step',
                                                'coef_ and intercept_ after every partial_fit '
                                                'call, computed from the noisy prefix sums of '
                                                '(V, u) released by the stream mechanism',
@@ -1753,11 +1780,12 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                     "each user's own report, for a stream however long (a row "
                                     'passed to k calls reports k times and composes)')}]},
  'mi-bandit-stream': {'rho': 'ValueError: Private selection does not support '
-                             'MutualInformationPrivateOGDRegressor: its guarantee is per user report '
-                             '(local DP, set by epsilon or by the noise scale sigma), and in bandit '
-                             'mode its sensitivity depends on the number of features. Use '
-                             'PrivateIGDClassifier, PrivateQFTLRegressor, PrivateFrankWolfeLasso, '
-                             'PrivateMirrorDescentRegressor or ParameterFreeLocalDPRegressor.',
+                             'MutualInformationPrivateOGDRegressor: its guarantee is per user '
+                             'report (local DP, set by epsilon or by the noise scale sigma), '
+                             'and in bandit mode its sensitivity depends on the number of '
+                             'features. Use PrivateIGDClassifier, PrivateQFTLRegressor, '
+                             'PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor or '
+                             'ParameterFreeLocalDPRegressor.',
                       'steps': [{'planned': (18.163445759078478, 1e-06, 3.0),
                                  'numbers': (18.163445759078478, 1e-06, 3.0, 1.0, 40.0, 3.0),
                                  'texts': ("replace-one (local: each user's report)",
@@ -1999,32 +2027,24 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                       'what is computed from them',
                                       'the records passed to fit',
                                       'this release')}]},
- 'scaler-bounds-one-feature': {'rho': 'ValueError: Private selection needs the '
-                                              'guarantee of every candidate before it sees the '
-                                              "data, and knows it only for this library's "
-                                              'estimators (exact classes, not subclasses, or '
-                                              'as the final step of a Pipeline of public '
-                                              'transformers); got PrivateRangeScaler. Scale X '
-                                              'by public constants (for example with '
-                                              'FunctionTransformer(functools.partial(np.multiply, '
-                                              '1 / bound)) in a Pipeline).',
-                                       'steps': [{'planned': (1.0, 0.1, math.nan),
-                                                  'numbers': (1.0,
-                                                              0.1,
-                                                              math.nan,
-                                                              1.0,
-                                                              120.0,
-                                                              math.nan),
-                                                  'texts': ('replace-one',
-                                                            'exponential mechanism on a public '
-                                                            'grid, 2 quantiles of 1.036-DP '
-                                                            'each, zCDP composition (eps0^2/8 '
-                                                            'each)',
-                                                            'low_ and high_ (the private '
-                                                            'per-feature quantiles) and what '
-                                                            'is computed from them',
-                                                            'the records passed to fit',
-                                                            'this release')}]},
+ 'scaler-bounds-one-feature': {'rho': 'ValueError: Private selection needs the guarantee of '
+                                      'every candidate before it sees the data, and knows it '
+                                      "only for this library's estimators (exact classes, not "
+                                      'subclasses, or as the final step of a Pipeline of '
+                                      'public transformers); got PrivateRangeScaler. Scale X '
+                                      'by public constants (for example with '
+                                      'FunctionTransformer(functools.partial(np.multiply, 1 / '
+                                      'bound)) in a Pipeline).',
+                               'steps': [{'planned': (1.0, 0.1, math.nan),
+                                          'numbers': (1.0, 0.1, math.nan, 1.0, 120.0, math.nan),
+                                          'texts': ('replace-one',
+                                                    'exponential mechanism on a public grid, 2 '
+                                                    'quantiles of 1.036-DP each, zCDP '
+                                                    'composition (eps0^2/8 each)',
+                                                    'low_ and high_ (the private per-feature '
+                                                    'quantiles) and what is computed from them',
+                                                    'the records passed to fit',
+                                                    'this release')}]},
  'scaler-inf': {'rho': 'ValueError: Private selection needs the guarantee of every candidate '
                        "before it sees the data, and knows it only for this library's "
                        'estimators (exact classes, not subclasses, or as the final step of a '

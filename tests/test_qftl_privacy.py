@@ -27,6 +27,7 @@ from sklearn_dpol._core.prefix_sums import (
 )
 from sklearn_dpol.audit import audit_estimator
 from sklearn_dpol.privacy import gaussian_mu
+from sklearn_dpol.privacy._streams import ROUNDING_ALLOWANCE
 
 EPSILON, DELTA = 1.0, 1e-6
 
@@ -400,8 +401,12 @@ def test_audited_epsilon_stays_within_the_claim(release, batch_size, params):
     # the epoch tree, epoch 0 is the canary alone; a factorization over 16 steps
     # releases all of column 0 of C; the sqrt epochs' epoch 0 is the canary
     # alone; a factorization calibrated on calls releases all of column 0 over
-    # ceil(16 / batch) steps): the guarantee is attained.
-    assert result.instance_mu == pytest.approx(gaussian_mu(EPSILON, DELTA), rel=1e-8)
+    # ceil(16 / batch) steps): the guarantee is attained, up to the rounding
+    # allowance a factorization's noise carries (sigma times 1 + a, doc/privacy.md).
+    factorization = params.get("prefix_sums") in ("blt", "sqrt")
+    allowance = 1 + ROUNDING_ALLOWANCE if factorization else 1.0
+    assert result.instance_mu == pytest.approx(gaussian_mu(EPSILON, DELTA) / allowance,
+                                               rel=1e-8)
     assert result.epsilon_lower_bound <= EPSILON
 
 

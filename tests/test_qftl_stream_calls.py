@@ -20,7 +20,8 @@ from sklearn_dpol._core import matrix_factorization as mf
 from sklearn_dpol._core import qftl
 from sklearn_dpol._core.noise import recording_releases
 from sklearn_dpol.privacy import gaussian_mu
-from sklearn_dpol.privacy._streams import calibration_horizon
+from sklearn_dpol.privacy import _streams as streams
+from sklearn_dpol.privacy._streams import ROUNDING_ALLOWANCE, calibration_horizon
 
 EPSILON, DELTA = 1.0, 1e-6
 MU = gaussian_mu(EPSILON, DELTA)
@@ -69,7 +70,8 @@ def test_stream_is_calibrated_for_its_calls_and_spends_mu_at_the_last(name):
     norm = (mf.sqrt_column_norm(5) if name == "sqrt"
             else mf.blt_column_norm(*mf.blt_parameters(5), 5))
     assert reg._stream.column_norm == pytest.approx(norm)
-    assert reg.noise_scale_ == pytest.approx(reg.sensitivity_ * norm / MU)
+    assert reg.noise_scale_ == pytest.approx(
+        (1 + ROUNDING_ALLOWANCE) * reg.sensitivity_ * norm / MU, rel=1e-12)
     assert reg.privacy_.spent_mu == pytest.approx(MU)
     assert "at most 5 steps" in reg.privacy_.mechanism
     # Fewer calls than calibrated (a first batch smaller than the rest) is fine.
@@ -81,8 +83,9 @@ def test_stream_is_calibrated_for_its_calls_and_spends_mu_at_the_last(name):
 @pytest.mark.parametrize("position", [0, 4, 7, 22])
 def test_noise_off_neighbours_stay_within_mu(name, position):
     """Replace one record by the worst case: the recorded pre-noise values of every
-    release move by at most mu in GDP terms, exactly mu for a record of the first
-    call (column 0 of C over all the calibrated steps is released)."""
+    release move by at most mu in GDP terms, exactly mu / (1 + a) for a record of the
+    first call (column 0 of C over all the calibrated steps is released; the noise
+    carries the rounding allowance a)."""
     params = dict(TIGHT, horizon=23, prefix_sums=name)
     logs = []
     for X, y in worst_case_pair(n=23, position=position):
@@ -92,7 +95,7 @@ def test_noise_off_neighbours_stay_within_mu(name, position):
     spent = math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
     assert spent <= MU * (1 + 1e-9)
     if position < 5:
-        assert spent == pytest.approx(MU, rel=1e-8)
+        assert spent == pytest.approx(MU / (1 + ROUNDING_ALLOWANCE), rel=1e-8)
 
 
 def test_a_call_past_the_calibrated_calls_is_refused_before_reading_data(monkeypatch):
@@ -118,6 +121,86 @@ def test_a_call_past_the_calibrated_calls_is_refused_before_reading_data(monkeyp
     for lo, hi in ((0, 10), (10, 15), (15, 20), (20, 25), (25, 30)):
         tree.partial_fit(X[lo:hi], y[lo:hi])
     assert tree.t_ == 30
+
+
+def test_a_call_past_the_rounding_allowance_is_refused_before_reading_data(monkeypatch):
+    """The stream layer's one rounding check (privacy/_streams.py, check_rounding), from
+    public shapes only: a call whose worst-case rounding ratio passes the allowance is
+    refused before any data is read, and the estimator is unchanged."""
+    import pickle
+
+    (X, y), _ = worst_case_pair(n=40)
+    for name in ("blt", "sqrt"):
+        reg = PrivateQFTLRegressor(random_state=0, horizon=None, prefix_sums=name, **TIGHT)
+        reg.partial_fit(X[:5], y[:5])
+        dim = qftl.packed_dim(2)
+        assert reg._stream.dim == dim and reg._stream_max_rows == 5
+        fraction = qftl.ATOM_COORDINATE_FRACTION
+        ratio = streams.rounding_ratio(reg._stream, 2, 5, fraction)
+        assert 0 < ratio < 1e-9       # far below the allowance at this size
+        assert streams.rounding_ratio(reg._stream, 2, 10, fraction) == pytest.approx(2 * ratio)
+        monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.5 * ratio)
+        reg.partial_fit(X[5:10], y[5:10])                  # 5 rows at step 2: within
+        before = pickle.dumps(reg)
+        calls = []
+        monkeypatch.setattr(reg, "_mark_data_read", lambda: calls.append(1))
+        with recording_releases() as log:
+            with pytest.raises(ValueError, match="rounding"):
+                reg.partial_fit(X[10:30], y[10:30])        # 20 rows at step 3: past it
+        assert log == [] and calls == []
+        monkeypatch.undo()
+        assert pickle.dumps(reg) == before
+        # The tree needs no allowance: the same shapes pass.
+        monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.5 * ratio)
+        tree = PrivateQFTLRegressor(random_state=0, horizon=None, prefix_sums="tree", **TIGHT)
+        for lo, hi in ((0, 5), (5, 10), (10, 30)):
+            tree.partial_fit(X[lo:hi], y[lo:hi])
+        monkeypatch.undo()
+
+
+def test_a_first_call_past_the_allowance_is_refused_before_the_auto_norm(monkeypatch):
+    """data_norm="auto" draws a private quantile from a stream's first batch: the
+    rounding check comes before it (it reads neither the sensitivity nor mu)."""
+    (X, y), _ = worst_case_pair(n=40)
+    params = {k: v for k, v in TIGHT.items() if k != "data_norm"}
+    reg = PrivateQFTLRegressor(random_state=0, horizon=40, data_norm="auto", **params)
+    monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 0.0)
+    calls = []
+    monkeypatch.setattr(reg, "_mark_data_read", lambda: calls.append(1))
+    with recording_releases() as log:
+        with pytest.raises(ValueError, match="rounding"):
+            reg.partial_fit(X[:10], y[:10])
+    assert log == [] and calls == []
+    assert not hasattr(reg, "coef_") and not hasattr(reg, "data_norm_")
+
+
+def test_a_tree_stream_carries_no_rounding_allowance():
+    (X, y), _ = worst_case_pair(n=23)
+    reg, _ = stream_log(dict(TIGHT, horizon=16, prefix_sums="tree"), X[:16], y[:16], 4)
+    assert reg.noise_scale_ == pytest.approx(
+        math.sqrt(5) * reg.sensitivity_ / MU, rel=1e-12)   # 5 levels over 16 rows
+
+
+def test_a_packed_atom_coordinate_is_at_most_sensitivity_over_sqrt_2():
+    """The coordinate bound of the rounding check for QFTL (doc/privacy.md): every
+    coordinate of a record's packed (v v^T, y v) is at most Delta / sqrt(2), attained as
+    y_bound / data_norm -> 0 (so not Delta / 2)."""
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for R, B in ((1.0, 0.0), (1.0, 1e-3), (1.0, 0.5), (1.0, 1.0), (1.0, math.sqrt(2)),
+                 (1.0, 3.0), (2.0, 0.1), (0.5, 7.0)):
+        bound = qftl.joint_sensitivity(R, B)
+        V = rng.normal(size=(2000, 3))
+        V /= np.linalg.norm(V, axis=1, keepdims=True)
+        V *= R * rng.uniform(0.5, 1.0, size=(2000, 1))
+        V[0] = [R, 0.0, 0.0]                                  # a feature at the bound
+        V[1] = [R / math.sqrt(2), R / math.sqrt(2), 0.0]      # the off-diagonal's worst
+        t = np.concatenate([[B, B], rng.uniform(-B, B, size=1998)])
+        atoms = qftl.PackedStatistics(V, t).atoms(0, 2000)
+        ratio = np.abs(atoms).max() / bound
+        assert ratio <= qftl.ATOM_COORDINATE_FRACTION * (1 + 1e-12)
+        worst = max(worst, ratio)
+    assert worst == pytest.approx(qftl.ATOM_COORDINATE_FRACTION, rel=1e-12)   # R=1, B=0
 
 
 def test_auto_alpha_of_a_stream_is_public_per_release():

@@ -46,13 +46,6 @@ MOMENTUM = 0.95
 # Gradients are taken at W_k + LOOKAHEAD (W_k - W_{k-1}), a public point. On the
 # same stream it gained 0.01 to 0.04 accuracy over the released model itself.
 LOOKAHEAD = 0.9
-# Relative allowance on the sensitivity of a factorization mechanism for the
-# floating-point rounding of the noised ``(C g)_t``, which combines earlier steps
-# (doc/privacy.md, "DP-FTRL on a matrix-factorization mechanism"): the noise is
-# calibrated on ``(1 + ROUNDING_ALLOWANCE) Delta max_j ||C[:, j]||``, and a call
-# whose public worst-case rounding bound would pass the allowance is refused.
-ROUNDING_ALLOWANCE = 1e-3
-_UNIT_ROUNDOFF = 2.0 ** -53
 
 
 def prefix_sum_mechanism(dim, sensitivity, mu, horizon, mechanism="auto"):
@@ -83,62 +76,15 @@ def prefix_sum_mechanism(dim, sensitivity, mu, horizon, mechanism="auto"):
         factorization ``A = B C`` (4 buffers; its unbounded variant for
         ``horizon=None``), noises ``C g`` with
         ``sigma = (1 + ROUNDING_ALLOWANCE) sensitivity * max_j ||C[:, j]|| / mu``
-        (the allowance covers rounding; callers refuse a call past it with
-        :func:`rounding_ratio`); with adaptively chosen
+        (the layer's rounding allowance, ``privacy/_streams.py``; callers refuse
+        a call past it with its ``check_rounding``); with adaptively chosen
         gradients this is ``mu``-GDP for a record passed once
         (``doc/privacy.md``, "DP-FTRL on a matrix-factorization mechanism").
     """
-    from ..privacy._streams import make_stream_mechanism, resolve_mechanism
+    from ..privacy._streams import make_stream_mechanism
 
-    if resolve_mechanism(mechanism) not in ("tree", "honaker"):
-        # A factorization's noised values combine earlier steps: the rounding of
-        # their computation is covered by a public allowance on the sensitivity.
-        sensitivity = float(sensitivity) * (1.0 + ROUNDING_ALLOWANCE)
     return make_stream_mechanism(mechanism, dim=dim, sensitivity=sensitivity, mu=mu,
                                  horizon=horizon)
-
-
-def rounding_growth(mechanism, steps):
-    """``kappa``: bound on the rounding error of one computed ``(C g)_t`` coordinate.
-
-    In units of ``u * M`` (``u = 2^-53``, ``M`` a bound on every step vector's
-    coordinates), for any ``t <= steps``, with a factor 2 of slack for the
-    second-order terms. 0 for the trees, whose noised values are sums of their
-    own positions. BLT (``X_i <- theta_i X_i + g``, then ``g + omega . X``):
-    ``2 (2 sum_i omega_i / (1 - theta_i)^2 + (b + 1) sum_i omega_i / (1 - theta_i)
-    + 1)``. Square root (a dot product of at most ``steps`` terms):
-    ``2 steps sum_(k < steps) f_k``.
-    """
-    from .matrix_factorization import sqrt_coefficients
-
-    if mechanism.granularity == "row":
-        return 0.0
-    inner = mechanism.inner
-    if hasattr(inner, "omega"):
-        omega, theta = np.asarray(inner.omega), np.asarray(inner.theta)
-        return 2.0 * (2.0 * float(np.sum(omega / (1.0 - theta) ** 2))
-                      + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
-    steps = max(int(steps), 1)
-    return 2.0 * steps * float(np.sum(sqrt_coefficients(steps)))
-
-
-def rounding_ratio(mechanism, steps, max_rows, n_problems):
-    """Public worst-case bound on the rounding part of the shift, relative to ``Delta ||C||``.
-
-    Neighbouring streams' computed ``(C g)_t`` differ by ``C[t, p] d`` plus the
-    two rounding errors, each at most ``u kappa M`` per coordinate with
-    ``M = max_rows * b`` (``b`` the per-record gradient bound, so that
-    ``Delta = 2 b sqrt(n_problems)``); over ``steps`` steps of ``dim``
-    coordinates they add at most ``2 u kappa M sqrt(steps dim)`` in L2, which
-    is ``u kappa max_rows sqrt(steps dim) / (sqrt(n_problems) ||C||)`` times
-    ``Delta ||C||`` (``||C|| >= 1``: ``c_0 = 1``).
-    """
-    kappa = rounding_growth(mechanism, steps)
-    if kappa == 0.0:
-        return 0.0
-    norm = mechanism.column_norm if np.isfinite(mechanism.column_norm) else 1.0
-    return (_UNIT_ROUNDOFF * kappa * float(max_rows) * math.sqrt(float(steps) * mechanism.dim)
-            / (math.sqrt(n_problems) * max(float(norm), 1.0)))
 
 
 class StepVector:
@@ -171,6 +117,17 @@ def step_sensitivity(lipschitz, n_problems, gradient_bound=None):
     """
     bound = lipschitz if gradient_bound is None else min(lipschitz, gradient_bound)
     return 2.0 * bound * math.sqrt(n_problems) * (1 + 1e-9)
+
+
+def coordinate_fraction(n_problems):
+    """Bound on a coordinate of one record's gradient vector, over :func:`step_sensitivity`.
+
+    Each problem's gradient has norm at most ``b`` and the sensitivity is
+    ``2 b sqrt(n_problems)`` (with a margin above it), so every coordinate is
+    at most ``1 / (2 sqrt(n_problems))`` of it: the ``coordinate_fraction`` of
+    the stream layer's rounding check (``privacy/_streams.py``, ``check_rounding``).
+    """
+    return 0.5 / math.sqrt(n_problems)
 
 
 def gradient_sums(W, X, row_scale, Y, *, loss, intercept_value, gradient_bound=None,

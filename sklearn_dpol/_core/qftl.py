@@ -41,6 +41,19 @@ def joint_sensitivity(feature_bound, target_bound):
     return 2.0 * B * R
 
 
+#: Bound on every coordinate of one record's packed atom ``(v v^T, y v)``, as a
+#: fraction of :func:`joint_sensitivity` (the ``coordinate_fraction`` of the stream
+#: layer's rounding check, ``privacy/_streams.py``). A coordinate is ``v_i^2 <= R^2``,
+#: ``sqrt(2) |v_i v_j| <= (v_i^2 + v_j^2) / sqrt(2) <= R^2 / sqrt(2)`` or
+#: ``|y v_i| <= B R`` (times a weight in [0, 1]), so at most ``R max(R, B)``; with
+#: ``q = B^2 / R^2`` the sensitivity is ``R^2 sqrt(2 + 2q + q^2 / 2) >= sqrt(2) R^2``
+#: and ``>= 2 B R`` for ``q <= 2`` (``q^2 / 2 - 2q + 2 = (q - 2)^2 / 2 >= 0``), else
+#: ``2 B R``. So the ratio is at most ``1 / sqrt(2)``, attained as ``B / R -> 0`` (a
+#: single feature at the bound, ``y = 0``): NOT ``1 / 2`` (``doc/privacy.md``,
+#: "Floating point: one rounding allowance for every factorization stream").
+ATOM_COORDINATE_FRACTION = 1.0 / SQRT2
+
+
 @lru_cache(maxsize=8)
 def _packing(n_features):
     """Upper-triangle indices and packing scales for ``n_features`` (fixed for a stream)."""

@@ -39,7 +39,7 @@ from ..privacy._spec import (
     objective_perturbation_refusal,
     stream_regime,
 )
-from ..privacy._streams import budget_schedule
+from ..privacy._streams import budget_schedule, check_rounding
 
 _NEIGHBOURS = "replace-one"
 
@@ -768,16 +768,9 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     def _check_ftrl_rounding(self, mechanism, n_rows):
         """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
-        rows = max(self._ftrl_max_rows, n_rows)
-        ratio = ftrl.rounding_ratio(mechanism, mechanism.t + 1, rows, self._w_private.shape[0])
-        if ratio > ftrl.ROUNDING_ALLOWANCE:
-            raise ValueError(
-                f"This call (step {mechanism.t + 1}, batches of up to {rows} samples) would "
-                f"take the worst-case floating-point rounding of the {mechanism.name!r} "
-                "prefix sums past the allowance the noise was calibrated with "
-                f"({ftrl.ROUNDING_ALLOWANCE:g} of the sensitivity). Use smaller batches, "
-                "call fit to start a new stream, or prefix_sums='tree'."
-            )
+        check_rounding(mechanism, mechanism.t + 1, max(self._ftrl_max_rows, n_rows),
+                       ftrl.coordinate_fraction(self._w_private.shape[0]),
+                       advice="call fit to start a new stream, or prefix_sums='tree'")
 
     def _check_ftrl_horizon(self, steps_done, n_rows):
         """Refuse, before reading the batch, a call past the horizon (public shapes only)."""

@@ -27,7 +27,12 @@ from .._verbose import reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
-from ..privacy._streams import calibration_horizon, make_stream_mechanism, resolve_mechanism
+from ..privacy._streams import (
+    calibration_horizon,
+    check_rounding,
+    make_stream_mechanism,
+    resolve_mechanism,
+)
 from ._dask_fit import dask_statistics, is_dask_array
 
 _NEIGHBOURS = "replace-one"
@@ -121,7 +126,11 @@ class PrivateQFTLRegressor(
         calls). ``"tree"`` and ``"honaker"``: the seed's binary tree over
         samples with the plain or Honaker estimator (Honaker costs
         ``O(n_features**2)`` random draws per sample). ``"auto"`` is
-        ``"blt"``; the resolved name is ``prefix_sums_``.
+        ``"blt"``; the resolved name is ``prefix_sums_``. A factorization's
+        noise carries the stream layer's rounding allowance (``1 + 1e-3``),
+        and a call whose public worst-case rounding (call count, largest
+        batch, packed dimension) would pass it raises ``ValueError`` before
+        reading its data (:func:`~sklearn_dpol.privacy._streams.check_rounding`).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise. ``fit`` re-seeds from it; later ``partial_fit`` calls
         keep drawing from one generator.
@@ -353,6 +362,8 @@ class PrivateQFTLRegressor(
             X = canonical_csr(X)
             y = _as_float64_targets(y)
             sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+            if not fitting:
+                self._check_stream_rounding(X.shape[0])  # public: the shapes
             if fitting:
                 self.__dict__.pop("_auto_data_norm", None)
                 self.__dict__.pop("_auto_y_bound", None)
@@ -406,6 +417,7 @@ class PrivateQFTLRegressor(
                 # Public: counts and the release's stated noise level.
                 self.alpha_ = self._stream_alpha(n_samples, stats.dim_features, noise_std)
                 self._publish(statistics, n_samples, stats.dim_features, noise_std)
+            self._stream_max_rows = self._stream_rows_so_far(stats.n_rows)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
         if fitting:
@@ -669,6 +681,35 @@ class PrivateQFTLRegressor(
             name, dim=dim, sensitivity=self.sensitivity(), mu=self._budget_split()[2],
             horizon=calibration_horizon(name, self.horizon, n_rows),
         )
+
+    def _stream_rows_so_far(self, n_rows):
+        """Largest batch of the stream, this one of ``n_rows`` included (public: shapes)."""
+        previous = (getattr(self, "_stream_max_rows", 0)
+                    if getattr(self, "_stream", None) is not None else 0)
+        return max(int(previous), int(n_rows))
+
+    def _check_stream_rounding(self, n_rows):
+        """Refuse, before reading any data (public shapes), a call past the rounding allowance.
+
+        The stream layer's one check
+        (:func:`~sklearn_dpol.privacy._streams.check_rounding`): the call's
+        index, the largest batch so far and the packed dimension, with every
+        coordinate of a record's packed atom at most
+        ``qftl.ATOM_COORDINATE_FRACTION`` of the sensitivity. A stream's first
+        call checks the mechanism it would build (the check reads neither
+        the sensitivity nor ``mu``, so a resolved ``data_norm="auto"`` is not
+        needed).
+        """
+        stream = getattr(self, "_stream", None)
+        dim = qftl.packed_dim(self.n_features_in_ + bool(self.fit_intercept))
+        if stream is None:
+            name = resolve_mechanism(self.prefix_sums)
+            stream = make_stream_mechanism(
+                name, dim=dim, sensitivity=1.0, mu=1.0,
+                horizon=calibration_horizon(name, self.horizon, n_rows))
+        check_rounding(stream, stream.t + 1, self._stream_rows_so_far(n_rows),
+                       qftl.ATOM_COORDINATE_FRACTION,
+                       advice="call fit to start a new stream, or prefix_sums='tree'")
 
     def _check_horizon_left(self, stream, n_rows):
         """Refuse, from public shapes only and before any data is read, a call past the calibration."""

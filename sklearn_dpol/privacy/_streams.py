@@ -26,12 +26,17 @@ release"):
     with the plain or Honaker estimator; epoch trees for ``horizon=None``.
 
 A factorization mechanism takes one step per ``advance`` (the batch's vectors
-summed); its ``horizon`` counts steps. A tree takes one position per row; its
-``horizon`` counts rows. An estimator whose horizon counts rows can pass it to
-either: a batch has at least one row, so a stream of ``H`` rows never takes
-more than ``H`` steps. :func:`calibration_horizon` does better from the first
-batch's size (public): ``ceil(H / n_1)`` steps, a later call past them refused
-before its data is read (what ``PrivateQFTLRegressor`` does).
+summed); its ``horizon`` counts steps. Its noise is calibrated on
+``(1 + ROUNDING_ALLOWANCE) * sensitivity`` (:func:`factorization_sigma`): the
+allowance covers the floating-point rounding of its noised values, which
+combine earlier steps, for every call that :func:`check_rounding` lets
+through; a stream calls it before reading each batch (public shapes only).
+A tree takes one position per row; its ``horizon`` counts rows. An estimator
+whose horizon counts rows can pass it to either: a batch has at least one row,
+so a stream of ``H`` rows never takes more than ``H`` steps.
+:func:`calibration_horizon` does better from the first batch's size (public):
+``ceil(H / n_1)`` steps, a later call past them refused before its data is
+read (what ``PrivateQFTLRegressor`` does).
 
 The protocol (every mechanism has these)::
 
@@ -58,19 +63,34 @@ import math
 from numbers import Integral
 from typing import Optional, Protocol, runtime_checkable
 
+import numpy as np
+
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 
 __all__ = [
     "MECHANISMS",
+    "ROUNDING_ALLOWANCE",
     "StreamMechanism",
     "budget_schedule",
     "calibration_horizon",
+    "check_rounding",
     "factorization_sigma",
     "make_stream_mechanism",
     "resolve_mechanism",
+    "rounding_growth",
+    "rounding_ratio",
 ]
 
 MECHANISMS = ("blt", "sqrt", "tree", "honaker")
+
+# Relative allowance on the sensitivity of every factorization mechanism for the
+# floating-point rounding of its noised ``(C x)_t``, which combines earlier steps
+# (doc/privacy.md, "Floating point: one rounding allowance for every factorization
+# stream"): the factory calibrates the noise on ``(1 + ROUNDING_ALLOWANCE) Delta
+# max_j ||C[:, j]||``, and :func:`check_rounding` refuses, from public shapes, a
+# call whose worst-case rounding bound would pass the allowance. The trees need none.
+ROUNDING_ALLOWANCE = 1e-3
+_UNIT_ROUNDOFF = 2.0 ** -53
 
 
 @runtime_checkable
@@ -151,10 +171,138 @@ def calibration_horizon(mechanism, horizon_rows, first_batch_rows):
 
 
 def factorization_sigma(column_norm, sensitivity, mu):
-    """Noise on ``C x`` for ``mu``-GDP: ``sensitivity * max_j ||C[:, j]|| / mu`` (0 if mu is inf)."""
+    """Noise on ``C x`` for ``mu``-GDP, rounding allowance included (0 if mu is inf).
+
+    ``(1 + ROUNDING_ALLOWANCE) * sensitivity * max_j ||C[:, j]|| / mu``: the
+    allowance covers the rounding of the computed ``(C x)_t`` for every call
+    that :func:`check_rounding` lets through. Every factorization mechanism of
+    :func:`make_stream_mechanism` is calibrated here (the epochs of an unbounded
+    square root too).
+    """
     if math.isinf(mu):
         return 0.0
-    return float(sensitivity) * float(column_norm) / float(mu)
+    return (1.0 + ROUNDING_ALLOWANCE) * float(sensitivity) * float(column_norm) / float(mu)
+
+
+def rounding_growth(mechanism, steps):
+    """``kappa``: bound on the rounding error of one computed ``(C x)_t`` coordinate.
+
+    In units of ``u * M`` (``u = 2^-53``, ``M`` a bound on every step vector's
+    coordinates), for any ``t <= steps``, with a factor 2 of slack for the
+    second-order terms. 0 for the trees, whose noised values are sums of their
+    own positions. BLT (``X_i <- theta_i X_i + x``, then ``x + omega . X``):
+    ``2 (2 sum_i omega_i / (1 - theta_i)^2 + (b + 1) sum_i omega_i / (1 - theta_i)
+    + 1)``. Square root (a dot product of at most ``steps`` terms):
+    ``2 steps sum_(k < steps) f_k`` (an epoch of an unbounded one has at most
+    ``steps`` steps, so the bound covers it).
+
+    Parameters
+    ----------
+    mechanism : object
+        A mechanism built by :func:`make_stream_mechanism`.
+    steps : int
+        The largest step index the bound must cover.
+
+    Returns
+    -------
+    kappa : float
+    """
+    from .._core.matrix_factorization import sqrt_coefficients
+
+    if mechanism.granularity == "row":
+        return 0.0
+    if mechanism.name == "blt":
+        omega = np.asarray(mechanism.inner.omega, dtype=np.float64)
+        theta = np.asarray(mechanism.inner.theta, dtype=np.float64)
+        return 2.0 * (2.0 * float(np.sum(omega / (1.0 - theta) ** 2))
+                      + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
+    steps = max(int(steps), 1)
+    return 2.0 * steps * float(np.sum(sqrt_coefficients(steps)))
+
+
+def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction):
+    """Public worst-case bound on the rounding part of the shift, relative to ``Delta ||C||``.
+
+    Neighbouring streams' computed ``(C x)_t`` differ by ``C[t, p] d`` plus the
+    two rounding errors, each at most ``u kappa M`` per coordinate
+    (:func:`rounding_growth`), with ``M = max_rows * c * Delta`` a bound on the
+    step vectors' coordinates (a step sums at most ``max_rows`` rows, each of
+    whose coordinates is at most ``c * Delta`` in absolute value, ``Delta`` the
+    mechanism's sensitivity). Over ``steps`` steps of ``dim`` coordinates they
+    add at most ``2 u kappa M sqrt(steps dim)`` in L2, which is
+    ``2 u kappa c max_rows sqrt(steps dim) / ||C||`` times ``Delta ||C||``
+    (``||C|| >= 1``: ``c_0 = 1``; an unbounded square root uses 1).
+
+    Parameters
+    ----------
+    mechanism : object
+        A mechanism built by :func:`make_stream_mechanism`.
+    steps : int
+        Index of the call to check (``mechanism.t + 1`` before it is made).
+    max_rows : int
+        Largest number of rows in one step so far, this call included (public).
+    coordinate_fraction : float
+        ``c``: a bound on the absolute value of every coordinate of one row's
+        vector, as a fraction of the sensitivity. DP-FTRL: ``1 / (2 sqrt(K))``
+        (each of ``K`` problems' gradients has norm at most ``Delta / (2
+        sqrt(K))``); QFTL: ``1 / sqrt(2)`` (``_core/qftl.py``,
+        ``ATOM_COORDINATE_FRACTION``).
+
+    Returns
+    -------
+    ratio : float
+        0 for the trees.
+    """
+    kappa = rounding_growth(mechanism, steps)
+    if kappa == 0.0:
+        return 0.0
+    norm = float(mechanism.column_norm)
+    norm = norm if math.isfinite(norm) else 1.0
+    return (2.0 * _UNIT_ROUNDOFF * kappa * float(coordinate_fraction) * float(max_rows)
+            * math.sqrt(float(steps) * mechanism.dim) / max(norm, 1.0))
+
+
+def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, advice=""):
+    """Refuse a call whose worst-case rounding would pass the allowance (the layer's one check).
+
+    Every stream that advances a factorization mechanism calls this before it
+    reads the call's data, with public values only: the call's index, the
+    largest batch of the stream so far (this one included), and the bound
+    ``coordinate_fraction`` of its per-row vectors (see :func:`rounding_ratio`).
+
+    Parameters
+    ----------
+    mechanism : object
+        A mechanism built by :func:`make_stream_mechanism` (the trees always pass).
+    steps : int
+        Index of the call about to be made (``mechanism.t + 1``).
+    max_rows : int
+        Largest number of rows in one call of the stream, this one included.
+    coordinate_fraction : float
+        Bound on every coordinate of one row's vector, over the sensitivity.
+    advice : str, default=""
+        What the caller can do instead, appended to the message.
+
+    Returns
+    -------
+    ratio : float
+        :func:`rounding_ratio`, at most ``ROUNDING_ALLOWANCE``.
+
+    Raises
+    ------
+    ValueError
+        If the ratio exceeds ``ROUNDING_ALLOWANCE``.
+    """
+    ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction)
+    if ratio > ROUNDING_ALLOWANCE:
+        raise ValueError(
+            f"This call (step {int(steps)}, batches of up to {int(max_rows)} samples, "
+            f"vectors of dimension {mechanism.dim}) would take the worst-case "
+            f"floating-point rounding of the {mechanism.name!r} prefix sums to {ratio:.3g} "
+            "of the sensitivity, past the allowance the noise was calibrated with "
+            f"({ROUNDING_ALLOWANCE:g}). Use smaller batches or start a new stream"
+            + (f"; {advice}" if advice else "") + ".")
+    return ratio
 
 
 def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
