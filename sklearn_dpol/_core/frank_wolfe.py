@@ -718,6 +718,16 @@ def fluctuation_minimising_steps(vertex_curvature, noise_unit):
                 - vertex_curvature * (2.0 * t * t + 2.0 * t + 1.0)
                 / (3.0 * t * t * (t + 1.0) ** 2))
 
+    return _minimising_integer(
+        slope, lambda t: fluctuation_bias_bound(t, vertex_curvature, noise_unit))
+
+
+def _minimising_integer(slope, objective):
+    """The integer ``T`` in ``[1, AUTO_ITER_CAP]`` minimising a unimodal ``objective``.
+
+    ``slope`` is its derivative, negative then positive: bisection on the sign
+    of ``slope``, then the better of the two integer neighbours.
+    """
     low, high = 1.0, float(AUTO_ITER_CAP)
     if slope(low) >= 0.0:
         return 1
@@ -731,8 +741,7 @@ def fluctuation_minimising_steps(vertex_curvature, noise_unit):
             high = mid
     candidates = {max(1, min(AUTO_ITER_CAP, int(math.floor(low)))),
                   max(1, min(AUTO_ITER_CAP, int(math.ceil(high))))}
-    return min(sorted(candidates),
-               key=lambda t: fluctuation_bias_bound(t, vertex_curvature, noise_unit))
+    return min(sorted(candidates), key=objective)
 
 
 def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilon, delta,
@@ -779,18 +788,4 @@ def bound_minimising_steps(curvature, noise_unit):
     def slope(t):
         return noise_unit / (2.0 * math.sqrt(t)) - 2.0 * curvature / (t + 2.0) ** 2
 
-    low, high = 1.0, float(AUTO_ITER_CAP)
-    if slope(low) >= 0.0:
-        return 1
-    if slope(high) <= 0.0:
-        return AUTO_ITER_CAP
-    for _ in range(100):
-        mid = 0.5 * (low + high)
-        if slope(mid) < 0.0:
-            low = mid
-        else:
-            high = mid
-    candidates = {max(1, min(AUTO_ITER_CAP, int(math.floor(low)))),
-                  max(1, min(AUTO_ITER_CAP, int(math.ceil(high))))}
-    return min(sorted(candidates),
-               key=lambda t: excess_risk_bound(t, curvature, noise_unit))
+    return _minimising_integer(slope, lambda t: excess_risk_bound(t, curvature, noise_unit))
