@@ -28,6 +28,7 @@ ESTIMATORS = [
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),
     PrivateQFTLRegressor(data_norm="auto"),
+    PrivateQFTLRegressor(data_norm="auto", y_bound="auto"),
     PrivateFrankWolfeLasso(),
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),

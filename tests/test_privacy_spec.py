@@ -122,6 +122,12 @@ CASES = [
      [(STREAM, 40, {})]),
     ("qftl-fit-then-stream", PrivateQFTLRegressor(epsilon=1.0, horizon=200, **QFTL), "r",
      [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    # y_bound="auto" (pinned from the branch that added it, see PINNED.update below)
+    ("qftl-fit-auto-y", PrivateQFTLRegressor(epsilon=2.0, y_bound="auto", **QFTL), "r",
+     [(FIT, 120, {})]),
+    ("qftl-fit-auto-both-alpha", PrivateQFTLRegressor(epsilon=1.0, data_norm="auto",
+                                                      y_bound="auto", alpha=0.1, **QFTL), "r",
+     [(FIT, 120, {})]),
     # -- PrivateFrankWolfeLasso: both selections, fit and per-batch streams
     ("fw-exponential", PrivateFrankWolfeLasso(epsilon=0.9, **FW), "r", [(FIT, 120, {})]),
     ("fw-gaussian", PrivateFrankWolfeLasso(epsilon=0.9, selection="gaussian", **FW), "r",
@@ -2054,6 +2060,47 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                      'what is computed from them',
                                      'the records passed to fit',
                                      'this release')}]}}
+
+# y_bound="auto": recorded from the code of the branch that added it (ybound), not from
+# the pre-refactor code; the numbers follow doc/privacy.md, "y_bound='auto' for QFTL".
+PINNED.update({'qftl-fit-auto-y': {'rho': 0.10050201972241131,
+                                   'steps': [{'planned': (2.0, 1e-06, math.nan),
+                                              'numbers': (2.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                              'texts': ('replace-one',
+                                                        'AdaSSP: Gaussian release of the packed (V, u) '
+                                                        '(joint sensitivity, mu*sqrt(0.9)) and of '
+                                                        'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                                        'composing to mu* at (1.8, 1e-06)-DP, after a 0.2-DP '
+                                                        "private quantile of |y| (y_bound='auto', "
+                                                        'exponential mechanism); basic composition',
+                                                        'coef_ and intercept_, computed from one release of '
+                                                        'the noisy sufficient statistics (V, u) and y_bound_ '
+                                                        '(the private quantile of |y|)',
+                                                        'the records passed to fit',
+                                                        'this release')}]},
+               'qftl-fit-auto-both-alpha': {'rho': 0.02801448191263024,
+                                            'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                                       'numbers': (1.0,
+                                                                   1e-06,
+                                                                   math.nan,
+                                                                   1.0,
+                                                                   120.0,
+                                                                   math.nan),
+                                                       'texts': ('replace-one',
+                                                                 'analytic Gaussian on the packed (V, u), '
+                                                                 'joint sensitivity at (0.8, 1e-06)-DP, '
+                                                                 'after a 0.1-DP private quantile of the row '
+                                                                 "norms (data_norm='auto', exponential "
+                                                                 'mechanism) and a 0.1-DP private quantile '
+                                                                 "of |y| (y_bound='auto', exponential "
+                                                                 'mechanism); basic composition',
+                                                                 'coef_ and intercept_, computed from one '
+                                                                 'release of the noisy sufficient statistics '
+                                                                 '(V, u), data_norm_ (the private quantile '
+                                                                 'of the row norms) and y_bound_ (the '
+                                                                 'private quantile of |y|)',
+                                                                 'the records passed to fit',
+                                                                 'this release')}]}})
 
 
 class _Literal(float):

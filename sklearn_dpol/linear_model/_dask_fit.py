@@ -32,6 +32,9 @@ class _PublicParams(SimpleNamespace):
     def _data_norm(self):
         return float(self.data_norm)
 
+    def _y_bound(self):
+        return float(self.y_bound)
+
 
 def is_dask_array(obj):
     """True for a ``dask.array.Array`` (without importing dask)."""

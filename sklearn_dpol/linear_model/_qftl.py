@@ -38,7 +38,7 @@ from ._dask_fit import dask_statistics, is_dask_array
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
 _MODEL_CACHE = weakref.WeakKeyDictionary()
-# data_norm="auto": the public candidates 2^(k/4), k/4 in [-20, 20].
+# data_norm="auto" and y_bound="auto": the public candidates 2^(k/4), k/4 in [-20, 20].
 _AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 
 
@@ -90,8 +90,16 @@ class PrivateQFTLRegressor(
         ``privacy_`` is ``(epsilon, delta)`` by basic composition. A
         ``partial_fit`` stream resolves it from its first batch
         (``doc/privacy.md``, "Private quantiles, private scaling").
-    y_bound : float, default=1.0
-        Targets are clipped to ``[-y_bound, y_bound]``.
+    y_bound : float or "auto", default=1.0
+        Targets are clipped to ``[-y_bound, y_bound]``. Set it from public
+        knowledge of the targets. ``"auto"``: ``AUTO_Y_BOUND_SHARE`` (10%) of
+        ``epsilon`` buys a private 98% quantile of ``|y|`` (the same mechanism
+        and grid as ``data_norm="auto"``), resolved into ``y_bound_``. With
+        both ``"auto"``, each quantile takes its own 10% and the statistics
+        ``(0.8 epsilon, delta)``; ``privacy_`` is ``(epsilon, delta)`` by basic
+        composition. Refused, like ``data_norm="auto"``, by ``fit`` on a dask
+        array; a ``partial_fit`` stream resolves it from its first batch
+        (``doc/privacy.md``, "y_bound='auto' for QFTL").
     fit_intercept : bool, default=True
         Learn an intercept as the weight of a constant feature equal to
         ``intercept_scaling``. It counts in the row norm:
@@ -174,6 +182,9 @@ class PrivateQFTLRegressor(
     data_norm_ : float
         The row bound in use: ``data_norm``, or its private resolution when
         ``data_norm="auto"`` (released, covered by ``privacy_``).
+    y_bound_ : float
+        The target bound in use: ``y_bound``, or its private resolution when
+        ``y_bound="auto"`` (released, covered by ``privacy_``).
     prefix_sums_ : str or None
         The stream's mechanism (``"blt"``, ``"sqrt"``, ``"tree"`` or
         ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
@@ -232,7 +243,7 @@ class PrivateQFTLRegressor(
         "delta": [DELTA_CONSTRAINT],
         "alpha": [POSITIVE, StrOptions({"auto"})],
         "data_norm": [POSITIVE, StrOptions({"auto"})],
-        "y_bound": [POSITIVE],
+        "y_bound": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE],
         "horizon": [HORIZON_CONSTRAINT, None],
@@ -295,7 +306,7 @@ class PrivateQFTLRegressor(
             Training data; rows are clipped to ``data_norm``. Sparse input is
             used as CSR, never densified.
         y : array-like of shape (n_samples,)
-            Targets; clipped to ``[-y_bound, y_bound]``.
+            Targets; clipped to ``[-y_bound, y_bound]`` (``y_bound_``).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in ``[0, 1]``: record ``i`` contributes
             ``w_i (v v^T, y v)`` to the statistics, at the same sensitivity
@@ -338,12 +349,13 @@ class PrivateQFTLRegressor(
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = "_released_statistics" not in self.__dict__
         if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
-            if sample_weight is not None or self._auto_norm():
+            if sample_weight is not None or self._auto_norm() or self._auto_y():
                 raise ValueError(
-                    "fit on a dask array takes neither sample_weight nor data_norm='auto'; "
-                    "pass a public data_norm and unweighted rows, or compute X first.")
+                    "fit on a dask array takes neither sample_weight nor data_norm='auto' "
+                    "nor y_bound='auto'; pass public bounds and unweighted rows, or "
+                    "compute X first.")
             stats = dask_statistics(self, X, y)
-            self.data_norm_ = self._data_norm()
+            self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                  accept_sparse="csr", reset=first_call)
@@ -354,20 +366,20 @@ class PrivateQFTLRegressor(
                 self._check_stream_rounding(X.shape[0])  # public: the shapes
             if fitting:
                 self.__dict__.pop("_auto_data_norm", None)
+                self.__dict__.pop("_auto_y_bound", None)
                 self._check_auto_norm_public(X.shape[0])
                 self._mark_data_read()  # failures from here on are charged
-                if self._auto_norm():
-                    self._resolve_auto_norm(X)
-            elif self._auto_norm() and "_auto_data_norm" not in self.__dict__:
-                # A stream's first call resolves the bound from its first batch.
+                self._resolve_auto_bounds(X, y)
+            elif self._unresolved_auto_bounds():
+                # A stream's first call resolves the bounds from its first batch.
                 self._check_auto_norm_public(X.shape[0])
                 self._mark_data_read()  # failures from here on are charged
-                self._resolve_auto_norm(X)
-            self.data_norm_ = self._data_norm()
+                self._resolve_auto_bounds(X, y)
+            self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
             stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
-            # mu of the statistics (after data_norm="auto"'s share of epsilon, if any)
+            # mu of the statistics (after the "auto" bounds' shares of epsilon, if any)
             mu = self._budget_split()[2]
             adassp = self.alpha == "auto"
             # AdaSSP splits mu^2 between the eigenvalue and the statistics.
@@ -467,12 +479,12 @@ class PrivateQFTLRegressor(
         sensitivity : float
             The bound of ``doc/privacy.md`` section 3.1 for rows clipped to
             ``data_norm`` (with the intercept feature) and targets clipped to
-            ``y_bound``, with a margin of ``1e-9`` relative for rounding.
+            ``y_bound`` (``"auto"``: ``y_bound_``), with a margin of ``1e-9`` relative for rounding.
         """
         # Clipping rounds: a clipped row's norm can exceed data_norm by a few
         # ulps, so the bound carries a margin far above that and far below
         # anything that matters for the noise.
-        return qftl.joint_sensitivity(self._row_bound(), float(self.y_bound)) * (1 + 1e-9)
+        return qftl.joint_sensitivity(self._row_bound(), self._y_bound()) * (1 + 1e-9)
 
     def _row_bound(self):
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -482,9 +494,51 @@ class PrivateQFTLRegressor(
 
     AUTO_DATA_NORM_SHARE = 0.1
     AUTO_DATA_NORM_QUANTILE = 0.98
+    # y_bound="auto": a private quantile of |y|, its own share (doc/privacy.md,
+    # "y_bound='auto' for QFTL").
+    AUTO_Y_BOUND_SHARE = 0.1
+    AUTO_Y_BOUND_QUANTILE = 0.98
 
     def _auto_norm(self):
         return isinstance(self.data_norm, str) and self.data_norm == "auto"
+
+    def _auto_y(self):
+        return isinstance(self.y_bound, str) and self.y_bound == "auto"
+
+    def _y_bound(self):
+        """The target bound in use: ``y_bound``, or the resolved ``y_bound_``.
+
+        Before the private quantile is drawn (parameter checks), ``"auto"``
+        stands for the largest candidate, the worst case of the checks.
+        """
+        if not self._auto_y():
+            return float(self.y_bound)
+        return float(self.__dict__.get("_auto_y_bound", _AUTO_GRID[-1]))
+
+    def _quantile_epsilons(self):
+        """``(epsilon of data_norm's quantile, epsilon of y_bound's)``: public, 0 if not "auto"."""
+        epsilon = float(self.epsilon)
+        return (self.AUTO_DATA_NORM_SHARE * epsilon if self._auto_norm() else 0.0,
+                self.AUTO_Y_BOUND_SHARE * epsilon if self._auto_y() else 0.0)
+
+    def _unresolved_auto_bounds(self):
+        """True while an "auto" bound has no private resolution yet (a stream's first call)."""
+        return ((self._auto_norm() and "_auto_data_norm" not in self.__dict__)
+                or (self._auto_y() and "_auto_y_bound" not in self.__dict__))
+
+    def _resolve_auto_bounds(self, X, y):
+        """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``)."""
+        if self._auto_norm() and "_auto_data_norm" not in self.__dict__:
+            self._resolve_auto_norm(X)
+        if self._auto_y() and "_auto_y_bound" not in self.__dict__:
+            self._resolve_auto_y(y)
+
+    def _resolve_auto_y(self, y):
+        """Draw the private quantile of ``|y|`` (after ``_mark_data_read``)."""
+        eps_y = self._quantile_epsilons()[1]
+        self._auto_y_bound = private_quantile(
+            np.abs(y), self.AUTO_Y_BOUND_QUANTILE, _AUTO_GRID, eps_y, self._exact_sampler(),
+            slope=0.25)  # public prior: 1 nat per octave toward small bounds
 
     def _data_norm(self):
         """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.
@@ -497,16 +551,21 @@ class PrivateQFTLRegressor(
         return float(self.__dict__.get("_auto_data_norm", _AUTO_GRID[-1]))
 
     def _budget_split(self):
-        """``(epsilon_quantile, (epsilon, delta) of the statistics, mu)``: public."""
-        if not self._auto_norm():
+        """``(epsilon of the quantiles, epsilon of the statistics, mu)``: public.
+
+        Each "auto" bound takes its own share of ``epsilon``; the statistics
+        get the rest (basic composition).
+        """
+        if not (self._auto_norm() or self._auto_y()):
             return 0.0, float(self.epsilon), gaussian_mu(self.epsilon, self.delta)
-        eps_q = self.AUTO_DATA_NORM_SHARE * float(self.epsilon)
+        eps_x, eps_y = self._quantile_epsilons()
+        eps_q = eps_x + eps_y
         eps_main = float(self.epsilon) - eps_q if math.isfinite(eps_q) else math.inf
         return eps_q, eps_main, gaussian_mu(eps_main, self.delta)
 
     def _resolve_auto_norm(self, X):
         """Draw the private quantile of the row norms (after ``_mark_data_read``)."""
-        eps_q, _, _ = self._budget_split()
+        eps_q = self._quantile_epsilons()[0]
         if issparse(X):
             norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
         else:
@@ -517,18 +576,17 @@ class PrivateQFTLRegressor(
             slope=0.25)  # public prior: 1 nat per octave toward small bounds
 
     def _check_auto_norm_public(self, n_rows):
-        """Refuse, before reading values, what the quantile cannot do (public checks)."""
-        if not self._auto_norm():
-            return
-        eps_q, _, _ = self._budget_split()
-        if math.isfinite(eps_q) and (eps_q < 2.0**-30
-                                     or quantile_scale(eps_q) * n_rows >= 2.0**39):
-            raise ValueError(
-                f"data_norm='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
-                "(too small or too large); pass a public data_norm.")
+        """Refuse, before reading values, what the quantiles cannot do (public checks)."""
+        for name, auto, eps_q in zip(("data_norm", "y_bound"), (self._auto_norm(), self._auto_y()),
+                                     self._quantile_epsilons()):
+            if auto and math.isfinite(eps_q) and (
+                    eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
+                raise ValueError(
+                    f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
+                    f"(too small or too large); pass a public {name}.")
 
     def _more_validate_params(self):
-        bound, y_bound = self._row_bound(), float(self.y_bound)
+        bound, y_bound = self._row_bound(), self._y_bound()
         if min(self._data_norm(), y_bound) < 1e-100:
             raise ValueError(
                 f"data_norm={self.data_norm!r} and y_bound={self.y_bound!r} must be at least "
@@ -554,6 +612,9 @@ class PrivateQFTLRegressor(
         ``data_norm="auto"`` first spends ``AUTO_DATA_NORM_SHARE`` of
         ``epsilon`` on a private quantile of the row norms: basic composition
         with the Gaussian parts at ``(epsilon - epsilon_q, delta)``, not GDP.
+        ``y_bound="auto"`` likewise spends ``AUTO_Y_BOUND_SHARE`` on a private
+        quantile of ``|y|``; with both, ``epsilon_q`` is the sum of the two
+        shares and the quantiles are two parts of the basic composition.
         Its selection ``rho`` stays ``mu*(epsilon, delta)^2 / 2``, which covers
         the parts' zCDP sum (``epsilon_q^2/8 + mu^2/2``) up to ``epsilon`` near
         40; above, the sum (``doc/privacy.md``, "The privacy spec").
@@ -568,10 +629,17 @@ class PrivateQFTLRegressor(
                         Part.gaussian("lambda_min(V) (AdaSSP)", mu * math.sqrt(share)))
         else:
             gaussian = (Part.gaussian(statistics, mu),)
-        if not self._auto_norm():
+        eps_x, eps_y = self._quantile_epsilons()
+        quantiles = (
+            *((Part.bounded_range("data_norm_, a private quantile of the row norms", eps_x),)
+              if self._auto_norm() else ()),
+            *((Part.bounded_range("y_bound_, a private quantile of |y|", eps_y),)
+              if self._auto_y() else ()),
+        )
+        if not quantiles:
             return gaussian_spec(self.epsilon, self.delta, regime, horizon=self.horizon,
                                  parts=gaussian if len(gaussian) > 1 else ())
-        parts = (Part.bounded_range("data_norm_, a private quantile of the row norms", eps_q),
+        parts = (*quantiles,
                  *(Part.gaussian(part.name, part.mu,
                                  eps_main if len(gaussian) == 1 else math.nan)
                    for part in gaussian))
@@ -581,7 +649,7 @@ class PrivateQFTLRegressor(
                            rho=rho, horizon=self.horizon)
 
     def _statistics(self, X, y, sample_weight=None):
-        """The batch's statistics: rows clipped to ``data_norm``, targets to ``y_bound``.
+        """The batch's statistics: rows clipped to ``data_norm_``, targets to ``y_bound_``.
 
         A CSR ``X`` stays sparse: its row norms come from the stored entries.
         """
@@ -589,8 +657,9 @@ class PrivateQFTLRegressor(
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
         rows = (X.multiply(scale[:, np.newaxis]).tocsr() if issparse(X)
                 else X * scale[:, np.newaxis])
+        y_bound = self._y_bound()
         return qftl.PackedStatistics(
-            rows, np.clip(y, -float(self.y_bound), float(self.y_bound)),
+            rows, np.clip(y, -y_bound, y_bound),
             intercept, sample_weight,
         )
 
@@ -677,7 +746,7 @@ class PrivateQFTLRegressor(
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
         self._released_solve = (
             int(n_samples), int(n_augmented), float(noise_std), float(self.alpha_),
-            self._row_bound(), float(self.y_bound), self.n_features_in_, intercept,
+            self._row_bound(), self._y_bound(), self.n_features_in_, intercept,
         )
         self.t_ = int(n_samples)
 
@@ -738,12 +807,18 @@ class PrivateQFTLRegressor(
                     f"AdaSSP: Gaussian release of the packed (V, u) (joint sensitivity, "
                     f"mu*sqrt({1 - share:g})) and of lambda_min(V) (sensitivity R^2, "
                     f"mu*sqrt({share:g})), composing to mu*")
-            if self._auto_norm():
-                eps_q, eps_main, _ = self._budget_split()
+            if self._auto_norm() or self._auto_y():
+                _, eps_main, _ = self._budget_split()
+                eps_x, eps_y = self._quantile_epsilons()
+                quantiles = [
+                    *([f"a {eps_x:.4g}-DP private quantile of the row norms (data_norm='auto', "
+                       "exponential mechanism)"] if self._auto_norm() else []),
+                    *([f"a {eps_y:.4g}-DP private quantile of |y| (y_bound='auto', "
+                       "exponential mechanism)"] if self._auto_y() else []),
+                ]
                 mechanism += (
-                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after a {eps_q:.4g}-DP "
-                    "private quantile of the row norms (data_norm='auto', exponential "
-                    "mechanism); basic composition")
+                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after "
+                    + " and ".join(quantiles) + "; basic composition")
         else:
             released = (
                 "coef_ and intercept_ after every partial_fit call, computed from the "
@@ -755,14 +830,26 @@ class PrivateQFTLRegressor(
             mechanism = "Gaussian continual release of (V, u): " + self._stream.describe()
         if not private:
             mechanism = "none: epsilon=inf adds no noise"
-        if self._auto_norm():
-            eps_q, eps_main, _ = self._budget_split()
-            released += " and data_norm_ (the private quantile of the row norms)"
+        if self._auto_norm() or self._auto_y():
+            _, eps_main, _ = self._budget_split()
+            eps_x, eps_y = self._quantile_epsilons()
+            names = [
+                *(["data_norm_ (the private quantile of the row norms)"]
+                  if self._auto_norm() else []),
+                *(["y_bound_ (the private quantile of |y|)"] if self._auto_y() else []),
+            ]
+            released += (" and " + names[0] if len(names) == 1
+                         else ", " + " and ".join(names))
             if not fitting:
+                quantiles = [
+                    *([f"a {eps_x:.4g}-DP private quantile of the first batch's row norms "
+                       "(data_norm='auto')"] if self._auto_norm() else []),
+                    *([f"a {eps_y:.4g}-DP private quantile of the first batch's |y| "
+                       "(y_bound='auto')"] if self._auto_y() else []),
+                ]
                 mechanism += (
-                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after a {eps_q:.4g}-DP "
-                    "private quantile of the first batch's row norms (data_norm='auto'); "
-                    "basic composition")
+                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after "
+                    + " and ".join(quantiles) + "; basic composition")
         return spec.guarantee(
             mechanism=mechanism, released=released, n_releases=n_releases,
             n_records=n_records, spent_mu=spec.mu * math.sqrt(spent_fraction),
