@@ -11,6 +11,7 @@ classical ``sqrt(2 ln(1.25/delta)) / eps`` bound, which is both looser and
 invalid for ``eps > 1``.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -79,6 +80,13 @@ def gaussian_mu(epsilon, delta):
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, mechanism="a Gaussian mechanism")
+    return _gaussian_mu(epsilon, delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_mu(epsilon, delta):
+    """:func:`gaussian_mu` after validation: a pure function of two floats, so it is
+    cached (a stream asks for the same calibration on every call)."""
     if math.isinf(epsilon):
         return math.inf
     if epsilon == 0.0:
@@ -118,6 +126,12 @@ def gaussian_epsilon(mu, delta):
     """
     mu = check_mu(mu)
     delta = check_delta(delta, mechanism="a Gaussian mechanism")
+    return _gaussian_epsilon(mu, delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_epsilon(mu, delta):
+    """:func:`gaussian_epsilon` after validation (pure, cached like :func:`_gaussian_mu`)."""
     if math.isinf(mu):
         return math.inf
     if gaussian_delta(0.0, mu) <= delta:
