@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+import sklearn_dpol._auto_bounds as auto_bounds_module
 import sklearn_dpol.linear_model._qftl as qftl_module
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol.privacy import PrivacyAccountant, gaussian_mu
@@ -43,7 +44,7 @@ def test_auto_reads_the_data_only_through_the_quantile(monkeypatch):
         calls.append((np.array(values), q, epsilon))
         return 4.0
 
-    monkeypatch.setattr(qftl_module, "private_quantile", fake)
+    monkeypatch.setattr(auto_bounds_module, "private_quantile", fake)
     X, y = _data(n=500)
     model = PrivateQFTLRegressor(data_norm="auto", epsilon=2.0, random_state=0).fit(X, y)
     assert len(calls) == 1

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
+import sklearn_dpol._auto_bounds as auto_bounds_module
 import sklearn_dpol.linear_model._qftl as qftl_module
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
@@ -64,7 +65,7 @@ def test_resolves_near_the_quantile_of_abs_y_and_is_charged():
 
 def test_reads_y_only_through_the_quantile(monkeypatch):
     calls = []
-    monkeypatch.setattr(qftl_module, "private_quantile", _fixed_quantile(2.0, calls))
+    monkeypatch.setattr(auto_bounds_module, "private_quantile", _fixed_quantile(2.0, calls))
     X, y = _data(n=2000)
     model = PrivateQFTLRegressor(data_norm=1.0, y_bound="auto", epsilon=2.0,
                                  random_state=0).fit(X, y)
@@ -92,7 +93,7 @@ def test_reads_y_only_through_the_quantile(monkeypatch):
     np.testing.assert_array_equal(far._released_statistics, model._released_statistics)
     # The noise scale follows y_bound_ and nothing else.
     calls.clear()
-    monkeypatch.setattr(qftl_module, "private_quantile", _fixed_quantile(8.0, calls))
+    monkeypatch.setattr(auto_bounds_module, "private_quantile", _fixed_quantile(8.0, calls))
     wider = PrivateQFTLRegressor(data_norm=1.0, y_bound="auto", epsilon=2.0,
                                  random_state=0).fit(X, y)
     ratio = (qftl.joint_sensitivity(math.sqrt(2.0), 8.0)
@@ -244,7 +245,7 @@ def test_stream_resolves_from_its_first_batch_and_is_charged():
 
 def test_stream_after_fit_keeps_the_fits_bound(monkeypatch):
     calls = []
-    monkeypatch.setattr(qftl_module, "private_quantile", _fixed_quantile(4.0, calls))
+    monkeypatch.setattr(auto_bounds_module, "private_quantile", _fixed_quantile(4.0, calls))
     X, y = _data(n=3000)
     model = PrivateQFTLRegressor(data_norm=1.0, y_bound="auto", horizon=2000,
                                  random_state=0).fit(X[:1000], y[:1000])
@@ -278,7 +279,7 @@ def test_dask_fit_refuses_y_bound_auto():
 
 def test_sample_weight_reads_every_abs_y(monkeypatch):
     calls = []
-    monkeypatch.setattr(qftl_module, "private_quantile", _fixed_quantile(2.0, calls))
+    monkeypatch.setattr(auto_bounds_module, "private_quantile", _fixed_quantile(2.0, calls))
     X, y = _data(n=400)
     w = np.linspace(0.0, 1.0, 400)
     model = PrivateQFTLRegressor(data_norm=1.0, y_bound="auto", random_state=0)

@@ -23,10 +23,11 @@ from .._core._clip import clip_row_scales
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core.noise import gaussian_release
 from .._core._threads import single_blas_thread
+from .._auto_bounds import AUTO_GRID as _AUTO_GRID  # noqa: F401  (the tests read it here)
+from .._auto_bounds import AutoBoundsMixin
 from .._verbose import reports_release
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
-from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
-from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
+from ..privacy._spec import Part, gaussian_spec, stream_regime
 from ..privacy._streams import (
     calibration_horizon,
     check_rounding,
@@ -38,12 +39,10 @@ from ._dask_fit import dask_statistics, is_dask_array
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
 _MODEL_CACHE = weakref.WeakKeyDictionary()
-# data_norm="auto" and y_bound="auto": the public candidates 2^(k/4), k/4 in [-20, 20].
-_AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 
 
 class PrivateQFTLRegressor(
-    ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
+    AutoBoundsMixin, ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
 ):
     """Ridge regression on privately released sufficient statistics, batch or streaming.
 
@@ -349,7 +348,7 @@ class PrivateQFTLRegressor(
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = "_released_statistics" not in self.__dict__
         if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
-            if sample_weight is not None or self._auto_norm() or self._auto_y():
+            if sample_weight is not None or self._any_auto_bound():
                 raise ValueError(
                     "fit on a dask array takes neither sample_weight nor data_norm='auto' "
                     "nor y_bound='auto'; pass public bounds and unweighted rows, or "
@@ -365,14 +364,13 @@ class PrivateQFTLRegressor(
             if not fitting:
                 self._check_stream_rounding(X.shape[0])  # public: the shapes
             if fitting:
-                self.__dict__.pop("_auto_data_norm", None)
-                self.__dict__.pop("_auto_y_bound", None)
-                self._check_auto_norm_public(X.shape[0])
+                self._forget_auto_bounds()
+                self._check_auto_bounds_public(X.shape[0])
                 self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_bounds(X, y)
             elif self._unresolved_auto_bounds():
                 # A stream's first call resolves the bounds from its first batch.
-                self._check_auto_norm_public(X.shape[0])
+                self._check_auto_bounds_public(X.shape[0])
                 self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_bounds(X, y)
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
@@ -490,100 +488,8 @@ class PrivateQFTLRegressor(
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
         return math.hypot(self._data_norm(), intercept)
 
-    # -- data_norm="auto": a private quantile of the row norms -------------------------
-
-    AUTO_DATA_NORM_SHARE = 0.1
-    AUTO_DATA_NORM_QUANTILE = 0.98
-    # y_bound="auto": a private quantile of |y|, its own share (doc/privacy.md,
-    # "y_bound='auto' for QFTL").
-    AUTO_Y_BOUND_SHARE = 0.1
-    AUTO_Y_BOUND_QUANTILE = 0.98
-
-    def _auto_norm(self):
-        return isinstance(self.data_norm, str) and self.data_norm == "auto"
-
-    def _auto_y(self):
-        return isinstance(self.y_bound, str) and self.y_bound == "auto"
-
-    def _y_bound(self):
-        """The target bound in use: ``y_bound``, or the resolved ``y_bound_``.
-
-        Before the private quantile is drawn (parameter checks), ``"auto"``
-        stands for the largest candidate, the worst case of the checks.
-        """
-        if not self._auto_y():
-            return float(self.y_bound)
-        return float(self.__dict__.get("_auto_y_bound", _AUTO_GRID[-1]))
-
-    def _quantile_epsilons(self):
-        """``(epsilon of data_norm's quantile, epsilon of y_bound's)``: public, 0 if not "auto"."""
-        epsilon = float(self.epsilon)
-        return (self.AUTO_DATA_NORM_SHARE * epsilon if self._auto_norm() else 0.0,
-                self.AUTO_Y_BOUND_SHARE * epsilon if self._auto_y() else 0.0)
-
-    def _unresolved_auto_bounds(self):
-        """True while an "auto" bound has no private resolution yet (a stream's first call)."""
-        return ((self._auto_norm() and "_auto_data_norm" not in self.__dict__)
-                or (self._auto_y() and "_auto_y_bound" not in self.__dict__))
-
-    def _resolve_auto_bounds(self, X, y):
-        """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``)."""
-        if self._auto_norm() and "_auto_data_norm" not in self.__dict__:
-            self._resolve_auto_norm(X)
-        if self._auto_y() and "_auto_y_bound" not in self.__dict__:
-            self._resolve_auto_y(y)
-
-    def _resolve_auto_y(self, y):
-        """Draw the private quantile of ``|y|`` (after ``_mark_data_read``)."""
-        eps_y = self._quantile_epsilons()[1]
-        self._auto_y_bound = private_quantile(
-            np.abs(y), self.AUTO_Y_BOUND_QUANTILE, _AUTO_GRID, eps_y, self._exact_sampler(),
-            slope=0.25)  # public prior: 1 nat per octave toward small bounds
-
-    def _data_norm(self):
-        """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.
-
-        Before the private quantile is drawn (parameter checks), ``"auto"``
-        stands for the largest candidate, the worst case of the checks.
-        """
-        if not self._auto_norm():
-            return float(self.data_norm)
-        return float(self.__dict__.get("_auto_data_norm", _AUTO_GRID[-1]))
-
-    def _budget_split(self):
-        """``(epsilon of the quantiles, epsilon of the statistics, mu)``: public.
-
-        Each "auto" bound takes its own share of ``epsilon``; the statistics
-        get the rest (basic composition).
-        """
-        if not (self._auto_norm() or self._auto_y()):
-            return 0.0, float(self.epsilon), gaussian_mu(self.epsilon, self.delta)
-        eps_x, eps_y = self._quantile_epsilons()
-        eps_q = eps_x + eps_y
-        eps_main = float(self.epsilon) - eps_q if math.isfinite(eps_q) else math.inf
-        return eps_q, eps_main, gaussian_mu(eps_main, self.delta)
-
-    def _resolve_auto_norm(self, X):
-        """Draw the private quantile of the row norms (after ``_mark_data_read``)."""
-        eps_q = self._quantile_epsilons()[0]
-        if issparse(X):
-            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        else:
-            with np.errstate(over="ignore"):
-                norms = np.linalg.norm(X, axis=1)
-        self._auto_data_norm = private_quantile(
-            norms, self.AUTO_DATA_NORM_QUANTILE, _AUTO_GRID, eps_q, self._exact_sampler(),
-            slope=0.25)  # public prior: 1 nat per octave toward small bounds
-
-    def _check_auto_norm_public(self, n_rows):
-        """Refuse, before reading values, what the quantiles cannot do (public checks)."""
-        for name, auto, eps_q in zip(("data_norm", "y_bound"), (self._auto_norm(), self._auto_y()),
-                                     self._quantile_epsilons()):
-            if auto and math.isfinite(eps_q) and (
-                    eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
-                raise ValueError(
-                    f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
-                    f"(too small or too large); pass a public {name}.")
+    # -- data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``) --------
+    _auto_bound_params = ("data_norm", "y_bound")
 
     def _more_validate_params(self):
         bound, y_bound = self._row_bound(), self._y_bound()
@@ -629,24 +535,10 @@ class PrivateQFTLRegressor(
                         Part.gaussian("lambda_min(V) (AdaSSP)", mu * math.sqrt(share)))
         else:
             gaussian = (Part.gaussian(statistics, mu),)
-        eps_x, eps_y = self._quantile_epsilons()
-        quantiles = (
-            *((Part.bounded_range("data_norm_, a private quantile of the row norms", eps_x),)
-              if self._auto_norm() else ()),
-            *((Part.bounded_range("y_bound_, a private quantile of |y|", eps_y),)
-              if self._auto_y() else ()),
-        )
-        if not quantiles:
+        if not self._any_auto_bound():
             return gaussian_spec(self.epsilon, self.delta, regime, horizon=self.horizon,
                                  parts=gaussian if len(gaussian) > 1 else ())
-        parts = (*quantiles,
-                 *(Part.gaussian(part.name, part.mu,
-                                 eps_main if len(gaussian) == 1 else math.nan)
-                   for part in gaussian))
-        rho = max(gaussian_spec(self.epsilon, self.delta).rho,
-                  math.fsum(part.rho for part in parts))
-        return PrivacySpec(regime, self.epsilon, self.delta, parts=parts, composition="basic",
-                           rho=rho, horizon=self.horizon)
+        return self._spec_with_quantiles(regime, gaussian, horizon=self.horizon)
 
     def _statistics(self, X, y, sample_weight=None):
         """The batch's statistics: rows clipped to ``data_norm_``, targets to ``y_bound_``.
@@ -807,18 +699,8 @@ class PrivateQFTLRegressor(
                     f"AdaSSP: Gaussian release of the packed (V, u) (joint sensitivity, "
                     f"mu*sqrt({1 - share:g})) and of lambda_min(V) (sensitivity R^2, "
                     f"mu*sqrt({share:g})), composing to mu*")
-            if self._auto_norm() or self._auto_y():
-                _, eps_main, _ = self._budget_split()
-                eps_x, eps_y = self._quantile_epsilons()
-                quantiles = [
-                    *([f"a {eps_x:.4g}-DP private quantile of the row norms (data_norm='auto', "
-                       "exponential mechanism)"] if self._auto_norm() else []),
-                    *([f"a {eps_y:.4g}-DP private quantile of |y| (y_bound='auto', "
-                       "exponential mechanism)"] if self._auto_y() else []),
-                ]
-                mechanism += (
-                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after "
-                    + " and ".join(quantiles) + "; basic composition")
+            if self._any_auto_bound():
+                mechanism += self._quantile_mechanisms(fitting=True)
         else:
             released = (
                 "coef_ and intercept_ after every partial_fit call, computed from the "
@@ -830,26 +712,10 @@ class PrivateQFTLRegressor(
             mechanism = "Gaussian continual release of (V, u): " + self._stream.describe()
         if not private:
             mechanism = "none: epsilon=inf adds no noise"
-        if self._auto_norm() or self._auto_y():
-            _, eps_main, _ = self._budget_split()
-            eps_x, eps_y = self._quantile_epsilons()
-            names = [
-                *(["data_norm_ (the private quantile of the row norms)"]
-                  if self._auto_norm() else []),
-                *(["y_bound_ (the private quantile of |y|)"] if self._auto_y() else []),
-            ]
-            released += (" and " + names[0] if len(names) == 1
-                         else ", " + " and ".join(names))
+        if self._any_auto_bound():
+            released += self._quantile_released()
             if not fitting:
-                quantiles = [
-                    *([f"a {eps_x:.4g}-DP private quantile of the first batch's row norms "
-                       "(data_norm='auto')"] if self._auto_norm() else []),
-                    *([f"a {eps_y:.4g}-DP private quantile of the first batch's |y| "
-                       "(y_bound='auto')"] if self._auto_y() else []),
-                ]
-                mechanism += (
-                    f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after "
-                    + " and ".join(quantiles) + "; basic composition")
+                mechanism += self._quantile_mechanisms(fitting=False)
         return spec.guarantee(
             mechanism=mechanism, released=released, n_releases=n_releases,
             n_records=n_records, spent_mu=spec.mu * math.sqrt(spent_fraction),

@@ -1,0 +1,198 @@
+"""Private bounds: ``data_norm="auto"`` and ``y_bound="auto"``, one place for every estimator.
+
+An estimator that clips rows to an L2 bound ``data_norm`` (and targets to
+``y_bound``) may resolve the bound from the data instead of a public value: a
+private quantile of the row norms (of ``|y|``) over the public grid
+:data:`AUTO_GRID`, drawn by the exponential mechanism
+(:func:`~sklearn_dpol.privacy._quantile.private_quantile`) with a stated share
+of ``epsilon``. The rest of the budget, ``(epsilon - epsilon_q, delta)``, goes
+to the estimator's own mechanism, and the two compose by basic composition
+(``doc/privacy.md``, sections "data_norm='auto' for QFTL", "y_bound='auto'"
+and "data_norm='auto' for every estimator").
+
+The resolved values are fitted attributes (``data_norm_``, ``y_bound_``); the
+parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
+stands for the grid's largest candidate, the worst case of every check, so a
+configuration refused at the worst case is refused before any data is read.
+"""
+
+import math
+
+import numpy as np
+from scipy.sparse import issparse
+
+from .privacy._gaussian import gaussian_mu
+from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
+from .privacy._spec import Part, PrivacySpec, gaussian_spec
+
+__all__ = ["AUTO_GRID", "AutoBoundsMixin"]
+
+#: The public candidates of an "auto" bound: ``2**(k/4)``, ``k/4`` in ``[-20, 20]``.
+AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
+# Public prior of the quantiles: 1 nat per octave toward small bounds.
+_PRIOR_SLOPE = 0.25
+
+
+class AutoBoundsMixin:
+    """``data_norm="auto"`` (and ``y_bound="auto"`` where the class has ``y_bound``).
+
+    The class declares which of its bounds may be ``"auto"`` in
+    ``_auto_bound_params``; the shares and quantile levels are public class
+    constants.
+    """
+
+    _auto_bound_params = ("data_norm",)
+    AUTO_DATA_NORM_SHARE = 0.1
+    AUTO_DATA_NORM_QUANTILE = 0.98
+    AUTO_Y_BOUND_SHARE = 0.1
+    AUTO_Y_BOUND_QUANTILE = 0.98
+
+    # -- which bounds are "auto" (public: the parameters) -------------------------------
+    def _auto_norm(self):
+        return ("data_norm" in self._auto_bound_params and isinstance(self.data_norm, str)
+                and self.data_norm == "auto")
+
+    def _auto_y(self):
+        return ("y_bound" in self._auto_bound_params and isinstance(self.y_bound, str)
+                and self.y_bound == "auto")
+
+    def _any_auto_bound(self):
+        return self._auto_norm() or self._auto_y()
+
+    # -- the bounds in use ------------------------------------------------------------------
+    def _data_norm(self):
+        """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.
+
+        Before the private quantile is drawn (parameter checks), ``"auto"``
+        stands for the largest candidate, the worst case of the checks.
+        """
+        if not self._auto_norm():
+            return float(self.data_norm)
+        return float(self.__dict__.get("_auto_data_norm", AUTO_GRID[-1]))
+
+    def _y_bound(self):
+        """The target bound in use: ``y_bound``, or the resolved ``y_bound_``."""
+        if not self._auto_y():
+            return float(self.y_bound)
+        return float(self.__dict__.get("_auto_y_bound", AUTO_GRID[-1]))
+
+    # -- the budget ---------------------------------------------------------------------------
+    def _quantile_epsilons(self):
+        """``(epsilon of data_norm's quantile, epsilon of y_bound's)``: public, 0 if not "auto"."""
+        epsilon = float(self.epsilon)
+        return (self.AUTO_DATA_NORM_SHARE * epsilon if self._auto_norm() else 0.0,
+                self.AUTO_Y_BOUND_SHARE * epsilon if self._auto_y() else 0.0)
+
+    def _budget_split(self):
+        """``(epsilon of the quantiles, epsilon of the main mechanism, its mu)``: public.
+
+        Each "auto" bound takes its own share of ``epsilon``; the estimator's
+        own mechanism gets the rest (basic composition). Without an "auto"
+        bound: ``(0, epsilon, mu*(epsilon, delta))``.
+        """
+        if not self._any_auto_bound():
+            return 0.0, float(self.epsilon), gaussian_mu(self.epsilon, self.delta)
+        eps_x, eps_y = self._quantile_epsilons()
+        eps_q = eps_x + eps_y
+        eps_main = float(self.epsilon) - eps_q if math.isfinite(eps_q) else math.inf
+        return eps_q, eps_main, gaussian_mu(eps_main, self.delta)
+
+    # -- resolution (after _mark_data_read) ------------------------------------------------
+    def _forget_auto_bounds(self):
+        """A new ``fit`` draws its own quantiles."""
+        self.__dict__.pop("_auto_data_norm", None)
+        self.__dict__.pop("_auto_y_bound", None)
+
+    def _unresolved_auto_bounds(self):
+        """True while an "auto" bound has no private resolution yet (a stream's first call)."""
+        return ((self._auto_norm() and "_auto_data_norm" not in self.__dict__)
+                or (self._auto_y() and "_auto_y_bound" not in self.__dict__))
+
+    def _check_auto_bounds_public(self, n_rows):
+        """Refuse, before reading values, what the quantiles cannot do (public checks)."""
+        for name, auto, eps_q in zip(("data_norm", "y_bound"), (self._auto_norm(), self._auto_y()),
+                                     self._quantile_epsilons()):
+            if auto and math.isfinite(eps_q) and (
+                    eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
+                raise ValueError(
+                    f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
+                    f"(too small or too large); pass a public {name}.")
+
+    def _resolve_auto_bounds(self, X, y=None):
+        """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``)."""
+        eps_x, eps_y = self._quantile_epsilons()
+        if self._auto_norm() and "_auto_data_norm" not in self.__dict__:
+            if issparse(X):
+                norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+            else:
+                with np.errstate(over="ignore"):
+                    norms = np.linalg.norm(X, axis=1)
+            self._auto_data_norm = private_quantile(
+                norms, self.AUTO_DATA_NORM_QUANTILE, AUTO_GRID, eps_x, self._exact_sampler(),
+                slope=_PRIOR_SLOPE)
+        if self._auto_y() and "_auto_y_bound" not in self.__dict__:
+            self._auto_y_bound = private_quantile(
+                np.abs(y), self.AUTO_Y_BOUND_QUANTILE, AUTO_GRID, eps_y, self._exact_sampler(),
+                slope=_PRIOR_SLOPE)
+
+    # -- the spec and privacy_'s texts ---------------------------------------------------
+    def _quantile_parts(self):
+        eps_x, eps_y = self._quantile_epsilons()
+        return (
+            *((Part.bounded_range("data_norm_, a private quantile of the row norms", eps_x),)
+              if self._auto_norm() else ()),
+            *((Part.bounded_range("y_bound_, a private quantile of |y|", eps_y),)
+              if self._auto_y() else ()),
+        )
+
+    def _spec_with_quantiles(self, regime, main_parts, *, horizon=None, no_rho=None):
+        """The spec of the quantiles followed by ``main_parts`` (basic composition).
+
+        ``main_parts`` share ``(epsilon - epsilon_q, delta)``; a single Gaussian
+        part is stated with that epsilon. The selection ``rho`` is the larger of
+        ``mu*(epsilon, delta)^2 / 2`` and the parts' zCDP sum, unless
+        ``no_rho`` says why there is none.
+        """
+        _, eps_main, _ = self._budget_split()
+        if len(main_parts) == 1 and math.isnan(main_parts[0].epsilon):
+            part = main_parts[0]
+            main_parts = ((Part.gaussian(part.name, part.mu, eps_main) if not math.isnan(part.mu)
+                           else Part(part.name, epsilon=eps_main)),)
+        parts = (*self._quantile_parts(), *main_parts)
+        if no_rho is not None:
+            return PrivacySpec(regime, self.epsilon, self.delta, parts=parts,
+                               composition="basic", no_rho=no_rho, horizon=horizon)
+        rho = max(gaussian_spec(self.epsilon, self.delta).rho,
+                  math.fsum(part.rho for part in parts))
+        return PrivacySpec(regime, self.epsilon, self.delta, parts=parts, composition="basic",
+                           rho=rho, horizon=horizon)
+
+    def _quantile_mechanisms(self, fitting):
+        """``privacy_.mechanism``'s suffix: ``" at (eps_main, delta)-DP, after ...; basic composition"``."""
+        _, eps_main, _ = self._budget_split()
+        eps_x, eps_y = self._quantile_epsilons()
+        if fitting:
+            quantiles = [
+                *([f"a {eps_x:.4g}-DP private quantile of the row norms (data_norm='auto', "
+                   "exponential mechanism)"] if self._auto_norm() else []),
+                *([f"a {eps_y:.4g}-DP private quantile of |y| (y_bound='auto', "
+                   "exponential mechanism)"] if self._auto_y() else []),
+            ]
+        else:
+            quantiles = [
+                *([f"a {eps_x:.4g}-DP private quantile of the first batch's row norms "
+                   "(data_norm='auto')"] if self._auto_norm() else []),
+                *([f"a {eps_y:.4g}-DP private quantile of the first batch's |y| "
+                   "(y_bound='auto')"] if self._auto_y() else []),
+            ]
+        return (f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP, after "
+                + " and ".join(quantiles) + "; basic composition")
+
+    def _quantile_released(self):
+        """``privacy_.released``'s suffix naming the resolved bounds."""
+        names = [
+            *(["data_norm_ (the private quantile of the row norms)"]
+              if self._auto_norm() else []),
+            *(["y_bound_ (the private quantile of |y|)"] if self._auto_y() else []),
+        ]
+        return " and " + names[0] if len(names) == 1 else ", " + " and ".join(names)
