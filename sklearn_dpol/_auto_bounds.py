@@ -60,20 +60,25 @@ class AutoBoundsMixin:
         return self._auto_norm() or self._auto_y()
 
     # -- the bounds in use ------------------------------------------------------------------
-    def _data_norm(self):
+    def _data_norm(self, worst=False):
         """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.
 
-        Before the private quantile is drawn (parameter checks), ``"auto"``
+        Before the private quantile is drawn, and with ``worst=True`` (the
+        parameter checks of a ``fit``, which will draw a new one), ``"auto"``
         stands for the largest candidate, the worst case of the checks.
         """
         if not self._auto_norm():
             return float(self.data_norm)
+        if worst:
+            return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_data_norm", AUTO_GRID[-1]))
 
-    def _y_bound(self):
-        """The target bound in use: ``y_bound``, or the resolved ``y_bound_``."""
+    def _y_bound(self, worst=False):
+        """The target bound in use: ``y_bound``, or the resolved ``y_bound_`` (as ``_data_norm``)."""
         if not self._auto_y():
             return float(self.y_bound)
+        if worst:
+            return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_y_bound", AUTO_GRID[-1]))
 
     # -- the budget ---------------------------------------------------------------------------

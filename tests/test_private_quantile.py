@@ -45,7 +45,8 @@ def test_noise_off_is_the_best_candidate():
     values = np.arange(1, 101, dtype=float)
     grid = np.arange(0, 201, dtype=float)
     assert private_quantile(values, 0.5, grid, np.inf, 0) == 50.0
-    assert private_quantile(values, 0.0, grid, np.inf, 0) == 0.0
+    # q = 0: the largest candidate at or below the smallest value (rounded outward).
+    assert private_quantile(values, 0.0, grid, np.inf, 0) == 1.0
     assert private_quantile(values, 1.0, grid, np.inf, 0) == 100.0
 
 
@@ -103,7 +104,7 @@ def test_public_prior_breaks_ties_toward_the_data_and_keeps_the_bound():
     grid = geometric_grid(-10, 10, per_octave=8)
     # Noise off: every candidate above the max ties for q = 1; the prior takes the smallest.
     assert private_quantile(values, 1.0, grid, np.inf, 0, slope=1 / 8) == grid[grid >= 2.0][0]
-    assert private_quantile(values, 0.0, grid, np.inf, 0, slope=1 / 8) == grid[grid < 1.0][-1]
+    assert private_quantile(values, 0.0, grid, np.inf, 0, slope=1 / 8) == grid[grid <= 1.0][-1]
     # The law: P(j) ~ exp(-s (d_j + floor(slope p_j / s))).
     s = quantile_scale(0.5)
     p = quantile_probabilities(values, 0.98, grid, 0.5, slope=1 / 8)
@@ -126,3 +127,23 @@ def test_public_prior_breaks_ties_toward_the_data_and_keeps_the_bound():
     observed = np.append(counts[keep], counts[~keep].sum())
     expected = np.append(p[keep] * 3000, p[~keep].sum() * 3000)
     assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_candidates_beyond_the_data_do_not_tie_with_the_best():
+    # Every value and the 98% quantile between two grid points (16 and 19.03 on
+    # 4 points per octave): with |N_j - k| all candidates above the maximum tied with
+    # the best, and the release spread over the tail (19, 27 and 54 on three
+    # seeds of the covertype split). Intervals of ranks score the empty
+    # candidates n + 1 - k records below the best.
+    rng = np.random.default_rng(7)
+    values = rng.uniform(16.5, 18.7, size=20_000)
+    grid = geometric_grid(-20, 20, signed=False, per_octave=4)
+    p = quantile_probabilities(values, 0.98, grid, 0.1, slope=0.25)
+    best = np.flatnonzero(grid >= values.max())[0]
+    assert grid[best] == pytest.approx(2 ** 4.25)
+    assert p[best] > 1 - 1e-6
+    d = _distances(values, 0.98, grid)
+    assert d[best] == 0 and d[best + 1] == values.size + 1 - round(0.98 * values.size)
+    # Low quantiles mirror it: the largest candidate at or below the value.
+    low = private_quantile(values, 0.02, grid, np.inf, 0)
+    assert low == grid[grid <= values.min()][-1]

@@ -24,6 +24,7 @@ from .._base import (
     PrivateEstimatorMixin,
     make_generator,
 )
+from .._auto_bounds import AutoBoundsMixin
 from .._core import ftrl, igd
 from .._core import objective_perturbation as op
 from .._core._clip import clip_row_scales
@@ -31,9 +32,10 @@ from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core._threads import single_blas_thread
 from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
 from ..privacy._spec import (
     ONE_RELEASE,
+    Part,
     PrivacySpec,
     gaussian_spec,
     objective_perturbation_refusal,
@@ -89,7 +91,8 @@ def horizon_alpha(lipschitz, horizon):
     return float(lipschitz) * float(lipschitz) / math.sqrt(float(horizon))
 
 
-class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMixin,
+                           BaseEstimator):
     """Linear classifier trained by differentially private implicit gradient descent.
 
     Each step solves the proximal problem
@@ -123,10 +126,16 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         (``doc/privacy.md``, "Public tuning rules of QFTL and IGD").
     loss : {"log_loss", "hinge"}, default="log_loss"
         Logistic regression or a linear SVM.
-    data_norm : float, default=1.0
+    data_norm : float or "auto", default=1.0
         Rows of ``X`` are clipped to this L2 norm before they are used. Set it
         from public knowledge of the data (for example documented feature
-        ranges), never from the private data.
+        ranges), never from the private data. ``"auto"``:
+        ``AUTO_DATA_NORM_SHARE`` (10%) of ``epsilon`` buys a private 98%
+        quantile of the row norms (exponential mechanism over the public grid
+        ``2**(k/4)``, ``k/4`` in ``[-20, 20]``; a stream draws it from its
+        first batch), resolved into ``data_norm_``; the model gets the rest of
+        the budget, ``(0.9 epsilon, delta)``, by basic composition
+        (``doc/privacy.md``, "data_norm='auto' for every estimator").
     fit_intercept : bool, default=True
         Learn an intercept as the weight of a constant feature equal to
         ``intercept_scaling``, regularised like the other weights.
@@ -242,7 +251,10 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         The class labels.
     alpha_ : float
         The L2 strength used (``alpha`` with ``"auto"`` or ``"seed"``
-        resolved from public values).
+        resolved from public values and ``data_norm_``).
+    data_norm_ : float
+        The row bound used: ``data_norm``, or its private quantile for
+        ``data_norm="auto"`` (released, covered by ``privacy_``).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noisy) weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -315,7 +327,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "delta": [DELTA_CONSTRAINT],
         "alpha": [POSITIVE, StrOptions({"auto", "seed"})],
         "loss": [StrOptions({"log_loss", "hinge"})],
-        "data_norm": [POSITIVE],
+        "data_norm": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -469,7 +481,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"{type(self).__name__} needs at least two classes; got "
                 f"classes={self.classes!r}."
             )
-        _, lipschitz = self._geometry()
+        if self._auto_norm() and self.update == "gradient":
+            raise ValueError(
+                "update='gradient' (GIGA) skips a burn-in of 2 (L^2/4 + alpha)^2 / alpha^2 "
+                "steps that depends on the row bound, so it needs a public data_norm; got "
+                "data_norm='auto'. Pass a public data_norm, or use update='implicit'."
+            )
+        # The checks of an unresolved (or about to be redrawn) "auto" bound: its worst case.
+        _, lipschitz = self._geometry(worst=True)
         if not isinstance(self.alpha, str):
             igd.check_geometry(lipschitz, float(self.alpha), self.update)
 
@@ -491,11 +510,19 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Objective perturbation's exact profile meets ``(epsilon, delta)``; it
         has no GDP ``mu`` and no zCDP ``rho``.
         """
+        regime = stream_regime(fitting)
         if fitting and self.solver == "objective_perturbation":
-            return PrivacySpec(ONE_RELEASE, self.epsilon, self.delta,
-                               no_rho=objective_perturbation_refusal(type(self).__name__))
-        return gaussian_spec(self.epsilon, self.delta, stream_regime(fitting),
-                             horizon=self.horizon)
+            refusal = objective_perturbation_refusal(type(self).__name__)
+            if self._any_auto_bound():
+                return self._spec_with_quantiles(
+                    ONE_RELEASE, (Part("the objective-perturbation model"),), no_rho=refusal)
+            return PrivacySpec(ONE_RELEASE, self.epsilon, self.delta, no_rho=refusal)
+        if self._any_auto_bound():
+            model = ("the model (output perturbation)" if fitting
+                     else "the stream's models (its Gaussian mechanism)")
+            return self._spec_with_quantiles(
+                regime, (Part.gaussian(model, self._budget_split()[2]),), horizon=self.horizon)
+        return gaussian_spec(self.epsilon, self.delta, regime, horizon=self.horizon)
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting, sample_weight=None):
         first_call = not hasattr(self, "classes_")
@@ -529,9 +556,22 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._check_labels()
         # Public weights of public classes (or of classes_ already released).
         sample_weight = self._record_weights(y, sample_weight)
-        # Public values only (the shape, the classes, the hyperparameters).
+        if fitting:
+            self._forget_auto_bounds()   # a new fit draws its own quantile
+        resolve_bounds = self._unresolved_auto_bounds()
+        if resolve_bounds:
+            self._check_auto_bounds_public(X.shape[0])
+        # Public values only (the shape, the classes, the hyperparameters; an
+        # unresolved "auto" bound at its worst case, so a refusal reads nothing).
+        keep_alpha = not fitting and hasattr(self, "alpha_")
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
         self._mark_data_read()
+        if resolve_bounds:
+            # data_norm="auto": the private quantile (of the stream's first batch).
+            self._resolve_auto_bounds(X)
+            if not keep_alpha:
+                self.alpha_ = self._resolve_alpha(X.shape[0], fitting, keep=False)
+        self.data_norm_ = self._data_norm()
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
@@ -555,7 +595,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.n_iter_ = n_passes
         self.t_ = self._t + 1
 
-    def _resolve_alpha(self, n_samples, fitting):
+    def _resolve_alpha(self, n_samples, fitting, keep=True):
         """``alpha_`` from public values: the parameter, or the rule it names.
 
         ``"auto"`` balances the noise's excess risk against the regularisation
@@ -565,11 +605,13 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         stream keeps the ``alpha_`` of the stream or fit it continues, else uses
         ``horizon``, else :data:`~sklearn_dpol._core.STREAM_ALPHA`.
         Raises ``ValueError`` before any data is read if the bounds overflow.
+        ``keep=False``: a stream's first call recomputes the rule once its
+        ``data_norm="auto"`` is resolved.
         """
         _, lipschitz = self._geometry()
         if not isinstance(self.alpha, str):
             return float(self.alpha)
-        if not fitting and hasattr(self, "alpha_"):
+        if keep and not fitting and hasattr(self, "alpha_"):
             # A stream keeps its calibration, and one after a fit the fit's
             # (released) alpha_.
             return self.alpha_
@@ -580,7 +622,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             alpha = horizon_alpha(lipschitz, horizon)
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
-            alpha = public_alpha(lipschitz, horizon, gaussian_mu(self.epsilon, self.delta),
+            alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
                                      n_problems)
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha
@@ -726,7 +768,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             # One step per call: a known horizon of n samples in batches of the
             # first call's size b is ceil(n / b) steps (shapes are public).
             self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
-            self._ftrl_mu = gaussian_mu(self.epsilon, self.delta)
+            self._ftrl_mu = self._budget_split()[2]
             self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
                                                            self.gradient_bound)
             mechanism = ftrl.prefix_sum_mechanism(
@@ -739,7 +781,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             mechanism = mechanism.snapshot()
         self._check_ftrl_horizon(mechanism.t, n_rows)
         self._check_ftrl_rounding(mechanism, n_rows)
-        row_scale, _ = clip_row_scales(X, float(self.data_norm))
+        row_scale, _ = clip_row_scales(X, self._data_norm())
         sums = ftrl.gradient_sums(state.query(), X, row_scale, self._signed_targets(y),
                                   loss=self.loss, intercept_value=intercept_value,
                                   gradient_bound=self.gradient_bound,
@@ -791,13 +833,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "fit to start a new stream, or use horizon=None."
             )
 
-    def _geometry(self):
+    def _geometry(self, worst=False):
+        """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate."""
         intercept_value = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return intercept_value, igd.loss_lipschitz(self.data_norm, intercept_value)
+        return intercept_value, igd.loss_lipschitz(self._data_norm(worst), intercept_value)
 
     def _train(self, X, y, n_passes, sample_weight=None):
         intercept_value, lipschitz = self._geometry()
-        row_scale, row_sq = clip_row_scales(X, float(self.data_norm))
+        row_scale, row_sq = clip_row_scales(X, self._data_norm())
         Y = self._signed_targets(y)
         W = self._w_private.copy()
         t = self._t
@@ -828,11 +871,11 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         intercept_value, feature_norm = self._geometry()
         targets = self._signed_targets(y)
         plan = op.plan(
-            self.epsilon, self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
+            self._budget_split()[1], self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
             derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
             alpha=self.alpha_, n_problems=targets.shape[0],
         )
-        Z = op.clipped_design(X, float(self.data_norm),
+        Z = op.clipped_design(X, self._data_norm(),
                               intercept_value if self.fit_intercept else None)
         released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng)
         if self.random_state is None:
@@ -844,9 +887,14 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.n_iter_, self.t_ = 1, 1
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(np.sqrt(plan.n_problems) * plan.gradient_sensitivity)
+        released = "coef_ and intercept_ of the fitted model (one release)"
+        mechanism = plan.description
+        if self._any_auto_bound():
+            released += self._quantile_released()
+            mechanism += self._quantile_mechanisms(fitting=True)
         self.privacy_ = self._privacy_spec(fitting=True).guarantee(
-            mechanism=plan.description,
-            released="coef_ and intercept_ of the fitted model (one release)"
+            mechanism=mechanism,
+            released=released
             + ("; classes_ was taken from y and is NOT covered"
                if getattr(self, "_labels_from_data", False) else ""),
             n_releases=1, n_records=X.shape[0],
@@ -877,7 +925,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         sensitivity = np.sqrt(n_problems) * igd.release_sensitivity(
             lipschitz, self.alpha_, self.update, self._t, n_occurrences
         )
-        mu = gaussian_mu(self.epsilon, self.delta)
+        mu = self._budget_split()[2]
         sigma = 0.0 if np.isinf(mu) else sensitivity / (mu * np.sqrt(share))
         released = igd.release(
             self._w_private, sigma, igd.iterate_radius(lipschitz, self.alpha_),
@@ -910,7 +958,7 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``mu`` is the spec's (the callers' calibration), kept for their calls.
         """
         spec = self._privacy_spec(fitting=fitting)
-        private = not np.isinf(spec.mu)
+        private = not np.isinf(self._budget_split()[2])
         ftrl_stream = not fitting and self.stream == "ftrl"
         if fitting:
             released = "coef_ and intercept_ of the fitted model (one release)"
@@ -934,6 +982,12 @@ class PrivateIGDClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             )
         else:
             mechanism = "analytic Gaussian on the uncorrupted iterate, GDP-composed over releases"
+        if self._any_auto_bound():
+            # Not GDP (basic composition with the quantile): no mu, no spent mu.
+            released += self._quantile_released()
+            if private:
+                mechanism += self._quantile_mechanisms(fitting)
+            spent = math.nan
         return spec.guarantee(
             mechanism=mechanism, released=released, n_releases=self._stream_releases,
             n_records=self._stream_samples, spent_mu=spent,

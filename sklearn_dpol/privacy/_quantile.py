@@ -3,9 +3,11 @@
 Derivation in ``doc/privacy.md``, section "Private quantiles and private
 scaling". Under replace-one neighbours (``n`` public), for a public sorted grid
 ``c_0 < ... < c_{m-1}`` and the public target rank ``k = round(q n)``, the
-score of ``c_j`` is ``-|#{i : v_i <= c_j} - k|``: an integer with sensitivity
-1 (replacing one value moves every count by at most one). The release is
-``c_J`` with ``P(J = j)`` proportional to ``exp(-s |count_j - k|)`` for
+score of ``c_j`` is ``-d_j``, the distance from ``k`` to the interval of
+ranks ``[N_(j-1) + 1, N_j]`` that ``c_j`` covers (``N_j = #{i : v_i <= c_j}``;
+mirrored for ``q < 1/2``): an integer with sensitivity 1 (replacing one value
+moves every count, hence both ends, by at most one). The release is
+``c_J`` with ``P(J = j)`` proportional to ``exp(-s d_j)`` for
 ``2 s + 2**-62 <= epsilon``: pure ``epsilon``-DP, and ``epsilon**2 / 8``-zCDP
 (bounded range, Cesar and Rogers 2021). It is drawn exactly with
 :func:`sklearn_dpol._core._exact_kernels.exponential_choice`: ``s`` is
@@ -90,10 +92,33 @@ def _check(values, q, candidates, epsilon, slope=0.0):
 
 
 def _distances(values, q, candidates):
-    """``|#{v <= c_j} - round(q n)|`` for each candidate (integers)."""
-    counts = np.searchsorted(np.sort(values), candidates, side="right")
-    target = int(round(float(q) * values.size))
-    return np.abs(counts.astype(np.int64) - target)
+    """Each candidate's distance, in records, from covering the target rank (integers).
+
+    The target rank is ``k = round(q n)`` held to ``[1, n]``. For ``q >= 1/2``
+    candidate ``j`` covers the ranks ``r`` whose value lies in
+    ``(c_(j-1), c_j]``: the interval ``[N_(j-1) + 1, N_j]`` with
+    ``N_j = #{v <= c_j}`` (``N_(-1) = 0``), and ``d_j`` is the distance from
+    ``k`` to it, ``max(0, N_(j-1) + 1 - k, k - N_j)``: ``0`` for the smallest
+    candidate at or above the ``k``-th smallest value only, and a candidate
+    whose interval holds no value never scores ``0``. Both ends are counts
+    that move by at most one when one value is replaced, so ``d_j`` moves by
+    at most one (``doc/privacy.md``, section 18.1). For ``q < 1/2`` the
+    mirror image (values and candidates negated, rank ``n + 1 - k``): ``0``
+    for the largest candidate at or below the ``k``-th smallest value, so
+    that a range of a low and a high quantile is rounded outward.
+    """
+    n = values.size
+    k = min(max(int(round(float(q) * n)), 1), n)
+    if float(q) < 0.5:
+        return _interval_distances(-values, n + 1 - k, -candidates[::-1])[::-1]
+    return _interval_distances(values, k, candidates)
+
+
+def _interval_distances(values, k, candidates):
+    """``max(0, N_(j-1) + 1 - k, k - N_j)`` with ``N_j = #{v <= c_j}``, ``N_(-1) = 0``."""
+    upper = np.searchsorted(np.sort(values), candidates, side="right").astype(np.int64)
+    lower = np.concatenate(([0], upper[:-1])) + 1
+    return np.maximum(0, np.maximum(lower - k, k - upper))
 
 
 def _positions(q, m):
@@ -163,8 +188,10 @@ def quantile_probabilities(values, q, candidates, epsilon, slope=0.0):
 def private_quantile(values, q, candidates, epsilon, rng, slope=0.0):
     """An ``epsilon``-DP ``q``-quantile of ``values``, one of the public ``candidates``.
 
-    The exponential mechanism with score ``-|#{v <= c} - round(q n)|``
-    (sensitivity 1 under replace-one neighbours, ``n`` public), drawn exactly.
+    The exponential mechanism with score ``-d_j``, the distance in records
+    from the target rank ``round(q n)`` to the ranks candidate ``j`` covers
+    (:func:`_distances`; sensitivity 1 under replace-one neighbours, ``n``
+    public), drawn exactly.
     Pure ``epsilon``-DP; ``epsilon**2 / 8``-zCDP for composition
     (:func:`~sklearn_dpol.privacy.exponential_mechanism_zcdp`). With
     ``epsilon=np.inf`` the best candidate, without noise.
