@@ -13,8 +13,14 @@ scikit-learn's MinMaxScaler + Ridge (non-private) in the same run, and the defau
 (no scaler, data_norm=1) for contrast. The target is mapped by its public cap
 (500,001) into [-1, 1].
 
+Part 3 (``--igd``): ``PrivateIGDClassifier(data_norm="auto")`` on the covertype split (class 2
+against the rest, the public UCI scaling of ``bench_igd_covertype.py``, then every row
+multiplied by 20 so that the public bound is 20): test accuracy against the same estimator
+with the public ``data_norm=20``, ``fit`` (IGD and objective perturbation) at eps 0.5, 1, 2 and
+a DP-FTRL stream in batches of 1,000 at eps 1, 70,000 training rows, 3 seeds.
+
 Usage: python benchmarks/bench_private_bounds.py [--data ../shared/data/cal_housing.data.gz]
-       [--seeds 10]
+       [--seeds 10] [--igd [--covertype ../shared/data/covtype_ramp_test_rawunits.data.gz]]
 """
 
 import argparse
@@ -107,11 +113,67 @@ def part_pipeline(X, y, seeds):
     print(f"({time.perf_counter() - start:.1f} s)")
 
 
+def part_igd(path, seeds=3, scale=20.0, n_train=70_000):
+    """IGD with data_norm="auto" against the public bound, on covertype scaled by ``scale``."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_igd_covertype import load_covertype, public_scale
+
+    from sklearn_dpol import PrivateIGDClassifier
+
+    start = time.perf_counter()
+    X, y = load_covertype(path)
+    X, _ = public_scale(X)
+    order = np.random.default_rng(0).permutation(len(X))
+    X, y = X[order] * scale, y[order]
+    Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    print(f"\n## IGD data_norm='auto' on covertype (rows x {scale:g}: public bound {scale:g}; "
+          f"98% quantile of the norms {np.quantile(np.linalg.norm(Xtr, axis=1), 0.98):.2f}), "
+          f"{seeds} seeds, majority {max(yte.mean(), 1 - yte.mean()):.3f}")
+    print("| call | eps | public bound: accuracy | 'auto': accuracy | 'auto': data_norm_ |")
+    print("|---|---|---|---|---|")
+
+    def run(make, stream):
+        accs, bounds = [], []
+        for seed in range(seeds):
+            model = make(seed)
+            if stream:
+                for i in range(0, n_train, 1000):
+                    model.partial_fit(Xtr[i:i + 1000], ytr[i:i + 1000])
+            else:
+                model.fit(Xtr, ytr)
+            accs.append(model.score(Xte, yte))
+            bounds.append(model.data_norm_)
+        return np.mean(accs), bounds
+
+    for label, eps, extra, stream in (
+            *((f"fit ({solver})", eps, dict(solver=solver), False)
+              for solver in ("igd", "objective_perturbation") for eps in (0.5, 1.0, 2.0)),
+            ("DP-FTRL stream, batches of 1,000", 1.0, dict(horizon=n_train), True)):
+        cells = []
+        for data_norm in (scale, "auto"):
+            cells.append(run(lambda seed: PrivateIGDClassifier(
+                classes=[0, 1], data_norm=data_norm, epsilon=eps, random_state=seed, **extra),
+                stream))
+        print(f"| {label} | {eps:g} | {cells[0][0]:.3f} | {cells[1][0]:.3f} | "
+              f"{', '.join(f'{b:.3g}' for b in cells[1][1])} |")
+    print(f"({time.perf_counter() - start:.1f} s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data/cal_housing.data.gz")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--igd", action="store_true",
+                        help="only part 3: IGD data_norm='auto' on covertype")
+    parser.add_argument("--covertype",
+                        default="../shared/data/covtype_ramp_test_rawunits.data.gz")
     args = parser.parse_args()
+    if args.igd:
+        part_igd(args.covertype)
+        return
     X, y, names = load(args.data)
     part_quantiles(X, names, args.seeds)
     part_pipeline(X, y, args.seeds)

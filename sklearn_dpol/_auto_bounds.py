@@ -123,9 +123,14 @@ class AutoBoundsMixin:
                     f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
                     f"(too small or too large); pass a public {name}.")
 
-    def _resolve_auto_bounds(self, X, y=None):
-        """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``)."""
+    def _resolve_auto_bounds(self, X, y=None, *, stream=False):
+        """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``).
+
+        ``stream``: drawn from a stream's first batch (not from a ``fit``'s rows).
+        """
         eps_x, eps_y = self._quantile_epsilons()
+        if self._unresolved_auto_bounds():
+            self._auto_bounds_from_stream = bool(stream)
         if self._auto_norm() and "_auto_data_norm" not in self.__dict__:
             if issparse(X):
                 norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
@@ -183,6 +188,13 @@ class AutoBoundsMixin:
                 *([f"a {eps_y:.4g}-DP private quantile of |y| (y_bound='auto', "
                    "exponential mechanism)"] if self._auto_y() else []),
             ]
+        elif not self.__dict__.get("_auto_bounds_from_stream", True):
+            # A stream continuing a fit keeps the fit's released bounds: no new quantile.
+            names = [*(["data_norm_"] if self._auto_norm() else []),
+                     *(["y_bound_"] if self._auto_y() else [])]
+            return (f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP; "
+                    + " and ".join(names) + " from the fit this stream continues (released "
+                    "by it), so the quantiles' share of epsilon is not spent again")
         else:
             quantiles = [
                 *([f"a {eps_x:.4g}-DP private quantile of the first batch's row norms "

@@ -24,6 +24,7 @@ ESTIMATORS = [
     PrivateIGDClassifier(loss="hinge", fit_intercept=False),
     PrivateIGDClassifier(update="gradient", alpha=0.5, epsilon=float("inf")),
     PrivateIGDClassifier(solver="objective_perturbation", alpha=1e-2),
+    PrivateIGDClassifier(data_norm="auto"),
     PrivateQFTLRegressor(),
     PrivateQFTLRegressor(fit_intercept=False, horizon=10_000, prefix_sums="tree"),
     PrivateQFTLRegressor(epsilon=float("inf")),

@@ -14,7 +14,7 @@ import pickle
 import numpy as np
 import pytest
 
-import sklearn_dpol.linear_model._igd as igd_module
+import sklearn_dpol._auto_bounds as auto_bounds_module
 from sklearn_dpol import PrivateIGDClassifier
 from sklearn_dpol._core import ftrl
 from sklearn_dpol._core import matrix_factorization as mf
@@ -218,7 +218,8 @@ ATTAINED = dict(loss="hinge", alpha=1.0, data_norm=1.0, fit_intercept=False,
 @pytest.fixture
 def broken_accountant(monkeypatch):
     def apply(factor):
-        monkeypatch.setattr(igd_module, "gaussian_mu",
+        # The estimator calibrates with the mu of its budget split (_auto_bounds.py).
+        monkeypatch.setattr(auto_bounds_module, "gaussian_mu",
                             lambda eps, delta: factor * gaussian_mu(eps, delta))
     return apply
 

@@ -95,6 +95,22 @@ CASES = [
     ("igd-fit-then-iterate", PrivateIGDClassifier(epsilon=1.0, stream="iterate_perturbation",
                                                   horizon=200, **IGD), "c2",
      [(FIT, 120, {}), (STREAM, 40, {})]),
+    # data_norm="auto" (pinned from the branch that added it, see PINNED.update below)
+    ("igd-fit-auto-norm", PrivateIGDClassifier(epsilon=1.0, data_norm="auto", **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-op-auto-norm", PrivateIGDClassifier(epsilon=1.0, data_norm="auto",
+                                              solver="objective_perturbation", **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-ftrl-auto-norm", PrivateIGDClassifier(epsilon=1.0, data_norm="auto", horizon=200,
+                                                **IGD), "c2",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-iterate-auto-norm", PrivateIGDClassifier(epsilon=1.0, data_norm="auto",
+                                                   stream="iterate_perturbation", horizon=200,
+                                                   **IGD), "c2",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-fit-auto-norm-then-ftrl", PrivateIGDClassifier(epsilon=1.0, data_norm="auto",
+                                                         horizon=200, **IGD), "c2",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
     # -- PrivateQFTLRegressor: alpha modes, data_norm="auto", stream mechanisms
     ("qftl-fit-adassp", PrivateQFTLRegressor(epsilon=1.0, **QFTL), "r", [(FIT, 120, {})]),
     ("qftl-fit-alpha-float", PrivateQFTLRegressor(epsilon=0.7, alpha=0.1, **QFTL), "r",
@@ -2101,6 +2117,164 @@ PINNED.update({'qftl-fit-auto-y': {'rho': 0.10050201972241131,
                                                                  'private quantile of |y|)',
                                                                  'the records passed to fit',
                                                                  'this release')}]}})
+
+
+# data_norm="auto" on PrivateIGDClassifier: recorded from the code of the branch that added
+# it (autonorm); the numbers follow doc/privacy.md, "data_norm='auto' for every estimator".
+PINNED.update({'igd-fit-auto-norm': {'rho': 0.02801448191263024,
+                       'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                  'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                  'texts': ('replace-one',
+                                            'analytic Gaussian on the uncorrupted iterate, '
+                                            'GDP-composed over releases at (0.9, 1e-06)-DP, '
+                                            'after a 0.1-DP private quantile of the row norms '
+                                            "(data_norm='auto', exponential mechanism); basic "
+                                            'composition',
+                                            'coef_ and intercept_ of the fitted model (one '
+                                            'release) and data_norm_ (the private quantile of '
+                                            'the row norms)',
+                                            'the records passed to fit',
+                                            'this release')}]},
+ 'igd-op-auto-norm': {'rho': 'ValueError: '
+                             "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                             'custom privacy profile that is not Gaussian DP and not accounted '
+                             'in Renyi DP here; private selection cannot bound it. Search '
+                             "solver='igd' or 'mirror_descent' instead.",
+                      'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                 'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'objective perturbation: N(0, 11.24^2) linear term, '
+                                           'regularisation 3.735 (sum form), Jacobian term '
+                                           '0.06479, gradient sensitivity 2 over 1 problem(s), '
+                                           'plus Gaussian output noise at mu=0.01779 for the '
+                                           'certified solver gap; exact profile of the '
+                                           'privacy-loss bound plus the charge for the '
+                                           'noise-norm bound (doc/privacy.md, sections 7.3 and '
+                                           '7.6) at (0.9, 1e-06)-DP, after a 0.1-DP private '
+                                           "quantile of the row norms (data_norm='auto', "
+                                           'exponential mechanism); basic composition',
+                                           'coef_ and intercept_ of the fitted model (one '
+                                           'release) and data_norm_ (the private quantile of '
+                                           'the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'igd-ftrl-auto-norm': {'rho': 0.02801448191263024,
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 11.66 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 11.66 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-iterate-auto-norm': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'analytic Gaussian on the uncorrupted iterate, '
+                                                'GDP-composed over releases at (0.9, '
+                                                '1e-06)-DP, after a 0.1-DP private quantile of '
+                                                "the first batch's row norms "
+                                                "(data_norm='auto'); basic composition",
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call and data_norm_ (the private quantile of '
+                                                'the row norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 samples')},
+                                     {'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'analytic Gaussian on the uncorrupted iterate, '
+                                                'GDP-composed over releases at (0.9, '
+                                                '1e-06)-DP, after a 0.1-DP private quantile of '
+                                                "the first batch's row norms "
+                                                "(data_norm='auto'); basic composition",
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call and data_norm_ (the private quantile of '
+                                                'the row norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 '
+                                                'samples')}]},
+ 'igd-fit-auto-norm-then-ftrl': {'rho': 0.02801448191263024,
+                                 'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        120.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      'analytic Gaussian on the uncorrupted '
+                                                      'iterate, GDP-composed over releases at '
+                                                      '(0.9, 1e-06)-DP, after a 0.1-DP private '
+                                                      'quantile of the row norms '
+                                                      "(data_norm='auto', exponential "
+                                                      'mechanism); basic composition',
+                                                      'coef_ and intercept_ of the fitted '
+                                                      'model (one release) and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to fit',
+                                                      'this release')},
+                                           {'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        40.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      "DP-FTRL on the stream's gradient sums, "
+                                                      'one step per partial_fit call (at most '
+                                                      '5 calls): BLT matrix factorization (4 '
+                                                      'buffers) over at most 5 steps (one '
+                                                      'batch per step), column norm 1.25, '
+                                                      'noise 11.66 per step; the models are '
+                                                      'post-processing at (0.9, 1e-06)-DP; '
+                                                      'data_norm_ from the fit this stream '
+                                                      'continues (released by it), so the '
+                                                      "quantiles' share of epsilon is not "
+                                                      'spent again',
+                                                      'coef_ and intercept_ after every '
+                                                      'partial_fit call and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to partial_fit since '
+                                                      'the stream started (records of an '
+                                                      'earlier fit are covered by its own '
+                                                      'release)',
+                                                      'the stream up to its horizon of 200 '
+                                                      'samples')}]}})
 
 
 class _Literal(float):

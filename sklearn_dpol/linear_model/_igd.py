@@ -568,7 +568,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self._mark_data_read()
         if resolve_bounds:
             # data_norm="auto": the private quantile (of the stream's first batch).
-            self._resolve_auto_bounds(X)
+            self._resolve_auto_bounds(X, stream=not fitting)
             if not keep_alpha:
                 self.alpha_ = self._resolve_alpha(X.shape[0], fitting, keep=False)
         self.data_norm_ = self._data_norm()

@@ -372,7 +372,7 @@ class PrivateQFTLRegressor(
                 # A stream's first call resolves the bounds from its first batch.
                 self._check_auto_bounds_public(X.shape[0])
                 self._mark_data_read()  # failures from here on are charged
-                self._resolve_auto_bounds(X, y)
+                self._resolve_auto_bounds(X, y, stream=True)
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
             stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
