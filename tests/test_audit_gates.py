@@ -10,7 +10,7 @@ distinguishable as the guarantee allows, and halving the noise doubles its mu.
 import numpy as np
 import pytest
 
-import sklearn_dpol.linear_model._igd as igd_module
+import sklearn_dpol._auto_bounds as auto_bounds_module
 from sklearn_dpol import PrivateIGDClassifier
 from sklearn_dpol.audit import audit_estimator, audit_mechanism, epsilon_lower_bound
 from sklearn_dpol.privacy import gaussian_mu, gaussian_sigma
@@ -38,7 +38,8 @@ SEED_STREAM = dict(ATTAINED, stream="iterate_perturbation")
 def broken_accountant(monkeypatch):
     """Patch the accountant the estimator calibrates with by a factor."""
     def apply(factor):
-        monkeypatch.setattr(igd_module, "gaussian_mu",
+        # The estimator calibrates with the mu of its budget split (_auto_bounds.py).
+        monkeypatch.setattr(auto_bounds_module, "gaussian_mu",
                             lambda eps, delta: factor * gaussian_mu(eps, delta))
     return apply
 

@@ -270,10 +270,11 @@ def test_private_search_measures_each_candidate_from_its_noise(monkeypatch, targ
                             lambda *args: 3.0 * original(*args))
         estimator, y = PrivateFrankWolfeLasso(max_iter=20), np.clip(X[:, 0], -1, 1)
     else:
-        from sklearn_dpol.linear_model import _igd
+        import sklearn_dpol._auto_bounds as auto_bounds
 
-        # A calibration bug: the estimator's noise for three times the budget.
-        monkeypatch.setattr(_igd, "gaussian_mu", lambda *args: 3.0 * gaussian_mu(*args))
+        # A calibration bug: the estimator's noise for three times the budget (it
+        # calibrates with the mu of its budget split, _auto_bounds.py).
+        monkeypatch.setattr(auto_bounds, "gaussian_mu", lambda *args: 3.0 * gaussian_mu(*args))
         estimator, y = PrivateIGDClassifier(classes=[0, 1], max_iter=1), (X[:, 0] > 0).astype(int)
     search = PrivateHyperparameterSearch(estimator, {"epsilon": [1.0]}, n_candidates=2,
                                          random_state=0)
