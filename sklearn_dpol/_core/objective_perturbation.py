@@ -52,6 +52,7 @@ WIDE_COLUMNS = 256
 # this many products (it costs about as much as a few).
 CG_REFRESH = 3
 PRECONDITIONER_ROWS_PER_COLUMN = 16
+HALF_PRECONDITIONER_ROWS_PER_COLUMN = 4
 # Narrow log-loss problems on many rows take their first Newton steps with the
 # Hessian of every stride-th row, about this many rows per column (a relative
 # error of a few percent, a fraction of the cost), and exact Newton steps once
@@ -658,8 +659,8 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     An exact Hessian costs as much as tens of passes over ``Z`` when ``p`` is
     large, so for wide log-loss problems the Newton system is solved by
     conjugate gradients with exact Hessian-vector products (one pass each),
-    preconditioned by the Hessian of every ``stride``-th row (about ``8 p``
-    rows). Narrow log-loss problems on many rows take their first steps
+    preconditioned by the Hessian of every ``stride``-th row (about ``16 p``
+    rows; every other row between ``4 p`` and ``32 p`` rows). Narrow log-loss problems on many rows take their first steps
     (until the gradient norm has dropped 100-fold) with the Hessian of about
     ``1024 p`` evenly spaced rows, then exact Newton steps. The Huber loss
     reuses its exact factor while the rows inside the
@@ -673,7 +674,11 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     chunk = _chunk_rows(p)
     stride = early_stride = 1
     if loss_fns.loss == LOG_LOSS and p >= WIDE_COLUMNS:
-        stride = max(1, n // (PRECONDITIONER_ROWS_PER_COLUMN * p))
+        stride = n // (PRECONDITIONER_ROWS_PER_COLUMN * p)
+        if stride < 2:
+            # Fewer than 32 p rows: an exact Hessian costs a few hundred
+            # products; half the rows still precondition well from 4 p rows.
+            stride = 2 if n >= HALF_PRECONDITIONER_ROWS_PER_COLUMN * p else 1
     elif loss_fns.loss == LOG_LOSS:
         early_stride = max(1, n // (EARLY_ROWS_PER_COLUMN * p))
     theta = np.zeros(p)
