@@ -513,11 +513,15 @@ class ClippedDesign:
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def gram(self, weights, chunk, stride=1, unit_weights=False):
-        """``stride sum_{i = 0 mod stride} w_i z_i z_i^T`` for ``w_i >= 0`` (rank-k updates)."""
+        """``stride sum_{i = 0 mod stride} w_i z_i z_i^T`` for ``w_i >= 0`` (rank-k updates).
+
+        ``weights`` holds the weights of the rows used only (rows ``0, stride,
+        2 stride, ...``).
+        """
         d, p = self.n_features, self.shape[1]
         X, scale = self.X, self.scale
         if stride > 1:
-            X, weights = X[::stride], weights[::stride]
+            X = X[::stride]
             scale = None if scale is None else scale[::stride]
         gram = np.zeros((p, p))
         for start in range(0, X.shape[0], chunk):
@@ -645,7 +649,7 @@ def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
     only, weighted by ``stride``: an approximation used as a preconditioner
     or for the first Newton steps, never in the certificate.
     """
-    _, second = loss_fns.derivatives(margins, y)
+    _, second = loss_fns.derivatives(margins[::stride], y[::stride])
     hessian = Z.gram(second, chunk, stride, unit_weights=loss_fns.loss == HUBER)
     hessian[np.diag_indices_from(hessian)] += lam
     return hessian
