@@ -63,7 +63,7 @@ def objective_perturbation_delta(epsilon, mu, *, dof=2, jacobian_epsilon=0.0, ou
     """
     epsilon = check_epsilon(epsilon)
     mu, output_mu = check_mu(mu), check_mu(output_mu, name="output_mu")
-    return _profile(epsilon, mu, int(dof), float(jacobian_epsilon), output_mu)
+    return _profile(epsilon, mu, dof, float(jacobian_epsilon), output_mu)
 
 
 def _profile(epsilon, mu, dof, jacobian_epsilon, output_mu):
@@ -118,7 +118,7 @@ def objective_perturbation_mu(epsilon, delta, *, dof=2, jacobian_epsilon=0.0, ou
     delta = check_delta(delta, mechanism="objective perturbation")
     if math.isinf(epsilon):
         return math.inf
-    return _calibrated_mu(epsilon, delta, int(dof), float(jacobian_epsilon),
+    return _calibrated_mu(epsilon, delta, dof, float(jacobian_epsilon),
                           float(output_ratio))
 
 
