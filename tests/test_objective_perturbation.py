@@ -191,6 +191,34 @@ def test_noiseless_solve_matches_sklearn():
     np.testing.assert_allclose(theta[0], ridge.coef_, atol=1e-10)
 
 
+@pytest.mark.parametrize("n,p,setting", [
+    (3000, 6, dict(EARLY_ROWS_PER_COLUMN=8)),           # first steps on every 62nd row
+    (1000, 40, dict(WIDE_COLUMNS=32)),                   # CG, every other row preconditions
+    (3000, 40, dict(WIDE_COLUMNS=32, PRECONDITIONER_ROWS_PER_COLUMN=4)),   # every 18th row
+])
+def test_approximate_hessian_paths_reach_the_same_minimiser(monkeypatch, n, p, setting):
+    """The subsampled-Hessian routes (first Newton steps of narrow problems, CG
+    preconditioners of wide ones) certify the same minimiser as exact Newton."""
+    rng = np.random.default_rng(n + p)
+    Z = rng.normal(size=(n, p)) * np.linspace(0.2, 1.0, p)
+    Z /= np.maximum(1, np.linalg.norm(Z, axis=1, keepdims=True))
+    y = np.where(Z @ rng.normal(size=p) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    # Rows (z_i, 1) with ||z_i|| <= 1: R = sqrt(2).
+    plan = op.plan(np.inf, DELTA, n_samples=n, feature_norm=math.sqrt(2.0),
+                   derivative_bound=1.0, curvature_bound=0.25, alpha=1e-4)
+    design = op.clipped_design(Z, 1.0, 1.0)
+    exact = op.solve(design, y, loss=op.LOG_LOSS, plan=plan, rng=None)
+    calls = []
+    original = op._hessian
+    monkeypatch.setattr(op, "_hessian", lambda *a, **k: calls.append(a[-1]) or original(*a, **k))
+    for name, value in setting.items():
+        monkeypatch.setattr(op, name, value)
+    approximate = op.solve(design, y, loss=op.LOG_LOSS, plan=plan, rng=None)
+    assert max(calls) > 1          # a subsampled Hessian was used
+    gap = 2 * op.DEFAULT_RELATIVE_TOL * n * math.sqrt(2.0) / plan.regularization
+    assert np.linalg.norm(approximate - exact) <= gap
+
+
 def test_released_point_is_within_the_covered_gap():
     """The certified minimiser is within tol * n L R / Lambda of the exact one,
     the gap the output noise is calibrated to."""

@@ -22,6 +22,7 @@ parameter ``output_mu`` composed adaptively with the first, and its exact
 profile enters the same integral.
 """
 
+import functools
 import math
 
 from scipy.integrate import quad
@@ -62,6 +63,11 @@ def objective_perturbation_delta(epsilon, mu, *, dof=2, jacobian_epsilon=0.0, ou
     """
     epsilon = check_epsilon(epsilon)
     mu, output_mu = check_mu(mu), check_mu(output_mu, name="output_mu")
+    return _profile(epsilon, mu, dof, float(jacobian_epsilon), output_mu)
+
+
+def _profile(epsilon, mu, dof, jacobian_epsilon, output_mu):
+    """:func:`objective_perturbation_delta` after validation."""
     if math.isinf(epsilon) or mu == 0.0 and output_mu == 0.0 and jacobian_epsilon <= epsilon:
         return 0.0
     if math.isinf(mu) or math.isinf(output_mu):
@@ -70,9 +76,12 @@ def objective_perturbation_delta(epsilon, mu, *, dof=2, jacobian_epsilon=0.0, ou
     if mu == 0.0:
         return _gaussian_profile(slack, output_mu)
 
+    log_normaliser = _chi_log_normaliser(dof)
+
     def integrand(x):
         remaining = slack - mu * x - mu * mu / 2.0
-        return math.exp(_chi_logpdf(x, dof)) * _gaussian_profile(remaining, output_mu)
+        return (math.exp(_chi_logpdf(x, dof, log_normaliser))
+                * _gaussian_profile(remaining, output_mu))
 
     # The loss bound exceeds the slack beyond x = crossing: the integrand is 1
     # there (times the density) when output_mu = 0, and switches smoothly otherwise.
@@ -109,6 +118,15 @@ def objective_perturbation_mu(epsilon, delta, *, dof=2, jacobian_epsilon=0.0, ou
     delta = check_delta(delta, mechanism="objective perturbation")
     if math.isinf(epsilon):
         return math.inf
+    return _calibrated_mu(epsilon, delta, dof, float(jacobian_epsilon),
+                          float(output_ratio))
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrated_mu(epsilon, delta, dof, jacobian_epsilon, output_ratio):
+    """:func:`objective_perturbation_mu` after validation: a pure function of
+    public numbers, so it is cached (refits at the same target, a stream's calls
+    and ``alpha="auto"`` ask for the same calibration again)."""
     if not epsilon > jacobian_epsilon:
         raise ValueError(
             f"epsilon={epsilon!r} must exceed the Jacobian term {jacobian_epsilon!r}; "
@@ -116,10 +134,7 @@ def objective_perturbation_mu(epsilon, delta, *, dof=2, jacobian_epsilon=0.0, ou
         )
 
     def profile(mu):
-        return objective_perturbation_delta(
-            epsilon, mu, dof=dof, jacobian_epsilon=jacobian_epsilon,
-            output_mu=output_ratio * mu,
-        )
+        return _profile(epsilon, mu, dof, jacobian_epsilon, output_ratio * mu)
 
     def excess(log_mu):
         value = profile(math.exp(log_mu))
@@ -138,11 +153,17 @@ def objective_perturbation_mu(epsilon, delta, *, dof=2, jacobian_epsilon=0.0, ou
     return float(mu)
 
 
-def _chi_logpdf(x, dof):
+@functools.lru_cache(maxsize=64)
+def _chi_log_normaliser(dof):
+    """The two constant terms of :func:`_chi_logpdf` (computed once per ``dof``)."""
+    return (dof / 2.0 - 1.0) * math.log(2.0), float(gammaln(dof / 2.0))
+
+
+def _chi_logpdf(x, dof, log_normaliser=None):
     if x <= 0.0:
         return -math.inf if dof > 1 else math.log(2.0) - 0.5 * math.log(2.0 * math.pi)
-    return ((dof - 1) * math.log(x) - x * x / 2.0
-            - (dof / 2.0 - 1.0) * math.log(2.0) - float(gammaln(dof / 2.0)))
+    power, gamma = _chi_log_normaliser(dof) if log_normaliser is None else log_normaliser
+    return (dof - 1) * math.log(x) - x * x / 2.0 - power - gamma
 
 
 def _gaussian_profile(epsilon, mu):
