@@ -245,16 +245,22 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; entries are clipped to ``feature_bound``. Sparse
-            input is used as CSR (sparse products, never densified).
-        y : array-like of shape (n_samples,)
+            input is used as CSR (sparse products, never densified). A dask
+            array (dense blocks, at most 4096 columns with the intercept) is
+            clipped and reduced to its Gram matrix on the workers, and the
+            private algorithm runs once on the driver: the same model and
+            guarantee as in memory (``doc/integrations.md``, "fit on a dask
+            array").
+        y : array-like or dask array of shape (n_samples,)
             Targets; clipped to ``y_bound``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in the public range ``[0, 1]`` multiplying each record's
             squared loss; the sensitivities, the noise and the guarantee are
             unchanged (``doc/privacy.md``, "Sparse input and sample weights for
-            mirror descent ..."). ``None`` weighs every record 1.
+            mirror descent ..."). ``None`` weighs every record 1. In memory
+            (a NumPy array) also when ``X`` is a dask array.
 
         Returns
         -------

@@ -296,11 +296,17 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; rows are clipped to ``data_norm``. Sparse input is
             used as CSR (sparse kernels, never densified; the same model as the
             dense input). ``solver="objective_perturbation"`` needs dense ``X``.
-        y : array-like of shape (n_samples,)
+            A dask array (dense blocks, at most 4096 columns; ``loss="squared"``
+            with ``solver="mirror_descent"``) is clipped and reduced to its Gram
+            statistics on the workers, and the noisy steps run once on the
+            driver: the same model and guarantee as in memory
+            (``doc/integrations.md``, "fit on a dask array"); ``sample_weight``
+            must then be a NumPy array.
+        y : array-like or dask array of shape (n_samples,)
             Targets; clipped to ``y_bound``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in the public range ``[0, 1]`` multiplying each record's
