@@ -79,6 +79,8 @@ def test_dask_fit_is_the_in_memory_fit_without_noise(make, fit_intercept):
     (mirror_descent, {"constraint": "l2", "max_iter": None}),
     (mirror_descent, {"constraint": "simplex", "fit_intercept": False}),
     (mirror_descent, {"constraint": "group_l1", "group_size": 2}),
+    # so few steps that the in-memory fit steps on the rows, not on the Gram matrix
+    (mirror_descent, {"max_iter": 3}),
 ])
 def test_dask_fit_with_noise_is_the_in_memory_release(make, params):
     """Same seed, same statistics: the same noise draws, the same guarantee, one charge."""
@@ -89,6 +91,15 @@ def test_dask_fit_with_noise_is_the_in_memory_release(make, params):
     assert fitted.noise_scale_ > 0
     assert_same_model(fitted, memory)
     assert [c.status for c in budget.charges] == ["spent"]
+
+
+@pytest.mark.parametrize("make", [frank_wolfe, mirror_descent])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_other_dtypes_are_read_as_in_memory(make, dtype):
+    X_typed = (X * 3).astype(dtype)
+    memory = make(epsilon=1.0, random_state=4).fit(X_typed, Y)
+    fitted = make(epsilon=1.0, random_state=4).fit(da.from_array(X_typed, chunks=7_000), Y)
+    assert_same_model(fitted, memory)
 
 
 @pytest.mark.parametrize("make", [frank_wolfe, mirror_descent])
