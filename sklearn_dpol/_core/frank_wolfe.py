@@ -400,6 +400,25 @@ class ClippedLeastSquares:
         total = self._sum_over_chunks(lambda Z, y_c: np.sum((Z @ theta - y_c) ** 2))
         return 0.5 * total / self.n_samples
 
+    @classmethod
+    def from_sums(cls, gram_sum, linear_sum, n_samples):
+        """The objective of rows clipped and summed elsewhere (``fit`` on a dask array).
+
+        ``gram_sum`` and ``linear_sum`` are ``Z^T Z`` and ``Z^T y_c`` over all
+        ``n_samples`` rows, each block's taken from this class's own
+        ``gram`` and ``linear`` (``n_block`` times them): the same clipping,
+        weighting and intercept column. :meth:`gradient` and :meth:`column` are
+        those of the Gram matrix; no rows are kept (:meth:`loss` needs them).
+        """
+        problem = cls.__new__(cls)
+        problem.n_samples = int(n_samples)
+        problem.n_dims = int(len(linear_sum))
+        problem.gram = np.asarray(gram_sum, dtype=np.float64) / problem.n_samples
+        problem.linear = np.asarray(linear_sum, dtype=np.float64) / problem.n_samples
+        problem._X = problem._root = problem._cached = None
+        problem._columns = {}
+        return problem
+
 
 class SparseClippedLeastSquares:
     """:class:`ClippedLeastSquares` for a CSR ``X``, by sparse products only.

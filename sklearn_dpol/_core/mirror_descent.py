@@ -713,6 +713,23 @@ def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None):
                        weights, w_mean)
 
 
+def gram_data_from_sums(gram_sum, z_sum, zy_sum, y_sum, w_sum, n_samples, weighted):
+    """The Gram statistics of :func:`clip_data` from sums reduced elsewhere (``fit`` on dask).
+
+    Each sum is ``n_block`` times a block's :func:`clip_data` mean (the same
+    clipping and weighting), added over the blocks; here they become the means
+    over all ``n_samples`` records. No rows are kept: the squared loss's Gram
+    path only (:func:`mirror_descent_on`).
+    """
+    n = int(n_samples)
+    gram = np.asarray(gram_sum, dtype=np.float64)
+    empty = np.zeros(0)
+    return ClippedData(np.zeros((0, gram.shape[0])), empty, empty, gram / n,
+                       np.asarray(z_sum, dtype=np.float64) / n,
+                       np.asarray(zy_sum, dtype=np.float64) / n, float(y_sum) / n, True,
+                       None, float(w_sum) / n if weighted else 1.0)
+
+
 def row_scales(X, data_norm):
     """Per-row clipping factors, computed in float64 whatever the dtype of ``X``.
 
@@ -804,6 +821,28 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
                      use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps),
                      sample_weight=sample_weight)
+    u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
+                                  radius, y_bound, rng, record_iterates, on_steps)
+    coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
+    return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
+                  iterates)
+
+
+def mirror_descent_on(data, n_samples, n_features, coef_start, intercept_start, *, loss,
+                      huber_threshold, constraint, radius, group_size, data_norm, y_bound,
+                      intercept, epsilon, delta, rng, n_steps=None, step_size=None,
+                      record_iterates=False, on_steps=None):
+    """:func:`mirror_descent` on Gram statistics already clipped and reduced
+    (:func:`gram_data_from_sums`); the same calibration, start, steps and average."""
+    if loss != SQUARED or not data.use_gram:
+        raise ValueError("Reduced Gram statistics serve the squared loss only.")
+    potential = make_potential(constraint, n_features, group_size)
+    calibration = calibrate(potential, n_samples=n_samples, loss=loss,
+                            huber_threshold=huber_threshold, radius=radius,
+                            data_norm=data_norm, y_bound=y_bound, intercept=intercept,
+                            epsilon=epsilon, delta=delta, n_steps=n_steps,
+                            step_size=step_size, n_features=n_features)
+    u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
                                   radius, y_bound, rng, record_iterates, on_steps)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)

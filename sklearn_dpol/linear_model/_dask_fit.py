@@ -1,15 +1,32 @@
 """``fit`` on a dask array: the clipped sufficient statistics are reduced on the workers.
 
-``PrivateQFTLRegressor.fit`` needs only the packed sums ``(X^T X, X^T y)`` of
-the clipped rows (and the row count). On a dask array each block is clipped
-and summed where it lives, by the estimator's own ``_statistics`` (the code of
-the in-memory fit, so the clipping is the same), the per-block sums are added
-up by a tree reduction on the workers, and only the packed vector (length
-``d(d+1)/2 + d`` for ``d`` augmented features) reaches the driver, which adds
-the noise once through the ordinary release. The sum of the blocks' sums is the
-sum over all rows, so the sensitivity, the noise and the guarantee are those of
-the in-memory fit; the model differs from it only by the rounding of a sum
-taken in another order.
+Three fits need only sums over the clipped rows:
+
+* ``PrivateQFTLRegressor``: the packed ``(X^T X, X^T y)`` of the clipped rows
+  (length ``d(d+1)/2 + d`` for ``d`` augmented features);
+* ``PrivateFrankWolfeLasso``: ``Z^T Z`` and ``Z^T y`` of the entrywise clipped
+  rows ``Z`` (intercept column and sample weights included), the Gram matrix
+  and linear term of its objective (``_core/frank_wolfe.py``);
+* ``PrivateMirrorDescentRegressor`` with the squared loss: the Gram statistics
+  of its Gram path, ``sum z z^T``, ``sum z``, ``sum z y``, ``sum y`` and the
+  sum of the weights (``_core/mirror_descent.py``, ``clip_data``).
+
+On a dask array each block is clipped and summed where it lives by the code
+of the in-memory fit (``_statistics``, ``ClippedLeastSquares``, ``clip_data``:
+the clipping is the same, never re-derived here), the per-block sums are added
+up by a tree reduction on the workers, and only one vector reaches the driver.
+There the private algorithm runs once on the reduced statistics, with its noise
+(one Gaussian release for QFTL; the noisy selections or gradients of every
+step for Frank-Wolfe and mirror descent), drawn as in memory. The sum of the
+blocks' sums is the sum over all rows, so the sensitivity, the noise and the
+guarantee are those of the in-memory fit; the model differs from it only by
+the rounding of sums taken in another order.
+
+Each block also reports its row count and its count of non-finite values: a
+NaN or an infinity is found only while the blocks are summed, so the
+``ValueError`` it raises comes after the reading has begun and the failure is
+charged (in memory it is found by validation, before). Everything else (shapes,
+dtypes, block types, the configuration) is checked before anything is computed.
 
 Dask is imported only when the input is already a dask array.
 """
@@ -19,7 +36,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._core import frank_wolfe as fw
+from .._core import mirror_descent as md
 from .._core import qftl
+from .._core._weights import check_unit_sample_weight
 
 # What ``_statistics`` reads from the estimator: public hyperparameters only,
 # so that neither the generator nor the accountant travels to the workers.
@@ -55,26 +75,77 @@ class ReducedStatistics:
         return self.total
 
 
-def _block_sums(X_block, y_block, *, statistics, params, dim):
-    """One block's packed clipped sum, its row count and its count of non-finite values."""
+# -- what each block computes (on a worker) ---------------------------------------------
+
+def _block_part(X_block, y_block, w_block=None, *, block_sums, params, width):
+    """One block's sums (``width`` values), its row count and its count of non-finite values."""
     X_block = np.asarray(X_block, dtype=np.float64)
     y_block = np.asarray(y_block, dtype=np.float64).reshape(-1)
-    out = np.zeros((1, dim + 2))
+    out = np.zeros((1, width + 2))
     n_rows = X_block.shape[0]
-    out[0, dim] = n_rows
+    out[0, width] = n_rows
     bad = np.count_nonzero(~np.isfinite(X_block)) + np.count_nonzero(~np.isfinite(y_block))
     if bad:
-        out[0, dim + 1] = bad
+        out[0, width + 1] = bad
     elif n_rows:
-        out[0, :dim] = statistics(params, X_block, y_block).sum(0, n_rows)
+        weights = None if w_block is None else np.asarray(w_block, np.float64).reshape(-1)
+        out[0, :width] = block_sums(X_block, y_block, weights, **params)
     return out
 
 
-def check_dask_input(estimator, X, y):
-    """Shapes and dtypes (public), checked before anything is computed: ``(X, y)`` aligned.
+def _qftl_sums(X, y, weights, *, statistics, estimator_params):
+    """QFTL: the packed ``(V, u)`` sum of the block, by the estimator's ``_statistics``."""
+    return statistics(estimator_params, X, y).sum(0, X.shape[0])
 
-    ``X`` becomes one block wide (row blocks only) and ``y`` a dask array with
-    the same row blocks.
+
+def _frank_wolfe_sums(X, y, weights, *, feature_bound, y_bound, intercept):
+    """Frank-Wolfe: ``Z^T Z`` and ``Z^T y`` of the block, by ``ClippedLeastSquares``."""
+    problem = fw.ClippedLeastSquares(X, y, feature_bound=feature_bound, y_bound=y_bound,
+                                     intercept=intercept, precompute=True,
+                                     sample_weight=weights)
+    n = X.shape[0]
+    return np.concatenate([(problem.gram * n).ravel(), problem.linear * n])
+
+
+def _mirror_descent_sums(X, y, weights, *, data_norm, y_bound):
+    """Mirror descent: the block's Gram statistics, by ``clip_data`` (means times ``n``)."""
+    data = md.clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=True,
+                        sample_weight=weights)
+    n = X.shape[0]
+    return np.concatenate([(data.gram * n).ravel(), data.z_mean * n, data.zy_mean * n,
+                           [data.y_mean * n, data.w_mean * n]])
+
+
+# -- on the driver -----------------------------------------------------------------------
+
+class DaskInput:
+    """``(X, y, weights)`` checked (public: shapes, dtypes, block types), aligned in row blocks."""
+
+    def __init__(self, X, y, weights):
+        self.X, self.y, self.weights = X, y, weights
+        self.n_rows, self.n_features = (int(n) for n in X.shape)
+
+
+def _check_blocks_are_numpy(name, array):
+    meta = getattr(array, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise ValueError(
+            f"The blocks of the dask array {name} are {type(meta).__module__}."
+            f"{type(meta).__name__}, not NumPy arrays: fit on a dask array reduces dense "
+            "blocks only. Make the blocks dense (e.g. X.map_blocks(lambda b: b.toarray())) "
+            "if they fit in the workers' memory, or fit in memory on a scipy CSR matrix "
+            "(sparse kernels)."
+        )
+
+
+def check_dask_input(estimator, X, y, sample_weight=None):
+    """Shapes, dtypes and block types (public), checked before anything is computed.
+
+    Returns a :class:`DaskInput`: ``X`` one block wide (row blocks only), ``y``
+    and the weights dask arrays with the same row blocks. ``sample_weight``
+    must be in memory (a NumPy array or ``None``): it is validated here like in
+    memory (:func:`check_unit_sample_weight`), before any data is read. Sets
+    ``n_features_in_`` as ``validate_data(reset=True)`` would.
     """
     import dask.array as da
 
@@ -86,12 +157,15 @@ def check_dask_input(estimator, X, y):
             "first (its row count is public, its values are not read).")
     if X.dtype.kind not in "biuf":
         raise ValueError(f"X must hold real numbers; got dtype {X.dtype}.")
+    _check_blocks_are_numpy("X", X)
     n_rows, n_features = X.shape
     if n_rows < 1 or n_features < 1:
         raise ValueError(f"Found array with {n_rows} sample(s) and {n_features} feature(s), "
                          "while at least 1 of each is required.")
     if not is_dask_array(y):
         y = np.asarray(y)
+    else:
+        _check_blocks_are_numpy("y", y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)
     if y.ndim != 1:
@@ -100,34 +174,110 @@ def check_dask_input(estimator, X, y):
         raise ValueError(f"y must hold real numbers; got dtype {y.dtype}.")
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows and y has {y.shape[0]} values.")
+    if is_dask_array(sample_weight):
+        raise ValueError(
+            "sample_weight as a dask array is not supported by fit on a dask array: pass "
+            "the weights as a NumPy array (n floats on the driver, validated before any "
+            "data is read), or weigh the rows yourself before fitting.")
+    weights = check_unit_sample_weight(sample_weight, n_rows)
     X = X.rechunk({1: -1})
     y = y.rechunk((X.chunks[0],)) if is_dask_array(y) else da.from_array(
         y, chunks=(X.chunks[0],))
-    return X, y
-
-
-def dask_statistics(estimator, X, y):
-    """``fit``'s statistics of dask arrays, reduced on the workers (see the module)."""
-    X, y = check_dask_input(estimator, X, y)
-    n_rows, n_features = X.shape
+    if weights is not None:
+        weights = da.from_array(weights, chunks=(X.chunks[0],))
     # validate_data(reset=True) would set these: the shape and nothing else.
     estimator.n_features_in_ = int(n_features)
     estimator.__dict__.pop("feature_names_in_", None)
-    intercept = 1 if estimator.fit_intercept else 0
-    dim = qftl.packed_dim(n_features + intercept)
-    params = _PublicParams(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS})
-    parts = X.map_blocks(
-        _block_sums, y[:, np.newaxis], statistics=type(estimator)._statistics,
-        params=params, dim=dim, dtype=np.float64,
-        chunks=((1,) * X.numblocks[0], (dim + 2,)),
+    return DaskInput(X, y, weights)
+
+
+def _reduce(estimator, data, block_sums, width, params):
+    """The sum over every block of ``block_sums`` (``width`` values), reduced on the workers."""
+    import dask.array as da
+
+    X = data.X
+    arrays = [X, data.y[:, np.newaxis]]
+    if data.weights is not None:
+        arrays.append(data.weights[:, np.newaxis])
+    parts = da.map_blocks(
+        _block_part, *arrays, block_sums=block_sums, params=params, width=width,
+        dtype=np.float64, chunks=((1,) * X.numblocks[0], (width + 2,)),
     )
     # A non-finite value is found only while the blocks are summed: the reading
     # has begun, so this failure is charged (in memory it is found before).
     estimator._mark_data_read()
     total = parts.sum(axis=0).compute()
-    if total[dim + 1] > 0:
+    if total[width + 1] > 0:
         raise ValueError("Input contains NaN or infinity (found while reducing the blocks).")
-    if int(total[dim]) != n_rows:
+    if int(total[width]) != data.n_rows:
         raise RuntimeError(
-            f"The reduction counted {int(total[dim])} rows of {n_rows}: a block was lost.")
-    return ReducedStatistics(total[:dim].copy(), n_rows, n_features + intercept)
+            f"The reduction counted {int(total[width])} rows of {data.n_rows}: a block was "
+            "lost.")
+    return total[:width].copy()
+
+
+def dask_statistics(estimator, X, y):
+    """``PrivateQFTLRegressor.fit``'s statistics of dask arrays, reduced on the workers."""
+    data = check_dask_input(estimator, X, y)
+    intercept = 1 if estimator.fit_intercept else 0
+    dim = qftl.packed_dim(data.n_features + intercept)
+    params = _PublicParams(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS})
+    total = _reduce(estimator, data, _qftl_sums, dim,
+                    {"statistics": type(estimator)._statistics, "estimator_params": params})
+    return ReducedStatistics(total, data.n_rows, data.n_features + intercept)
+
+
+# -- Frank-Wolfe and mirror descent ---------------------------------------------------------
+
+def check_frank_wolfe_dask_fit(estimator, X, y, sample_weight):
+    """Refuse, before any data is read, what the Gram path cannot do; check the input."""
+    n_dims = int(X.shape[1]) + int(estimator.fit_intercept) if X.ndim == 2 else 0
+    if n_dims > fw.GRAM_MAX_DIM:
+        raise ValueError(
+            f"fit on a dask array reduces the {n_dims} x {n_dims} Gram matrix on the "
+            f"workers, which is offered up to {fw.GRAM_MAX_DIM} columns (intercept "
+            "included): select fewer features, or fit in memory (on a scipy CSR matrix "
+            "for sparse high-dimensional data).")
+    return check_dask_input(estimator, X, y, sample_weight)
+
+
+def frank_wolfe_problem(estimator, data):
+    """The Frank-Wolfe objective of a checked :class:`DaskInput`, reduced on the workers."""
+    n_dims = data.n_features + int(estimator.fit_intercept)
+    params = {"feature_bound": float(estimator.feature_bound),
+              "y_bound": float(estimator.y_bound), "intercept": bool(estimator.fit_intercept)}
+    total = _reduce(estimator, data, _frank_wolfe_sums, n_dims * n_dims + n_dims, params)
+    gram = total[:n_dims * n_dims].reshape(n_dims, n_dims)
+    return fw.ClippedLeastSquares.from_sums(gram, total[n_dims * n_dims:], data.n_rows)
+
+
+def check_mirror_descent_dask_fit(estimator, X, y, sample_weight):
+    """Refuse, before any data is read, what the Gram path cannot do; check the input."""
+    if estimator.solver != "mirror_descent":
+        raise ValueError(
+            f"fit on a dask array needs solver='mirror_descent' (got {estimator.solver!r}: "
+            "objective perturbation solves on the rows). Use solver='mirror_descent' with "
+            "loss='squared', or compute X first.")
+    if estimator.loss != md.SQUARED:
+        raise ValueError(
+            f"fit on a dask array needs loss='squared' (got {estimator.loss!r}): only the "
+            "squared loss's gradient is a function of the Gram statistics reduced on the "
+            "workers; the absolute and Huber losses read every row at every step. Use "
+            "loss='squared', or compute X first.")
+    n_features = int(X.shape[1]) if X.ndim == 2 else 0
+    if n_features > md.GRAM_MAX_DIM:
+        raise ValueError(
+            f"fit on a dask array reduces the {n_features} x {n_features} Gram matrix on "
+            f"the workers, which is offered up to {md.GRAM_MAX_DIM} features: select fewer "
+            "features, or fit in memory.")
+    return check_dask_input(estimator, X, y, sample_weight)
+
+
+def mirror_descent_data(estimator, data):
+    """The Gram statistics of a checked :class:`DaskInput`, reduced on the workers."""
+    p = data.n_features
+    params = {"data_norm": float(estimator.data_norm), "y_bound": float(estimator.y_bound)}
+    total = _reduce(estimator, data, _mirror_descent_sums, p * p + 2 * p + 2, params)
+    return md.gram_data_from_sums(
+        total[:p * p].reshape(p, p), total[p * p:p * p + p], total[p * p + p:p * p + 2 * p],
+        total[-2], total[-1], data.n_rows, weighted=data.weights is not None)

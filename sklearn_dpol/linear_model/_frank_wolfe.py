@@ -24,6 +24,7 @@ from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._spec import PrivacySpec, gaussian_spec, stream_regime
 from ..privacy._zcdp import zcdp_rho
+from ._dask_fit import check_frank_wolfe_dask_fit, frank_wolfe_problem, is_dask_array
 
 _NEIGHBOURS = "replace-one"
 # A warm start further outside the constraint set than rounding can explain
@@ -244,16 +245,22 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; entries are clipped to ``feature_bound``. Sparse
-            input is used as CSR (sparse products, never densified).
-        y : array-like of shape (n_samples,)
+            input is used as CSR (sparse products, never densified). A dask
+            array (dense blocks, at most 4096 columns with the intercept) is
+            clipped and reduced to its Gram matrix on the workers, and the
+            private algorithm runs once on the driver: the same model and
+            guarantee as in memory (``doc/integrations.md``, "fit on a dask
+            array").
+        y : array-like or dask array of shape (n_samples,)
             Targets; clipped to ``y_bound``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in the public range ``[0, 1]`` multiplying each record's
             squared loss; the sensitivities, the noise and the guarantee are
             unchanged (``doc/privacy.md``, "Sparse input and sample weights for
-            mirror descent ..."). ``None`` weighs every record 1.
+            mirror descent ..."). ``None`` weighs every record 1. In memory
+            (a NumPy array) also when ``X`` is a dask array.
 
         Returns
         -------
@@ -312,25 +319,37 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
-                             accept_sparse="csr", y_numeric=True, reset=first_call)
-        X = canonical_csr(X)
-        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
-        n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
+        dask_input = None
+        if fitting and is_dask_array(X):  # the Gram matrix reduced on the workers
+            dask_input = check_frank_wolfe_dask_fit(self, X, y, sample_weight)  # public
+            n_samples = dask_input.n_rows
+            n_dims = dask_input.n_features + int(self.fit_intercept)
+        else:
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
+                                 accept_sparse="csr", y_numeric=True, reset=first_call)
+            X = canonical_csr(X)
+            sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+            n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
         fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
                         n_dims)
         n_steps = self._n_steps(n_samples, n_dims)
         t_start = 0 if first_call else self.t_
         start = self._warm_start(first_call, n_dims)  # public values only
         self._mark_data_read()  # failures from here on are charged
-        theta, calibration, _ = fw.frank_wolfe(
-            X, y, start, selection=self.selection,
+        run = dict(
+            selection=self.selection,
             epsilon=float(self.epsilon), delta=float(self.delta), radius=float(self.radius),
             feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
-            on_steps=current_progress(self).steps, sample_weight=sample_weight,
+            on_steps=current_progress(self).steps,
         )
+        if dask_input is not None:
+            problem = frank_wolfe_problem(self, dask_input)
+            theta, calibration, _ = fw.frank_wolfe_on(problem, start, **run)
+        else:
+            theta, calibration, _ = fw.frank_wolfe(X, y, start, sample_weight=sample_weight,
+                                                   **run)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.

@@ -26,6 +26,7 @@ from ..privacy._spec import (
     objective_perturbation_refusal,
     stream_regime,
 )
+from ._dask_fit import check_mirror_descent_dask_fit, is_dask_array, mirror_descent_data
 
 _NEIGHBOURS = "replace-one"
 MIRROR_DESCENT = "mirror_descent"
@@ -295,11 +296,17 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; rows are clipped to ``data_norm``. Sparse input is
             used as CSR (sparse kernels, never densified; the same model as the
             dense input). ``solver="objective_perturbation"`` needs dense ``X``.
-        y : array-like of shape (n_samples,)
+            A dask array (dense blocks, at most 4096 columns; ``loss="squared"``
+            with ``solver="mirror_descent"``) is clipped and reduced to its Gram
+            statistics on the workers, and the noisy steps run once on the
+            driver: the same model and guarantee as in memory
+            (``doc/integrations.md``, "fit on a dask array"); ``sample_weight``
+            must then be a NumPy array.
+        y : array-like or dask array of shape (n_samples,)
             Targets; clipped to ``y_bound``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in the public range ``[0, 1]`` multiplying each record's
@@ -373,6 +380,29 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
+        if fitting and is_dask_array(X):  # the Gram statistics reduced on the workers
+            dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
+            md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+                            float(self.data_norm), float(self.y_bound), self.fit_intercept,
+                            dask_input.n_rows)
+            self._mark_data_read()  # failures from here on are charged
+            self._mirror_descent_release(mirror_descent_data(self, dask_input), None, True,
+                                         n_rows=dask_input.n_rows)
+            n_rows = dask_input.n_rows
+        else:
+            n_rows = self._in_memory_release(X, y, first_call, sample_weight)
+        if self.random_state is None:
+            # A stored generator lets whoever holds it rewind to the noise just
+            # drawn; an unseeded estimator starts over from fresh OS entropy.
+            self._rng = make_generator(None)
+        if first_call:
+            self._stream_records, self._stream_calls = 0, 0
+        self._stream_records += n_rows
+        self._stream_calls += 1
+        self.privacy_ = self._guarantee(fitting)
+
+    def _in_memory_release(self, X, y, first_call, sample_weight):
+        """Validate ``(X, y)`` and release the model of one call; returns the row count."""
         if self.solver == OBJECTIVE_PERTURBATION and issparse(X):
             # Refused before validate_data reads a single value.
             raise ValueError(
@@ -396,28 +426,27 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             self._perturbed_objective_release(X, y)
         else:
             self._mirror_descent_release(X, y, first_call, sample_weight)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
-        if first_call:
-            self._stream_records, self._stream_calls = 0, 0
-        self._stream_records += X.shape[0]
-        self._stream_calls += 1
-        self.privacy_ = self._guarantee(fitting)
+        return X.shape[0]
 
-    def _mirror_descent_release(self, X, y, first_call, sample_weight=None):
-        result = md.mirror_descent(
-            X, y, None if first_call else self.coef_,
-            None if first_call else self.intercept_, loss=self.loss,
+    def _mirror_descent_release(self, X, y, first_call, sample_weight=None, n_rows=None):
+        """One mirror-descent release; ``X`` is the reduced Gram statistics
+        (:func:`~sklearn_dpol._core.mirror_descent.gram_data_from_sums`) of
+        ``n_rows`` records when ``n_rows`` is given (``fit`` on a dask array)."""
+        run = dict(
+            loss=self.loss,
             huber_threshold=float(self.epsilon_huber), constraint=self.constraint,
             radius=float(self.radius), group_size=self.group_size,
             data_norm=float(self.data_norm), y_bound=float(self.y_bound),
             intercept=self.fit_intercept, epsilon=float(self.epsilon),
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
             step_size=None if self.step_size is None else float(self.step_size),
-            on_steps=current_progress(self).steps, sample_weight=sample_weight,
+            on_steps=current_progress(self).steps,
         )
+        starts = (None if first_call else self.coef_, None if first_call else self.intercept_)
+        if n_rows is not None:
+            result = md.mirror_descent_on(X, n_rows, self.n_features_in_, *starts, **run)
+        else:
+            result = md.mirror_descent(X, y, *starts, sample_weight=sample_weight, **run)
         calibration = result.calibration
         self.coef_ = np.asarray(result.coef, dtype=np.float64)
         self.intercept_ = float(result.intercept)
