@@ -30,12 +30,10 @@ from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
 from ..privacy._streams import (
-    ROUNDING_ALLOWANCE,
     calibration_horizon,
     check_rounding,
     make_stream_mechanism,
     resolve_mechanism,
-    rounding_ratio,
 )
 from ._dask_fit import dask_statistics, is_dask_array
 
@@ -731,12 +729,13 @@ class PrivateQFTLRegressor(
         # rounding bound of more, larger steps), so a check that passes at twice
         # this index clears every call up to it with batches up to max_rows:
         # log2(calls) checks per stream instead of one per call.
-        ahead = steps * 2 if stream.horizon is None else min(steps * 2, stream.horizon)
-        if rounding_ratio(stream, ahead, max_rows,
-                          qftl.ATOM_COORDINATE_FRACTION) <= ROUNDING_ALLOWANCE:
-            self._rounding_cleared = (ahead, max_rows)
-        else:
-            self._rounding_cleared = (steps, max_rows)
+        ahead = steps * 2 if stream.horizon is None else max(min(steps * 2, stream.horizon),
+                                                             steps)
+        try:
+            check_rounding(stream, ahead, max_rows, qftl.ATOM_COORDINATE_FRACTION)
+        except ValueError:
+            ahead = steps
+        self._rounding_cleared = (ahead, max_rows)
 
     def _check_horizon_left(self, stream, n_rows):
         """Refuse, from public shapes only and before any data is read, a call past the calibration."""
