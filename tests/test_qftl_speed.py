@@ -1,7 +1,5 @@
 """The fast paths of QFTL streams keep the model and the checks of the slow ones (issue 19)."""
 
-import math
-import warnings
 
 import numpy as np
 import pytest

@@ -154,8 +154,10 @@ class PrivateQFTLRegressor(
     ----------
     coef_ : ndarray of shape (n_features,)
         Released weights. A release stores the noisy statistics (``O(d^2)``);
-        the ridge model, post-processing of them, is solved (one ``eigh``)
-        the first time ``coef_``, ``intercept_`` or ``predict`` reads it.
+        the ridge model, post-processing of them, is solved the first time
+        ``coef_``, ``intercept_`` or ``predict`` reads it (by a certified
+        Cholesky solve where no eigenvalue, or all but a few, must be clipped;
+        else one ``eigh``: ``doc/privacy.md``, "QFTL streams at speed").
     intercept_ : float
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
@@ -911,7 +913,6 @@ def _one_blas_thread(stats):
     if stats.n_rows * d * d <= _SMALL_GRAM and stats.dim <= _SMALL_PACKED:
         return contextlib.nullcontext()
     return single_blas_thread()
-
 
 
 def _same_params(a, b):
