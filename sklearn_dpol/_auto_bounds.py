@@ -33,6 +33,31 @@ AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 _PRIOR_SLOPE = 0.25
 
 
+_MU_CACHE = {}
+
+
+def _cached_mu(epsilon, delta):
+    """:func:`~sklearn_dpol.privacy.gaussian_mu`, remembered once it has validated its input.
+
+    A stream asks for its calibration several times per call; the validation
+    of the two floats costs more than the cached root. Anything gaussian_mu
+    refuses is never stored, so it is refused again.
+    """
+    key = (gaussian_mu, epsilon, delta)   # the function too: a patched one is not cached
+    try:
+        return _MU_CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    mu = gaussian_mu(epsilon, delta)
+    if len(_MU_CACHE) > 1024:
+        _MU_CACHE.clear()
+    try:
+        _MU_CACHE[key] = mu
+    except TypeError:
+        pass
+    return mu
+
+
 class AutoBoundsMixin:
     """``data_norm="auto"`` (and ``y_bound="auto"`` where the class has ``y_bound``).
 
@@ -96,11 +121,11 @@ class AutoBoundsMixin:
         bound: ``(0, epsilon, mu*(epsilon, delta))``.
         """
         if not self._any_auto_bound():
-            return 0.0, float(self.epsilon), gaussian_mu(self.epsilon, self.delta)
+            return 0.0, float(self.epsilon), _cached_mu(self.epsilon, self.delta)
         eps_x, eps_y = self._quantile_epsilons()
         eps_q = eps_x + eps_y
         eps_main = float(self.epsilon) - eps_q if math.isfinite(eps_q) else math.inf
-        return eps_q, eps_main, gaussian_mu(eps_main, self.delta)
+        return eps_q, eps_main, _cached_mu(eps_main, self.delta)
 
     # -- resolution (after _mark_data_read) ------------------------------------------------
     def _forget_auto_bounds(self):

@@ -62,6 +62,39 @@ def make_generator(random_state, purpose=0):
 
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def validated_stream_batch(estimator, X, y):
+    """``(X, y)`` of a later ``partial_fit`` call, validated at a fraction of the cost.
+
+    Returns ``(X, y)`` when ``validate_data(estimator, X, y, dtype=np.float64,
+    y_numeric=True, accept_sparse="csr", reset=False)`` would return them
+    unchanged: a native float64 ``ndarray`` ``X`` of shape ``(n >= 1,
+    n_features_in_)``, a 1-D native float64 ``ndarray`` ``y`` of length ``n``,
+    both finite, on an estimator fitted without feature names, array-API
+    dispatch off. Else ``None``, and the caller runs ``validate_data``, which
+    raises (or warns) exactly as before: the fast path only skips checks that
+    are known to pass. Finiteness is scikit-learn's own first pass (a finite
+    sum means finite entries); a non-finite sum goes to the full check, which
+    tells overflow from NaN.
+    """
+    if not (type(X) is np.ndarray and type(y) is np.ndarray and X.dtype is _FLOAT64
+            and y.dtype is _FLOAT64 and X.ndim == 2 and y.ndim == 1
+            and X.shape[0] == y.shape[0] and X.shape[0] >= 1
+            and X.shape[1] == getattr(estimator, "n_features_in_", -1)
+            and not hasattr(estimator, "feature_names_in_")):
+        return None
+    from sklearn import get_config
+
+    if get_config().get("array_api_dispatch", False):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not (np.isfinite(X.sum()) and np.isfinite(y.sum())):
+            return None
+    return X, y
+
+
 _SAMPLER_STATE = ("_sampler", "_sampler_rng")
 
 
@@ -170,7 +203,7 @@ class PrivateEstimatorMixin:
         """
         saved = dict(self.__dict__)
         rng = self.__dict__.get("_rng")
-        rng_state = copy.deepcopy(rng.bit_generator.state) if rng is not None else None
+        rng_state = _generator_state(rng) if rng is not None else None
         seeder = getattr(self, "random_state", None)
         seeder_state = seeder.get_state() if isinstance(seeder, np.random.RandomState) else None
         try:
@@ -365,6 +398,19 @@ class PrivateEstimatorMixin:
                 "The guarantee of a stream is calibrated when it starts; call fit to "
                 "start a new stream with the new values, or restore them."
             )
+
+
+def _generator_state(rng):
+    """A copy of ``rng``'s bit generator state, to restore it after a failed call.
+
+    numpy's own bit generators build a new state object on every read (their
+    arrays included), so only another bit generator's state is deep-copied.
+    """
+    bit_generator = rng.bit_generator
+    state = bit_generator.state
+    if type(bit_generator).__module__.startswith("numpy.random"):
+        return state
+    return copy.deepcopy(state)
 
 
 class _Call:

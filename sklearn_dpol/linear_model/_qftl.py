@@ -1,5 +1,6 @@
 """PrivateQFTLRegressor: private follow-the-leader ridge regression (seed 002, Alg. 4-5)."""
 
+import contextlib
 import math
 import weakref
 
@@ -17,6 +18,7 @@ from .._base import (
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
     make_generator,
+    validated_stream_batch,
 )
 from .._core import qftl
 from .._core._clip import clip_row_scales
@@ -151,8 +153,10 @@ class PrivateQFTLRegressor(
     ----------
     coef_ : ndarray of shape (n_features,)
         Released weights. A release stores the noisy statistics (``O(d^2)``);
-        the ridge model, post-processing of them, is solved (one ``eigh``)
-        the first time ``coef_``, ``intercept_`` or ``predict`` reads it.
+        the ridge model, post-processing of them, is solved the first time
+        ``coef_``, ``intercept_`` or ``predict`` reads it (by a certified
+        Cholesky solve where no eigenvalue, or all but a few, must be clipped;
+        else one ``eigh``: ``doc/privacy.md``, "QFTL streams at speed").
     intercept_ : float
         Released intercept; 0.0 when ``fit_intercept=False``.
     n_features_in_ : int
@@ -320,7 +324,7 @@ class PrivateQFTLRegressor(
         """
         self._warn_default_bounds("data_norm", "y_bound")
         return self._release_fit(X, y, reset=("_released_statistics", "_stream",
-                                              "_stream_releases"),
+                                              "_stream_releases", "_rounding_cleared"),
                                  sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -356,11 +360,18 @@ class PrivateQFTLRegressor(
             stats = dask_statistics(self, X, y)
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                                 accept_sparse="csr", reset=first_call)
-            X = canonical_csr(X)
-            y = _as_float64_targets(y)
-            sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+            # A later call of a stream on plain float64 arrays: the same checks, minus
+            # the conversions that would do nothing (validated_stream_batch).
+            checked = (None if fitting or first_call or sample_weight is not None
+                       else validated_stream_batch(self, X, y))
+            if checked is not None:
+                X, y = checked
+            else:
+                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                     accept_sparse="csr", reset=first_call)
+                X = canonical_csr(X)
+                y = _as_float64_targets(y)
+                sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
             if not fitting:
                 self._check_stream_rounding(X.shape[0])  # public: the shapes
             if fitting:
@@ -406,9 +417,10 @@ class PrivateQFTLRegressor(
             mu = stream.mu
             self._check_horizon_left(stream, stats.n_rows)  # public: the shapes
             self._mark_data_read()  # failures from here on are charged
-            # Small per-release work (a batch's gram, a (d+1) x (d+1) eigh): one
-            # BLAS thread, so competing processes cannot make it collapse.
-            with single_blas_thread():
+            # Per-release work (a batch's gram, the mechanism's buffers): one BLAS
+            # thread, so competing processes cannot make it collapse; work too
+            # small for BLAS to thread skips the context (it costs ~30 us).
+            with _one_blas_thread(stats):
                 statistics = self._base_statistics + stream.advance(stats, self._rng)
                 n_samples = self._base_samples + stream.n_rows
                 noise_std = math.sqrt(self._base_variance + stream.current_variance())
@@ -593,15 +605,31 @@ class PrivateQFTLRegressor(
         needed).
         """
         stream = getattr(self, "_stream", None)
+        max_rows = self._stream_rows_so_far(n_rows)
+        cleared = self.__dict__.get("_rounding_cleared")
+        if (stream is not None and cleared is not None and stream.t + 1 <= cleared[0]
+                and max_rows <= cleared[1]):
+            return   # within a call index and batch size already checked (see below)
         dim = qftl.packed_dim(self.n_features_in_ + bool(self.fit_intercept))
         if stream is None:
             name = resolve_mechanism(self.prefix_sums)
             stream = make_stream_mechanism(
                 name, dim=dim, sensitivity=1.0, mu=1.0,
                 horizon=calibration_horizon(name, self.horizon, n_rows))
-        check_rounding(stream, stream.t + 1, self._stream_rows_so_far(n_rows),
-                       qftl.ATOM_COORDINATE_FRACTION,
+        steps = stream.t + 1
+        check_rounding(stream, steps, max_rows, qftl.ATOM_COORDINATE_FRACTION,
                        advice="call fit to start a new stream, or prefix_sums='tree'")
+        # The worst-case ratio grows with the call index and the batch size (a
+        # rounding bound of more, larger steps), so a check that passes at twice
+        # this index clears every call up to it with batches up to max_rows:
+        # log2(calls) checks per stream instead of one per call.
+        ahead = steps * 2 if stream.horizon is None else max(min(steps * 2, stream.horizon),
+                                                             steps)
+        try:
+            check_rounding(stream, ahead, max_rows, qftl.ATOM_COORDINATE_FRACTION)
+        except ValueError:
+            ahead = steps
+        self._rounding_cleared = (ahead, max_rows)
 
     def _check_horizon_left(self, stream, n_rows):
         """Refuse, from public shapes only and before any data is read, a call past the calibration."""
@@ -682,9 +710,24 @@ class PrivateQFTLRegressor(
         """Released intercept; 0.0 when ``fit_intercept=False``."""
         return self._released_model()[1]
 
+    def _stream_spec(self):
+        """:meth:`_privacy_spec` of the stream, built once per set of the parameters it reads.
+
+        A stream's parameters are frozen (checked on every call before this), so
+        the spec is the same object call after call.
+        """
+        key = (self.epsilon, self.delta, self.data_norm, self.y_bound, self.horizon,
+               self.alpha)
+        cached = self.__dict__.get("_stream_spec_cache")
+        if cached is not None and _same_params(cached[0], key):
+            return cached[1]
+        spec = self._privacy_spec(fitting=False)
+        self._stream_spec_cache = (key, spec)
+        return spec
+
     def _guarantee(self, mu, spent_fraction, fitting):
         """``privacy_`` from :meth:`_privacy_spec` (``mu``: the calibration's, the spec's)."""
-        spec = self._privacy_spec(fitting=fitting)
+        spec = self._stream_spec() if not fitting else self._privacy_spec(fitting=True)
         private = not math.isinf(mu)
         if fitting:
             released = (
@@ -721,6 +764,24 @@ class PrivateQFTLRegressor(
             n_records=n_records, spent_mu=spec.mu * math.sqrt(spent_fraction),
         )
 
+
+#: Below this many multiply-adds in a batch's gram (and packed vectors this
+#: short), BLAS runs one thread anyway: no thread-limit context.
+_SMALL_GRAM = 1 << 16
+_SMALL_PACKED = 2304
+
+
+def _one_blas_thread(stats):
+    """:func:`single_blas_thread`, or nothing for a batch too small to thread."""
+    d = stats.dim_features
+    if stats.n_rows * d * d <= _SMALL_GRAM and stats.dim <= _SMALL_PACKED:
+        return contextlib.nullcontext()
+    return single_blas_thread()
+
+
+def _same_params(a, b):
+    """Two tuples of scalar parameters equal element by element (type included)."""
+    return all(type(x) is type(y) and (x is y or x == y) for x, y in zip(a, b))
 
 
 def _as_float64_targets(y):
