@@ -52,6 +52,8 @@ GRAM_MAX_DIM = 4096
 # kernel, both single-threaded, measured 14 to 33 at n = 1e4 and d = 300 to 3,000
 # on this project's 2-core machine (issue 19).
 GRAM_SPEEDUP = 20
+# The same for sparse X (a sparse Z^T Z against CSC columns), not re-measured.
+SPARSE_GRAM_SPEEDUP = 10
 # Rows clipped at a time for the Gram matrix, so clipping never copies all of X:
 # at most CHUNK_ROWS rows and CHUNK_ENTRIES entries (8 MB) in one reused buffer.
 CHUNK_ROWS = 8192
@@ -567,7 +569,7 @@ class SparseClippedLeastSquares:
         return 0.5 * float(np.sum((self._predict(theta) - self._y) ** 2)) / self.n_samples
 
 
-def use_gram(n_dims, n_steps):
+def use_gram(n_dims, n_steps, sparse=False):
     """Precompute the Gram matrix when it costs less than the columns the steps can need.
 
     The Gram matrix costs ``O(n d^2)`` once, each column ``O(n d)`` (one pass
@@ -575,9 +577,11 @@ def use_gram(n_dims, n_steps):
     (noisy selection touches a new one at almost every step). One matrix
     product runs about ``GRAM_SPEEDUP`` times faster per column than one pass
     per column, so the Gram matrix wins from ``n_steps >= n_dims /
-    GRAM_SPEEDUP``. Public constants only: the choice never depends on the data.
+    GRAM_SPEEDUP`` (``SPARSE_GRAM_SPEEDUP`` for sparse ``X``). Public
+    constants only: the choice never depends on the data.
     """
-    return n_dims <= min(GRAM_SPEEDUP * n_steps, GRAM_MAX_DIM)
+    speedup = SPARSE_GRAM_SPEEDUP if sparse else GRAM_SPEEDUP
+    return n_dims <= min(speedup * n_steps, GRAM_MAX_DIM)
 
 
 # -- selection ------------------------------------------------------------------------
@@ -683,9 +687,13 @@ def run(problem, vertices, theta_start, steps, calibration, rng, on_steps=None):
     choose = _selector(calibration, vertices, rng)
     selected = np.empty(steps.size, dtype=np.intp)
     report_every = max(1, -(-steps.size // 10))
+    last = steps.size - 1
     for t, step in enumerate(steps):
         k = choose(t, gradient)
-        _move_towards(theta, gradient, problem, vertices.coords[k], vertices.values[k], step)
+        # No step follows the last one: its gradient (one more column of G, a
+        # pass over X on the column route) would never be read.
+        _move_towards(theta, gradient if t < last else None, problem, vertices.coords[k],
+                      vertices.values[k], step)
         selected[t] = k
         if on_steps is not None and ((t + 1) % report_every == 0 or t + 1 == steps.size):
             on_steps(t + 1, steps.size)
@@ -695,10 +703,13 @@ def run(problem, vertices, theta_start, steps, calibration, rng, on_steps=None):
 def _move_towards(theta, gradient, problem, coord, value, step):
     """``theta <- (1 - step) theta + step s`` for ``s = value e_coord``, in place.
 
-    ``grad(theta') = (1 - step) grad(theta) + step (G s - b)``.
+    ``grad(theta') = (1 - step) grad(theta) + step (G s - b)``, in place too
+    unless ``gradient`` is ``None``.
     """
     theta *= 1.0 - step
     theta[coord] += step * value
+    if gradient is None:
+        return
     gradient *= 1.0 - step
     gradient -= step * problem.linear
     if value != 0.0:
@@ -726,7 +737,8 @@ def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature
 
     kind = SparseClippedLeastSquares if issparse(X) else ClippedLeastSquares
     problem = kind(X, y, feature_bound=feature_bound, y_bound=y_bound, intercept=intercept,
-                   precompute=use_gram(n_dims, n_steps), sample_weight=sample_weight)
+                   precompute=use_gram(n_dims, n_steps, sparse=issparse(X)),
+                   sample_weight=sample_weight)
     return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
                           delta=delta, radius=radius, feature_bound=feature_bound,
                           y_bound=y_bound, intercept=intercept, positive=positive,
