@@ -322,6 +322,28 @@ def test_clipping_streams_row_chunks(monkeypatch):
     assert chunked.loss(theta) == pytest.approx(loss, rel=1e-12)
 
 
+def test_column_kernel_clips_float32_and_weighted_rows_like_the_gram_route():
+    """float32 entries are compared with the float64 bound (never float32(bound)), weights
+    multiply each row's product, the intercept column is ``feature_bound`` times the sums."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-0.3, 0.3, size=(300, 5)).astype(np.float32)
+    y = rng.uniform(-2, 2, size=300)
+    weights = rng.uniform(0, 1, size=300)
+    bound = 0.1   # float32(0.1) > 0.1: clipping in float32 would exceed the bound
+    gram = fw.ClippedLeastSquares(X, y, feature_bound=bound, y_bound=1.0, intercept=True,
+                                  precompute=True, sample_weight=weights)
+    columns = fw.ClippedLeastSquares(X, y, feature_bound=bound, y_bound=1.0, intercept=True,
+                                     precompute=False, sample_weight=weights)
+    Z = np.column_stack([np.clip(X.astype(np.float64), -bound, bound), np.full(300, bound)])
+    expected = Z.T @ (weights[:, None] * Z) / 300
+    np.testing.assert_allclose(gram.gram, expected, rtol=1e-12, atol=1e-15)
+    columns._columns.clear()      # the intercept's column is also computed on demand
+    for j in range(6):
+        np.testing.assert_allclose(columns.column(j), expected[:, j], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(columns.linear, gram.linear, rtol=1e-12, atol=1e-15)
+    assert np.max(columns.column(0)[:5]) <= bound * bound * np.mean(weights) * (1 + 1e-12)
+
+
 # The vertices chosen by a 30-step run, recorded before the column kernels
 # (issue 19): the speed work must not change the release for a given seed.
 _RECORDED_SELECTION = [20, 81, 20, 62, 110, 74, 35, 0, 60, 92, 31, 62, 0, 43, 34, 17, 58,
