@@ -296,21 +296,74 @@ def test_gram_and_column_routes_agree():
 
 
 def test_clipping_streams_row_chunks(monkeypatch):
-    """Data too large to cache is clipped chunk by chunk, with the same result."""
+    """The Gram matrix clips row chunks into one buffer, the columns clip entries as
+    they read them: both give the products of the clipped data."""
     X, y = small_problem(4, n=500, p=7)
     X *= 3.0  # entries beyond the bound, so clipping matters
+    Z, yc = clipped(X, y, 1.0, 0.5)
     reference = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=0.5, intercept=True,
                                        precompute=True)
-    monkeypatch.setattr(fw, "CACHE_ENTRIES", 0)
-    monkeypatch.setattr(fw, "CHUNK_ROWS", 64)
-    chunked = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=0.5, intercept=True,
-                                     precompute=False)
-    Z, yc = clipped(X, y, 1.0, 0.5)
     np.testing.assert_allclose(reference.gram, Z.T @ Z / 500, atol=1e-13)
-    np.testing.assert_allclose(chunked.column(3), Z.T @ Z[:, 3] / 500, atol=1e-13)
+    monkeypatch.setattr(fw, "CHUNK_ROWS", 64)   # 8 chunks, the last one short
+    chunked = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=0.5, intercept=True,
+                                     precompute=True)
+    np.testing.assert_allclose(chunked.gram, Z.T @ Z / 500, atol=1e-13)
     np.testing.assert_allclose(chunked.linear, Z.T @ yc / 500, atol=1e-13)
+    columns = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=0.5, intercept=True,
+                                     precompute=False)
+    for j in (3, 7):   # a feature and the intercept
+        np.testing.assert_allclose(columns.column(j), Z.T @ Z[:, j] / 500, atol=1e-13)
+    np.testing.assert_allclose(columns.linear, Z.T @ yc / 500, atol=1e-13)
     theta = np.linspace(-0.1, 0.1, 8)
+    np.testing.assert_allclose(columns.gradient(theta), gradient(Z, yc, theta), atol=1e-13)
     np.testing.assert_allclose(chunked.gradient(theta), gradient(Z, yc, theta), atol=1e-13)
+    loss = 0.5 * np.sum((Z @ theta - yc) ** 2) / 500
+    assert columns.loss(theta) == pytest.approx(loss, rel=1e-12)
+    assert chunked.loss(theta) == pytest.approx(loss, rel=1e-12)
+
+
+def test_column_kernel_clips_float32_and_weighted_rows_like_the_gram_route():
+    """float32 entries are compared with the float64 bound (never float32(bound)), weights
+    multiply each row's product, the intercept column is ``feature_bound`` times the sums."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-0.3, 0.3, size=(300, 5)).astype(np.float32)
+    y = rng.uniform(-2, 2, size=300)
+    weights = rng.uniform(0, 1, size=300)
+    bound = 0.1   # float32(0.1) > 0.1: clipping in float32 would exceed the bound
+    gram = fw.ClippedLeastSquares(X, y, feature_bound=bound, y_bound=1.0, intercept=True,
+                                  precompute=True, sample_weight=weights)
+    columns = fw.ClippedLeastSquares(X, y, feature_bound=bound, y_bound=1.0, intercept=True,
+                                     precompute=False, sample_weight=weights)
+    Z = np.column_stack([np.clip(X.astype(np.float64), -bound, bound), np.full(300, bound)])
+    expected = Z.T @ (weights[:, None] * Z) / 300
+    np.testing.assert_allclose(gram.gram, expected, rtol=1e-12, atol=1e-15)
+    columns._columns.clear()      # the intercept's column is also computed on demand
+    for j in range(6):
+        np.testing.assert_allclose(columns.column(j), expected[:, j], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(columns.linear, gram.linear, rtol=1e-12, atol=1e-15)
+    assert np.max(columns.column(0)[:5]) <= bound * bound * np.mean(weights) * (1 + 1e-12)
+
+
+# The vertices chosen by a 30-step run, recorded before the column kernels
+# (issue 19): the speed work must not change the release for a given seed.
+_RECORDED_SELECTION = [20, 81, 20, 62, 110, 74, 35, 0, 60, 92, 31, 62, 0, 43, 34, 17, 58,
+                       72, 98, 11, 78, 60, 0, 17, 62, 62, 55, 23, 104, 91]
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_release_matches_the_recorded_one_on_a_fixed_seed(precompute):
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1.5, 1.5, size=(400, 60))   # entries beyond the bound
+    y = np.clip(X[:, 0] - X[:, 1] + 0.6 + 0.2 * rng.standard_normal(400), -1, 1)
+    weights = rng.uniform(0, 1, 400)
+    problem = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=1.0, intercept=True,
+                                     precompute=precompute, sample_weight=weights)
+    theta, _, selected = fw.frank_wolfe_on(
+        problem, np.zeros(61), selection="exponential", epsilon=20.0, delta=1e-6,
+        radius=2.0, feature_bound=1.0, y_bound=1.0, intercept=True, positive=False,
+        n_steps=30, step_size="decreasing", t_start=0, rng=np.random.default_rng(7))
+    assert selected.tolist() == _RECORDED_SELECTION   # the intercept (60) included
+    assert theta.sum() == pytest.approx(0.21935483870967742, rel=1e-14)
 
 
 def test_coefficients_are_exactly_zero_off_the_selected_vertices():

@@ -47,14 +47,17 @@ CONSTANT = "constant"
 AUTO_ITER_CAP = 20_000
 # Precompute the Gram matrix only up to this dimension (128 MB of float64).
 GRAM_MAX_DIM = 4096
-# How much faster per column the whole Gram matrix is than one column at a time
-# (matrix product against matrix-vector products; measured on 2 cores).
-GRAM_SPEEDUP = 10
-# Rows clipped at a time, so clipping never copies all of X.
+# How much faster per column the whole Gram matrix is than one column at a time:
+# one chunked Z^T Z (single-threaded BLAS syrk) against one pass of the column
+# kernel, both single-threaded, measured 14 to 33 at n = 1e4 and d = 300 to 3,000
+# on this project's 2-core machine (issue 19).
+GRAM_SPEEDUP = 20
+# The same for sparse X (a sparse Z^T Z against CSC columns), not re-measured.
+SPARSE_GRAM_SPEEDUP = 10
+# Rows clipped at a time for the Gram matrix, so clipping never copies all of X:
+# at most CHUNK_ROWS rows and CHUNK_ENTRIES entries (8 MB) in one reused buffer.
 CHUNK_ROWS = 8192
-# Keep the clipped data in memory when it is at most this many entries (32 MB).
-CACHE_ENTRIES = 2**22
-# Gumbel noise is drawn for this many steps at a time.
+CHUNK_ENTRIES = 2**20
 
 
 # -- bounds -------------------------------------------------------------------
@@ -319,14 +322,16 @@ class ClippedLeastSquares:
     ``grad L(theta) = G theta - b`` with ``G = Z^T Z / n`` and ``b = Z^T y_c / n``.
     A Frank-Wolfe step moves towards one vertex, so the gradient changes by a
     multiple of one column of ``G`` and of ``b``: ``O(d)`` per step once the
-    column is known. The whole Gram matrix (one ``O(n d^2)`` matrix product)
-    is worth it unless the steps can touch only a few columns (see
-    :func:`use_gram`); otherwise columns are computed on first use (``O(n d)``
-    each) and cached.
-    ``X`` is never copied whole nor modified: clipping works on row chunks.
+    column is known. The whole Gram matrix (one ``O(n d^2)`` matrix product,
+    with ``b`` in the same pass) is worth it unless the steps can touch only a
+    few columns (see :func:`use_gram`); otherwise columns are computed on first
+    use (one pass over ``X``, ``O(n d)``, by :mod:`._fw_kernels`) and cached.
+    ``X`` is never copied whole nor modified: the Gram matrix clips row chunks
+    into one reused buffer, the column kernels clip each entry as they read it.
     With ``sample_weight`` (``c_i`` in [0, 1]) the loss is
     ``(1/2n) sum_i c_i (<z_i, theta> - y_i)^2``: the clipped rows (intercept
-    column included) and targets are multiplied by ``sqrt(c_i)``.
+    column included) and targets are multiplied by ``sqrt(c_i)`` (the column
+    kernels weigh each row's product by ``c_i`` instead).
     """
 
     def __init__(self, X, y, *, feature_bound, y_bound, intercept, precompute,
@@ -334,57 +339,122 @@ class ClippedLeastSquares:
         self.n_samples, n_features = X.shape
         self.n_dims = n_features + int(intercept)
         self._X = X
-        self._root = None if sample_weight is None else np.sqrt(
-            np.asarray(sample_weight, dtype=np.float64))
-        self._y = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
-        if self._root is not None:
-            self._y = self._root * self._y
+        self._p = n_features
+        self._weight = None if sample_weight is None else np.asarray(
+            sample_weight, dtype=np.float64)
+        self._root = None if self._weight is None else np.sqrt(self._weight)
+        self._y_clipped = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
+        self._y = self._y_clipped if self._root is None else self._root * self._y_clipped
         self._feature_bound = float(feature_bound)
         self._intercept = bool(intercept)
-        self._cached = None
-        if self.n_samples * self.n_dims <= CACHE_ENTRIES:
-            self._cached = self._clip_rows(0, self.n_samples)
-        self.linear = self._sum_over_chunks(lambda Z, y_c: Z.T @ y_c) / self.n_samples
+        self._columns = {}
         self.gram = None
         if precompute:
-            self.gram = self._sum_over_chunks(lambda Z, y_c: Z.T @ Z) / self.n_samples
-        self._columns = {}
+            self.gram, self.linear = self._gram_and_linear()
+        else:
+            self.linear = self._linear_and_intercept_column()
 
-    def _clip_rows(self, start, stop):
-        Z = np.empty((stop - start, self.n_dims))
-        n_features = self._X.shape[1]
+    # -- the Gram route: row chunks, clipped into one buffer ----------------------------
+
+    def _chunk_rows(self):
+        return max(1, min(CHUNK_ROWS, CHUNK_ENTRIES // self.n_dims))
+
+    def _clip_rows(self, start, stop, out=None):
+        Z = np.empty((stop - start, self.n_dims)) if out is None else out[:stop - start]
+        n_features = self._p
         bound = self._feature_bound
-        # Copy to float64 first: clipping float32 rows against float32(bound)
-        # could leave values above the bound the sensitivity is computed for.
-        Z[:, :n_features] = self._X[start:stop]
-        np.clip(Z[:, :n_features], -bound, bound, out=Z[:, :n_features])
+        rows = self._X[start:stop]
+        if rows.dtype == np.float64:
+            np.clip(rows, -bound, bound, out=Z[:, :n_features])
+        else:
+            # Copy to float64 first: clipping float32 rows against float32(bound)
+            # could leave values above the bound the sensitivity is computed for.
+            Z[:, :n_features] = rows
+            np.clip(Z[:, :n_features], -bound, bound, out=Z[:, :n_features])
         if self._intercept:
-            Z[:, n_features] = self._feature_bound
+            Z[:, n_features] = bound
         if self._root is not None:
             Z *= self._root[start:stop, np.newaxis]
         return Z
 
-    def _chunks(self):
-        if self._cached is not None:
-            yield self._cached, self._y
-            return
-        for start in range(0, self.n_samples, CHUNK_ROWS):
-            stop = min(start + CHUNK_ROWS, self.n_samples)
-            yield self._clip_rows(start, stop), self._y[start:stop]
+    def _gram_and_linear(self):
+        """``G`` and ``b`` in one pass over ``X`` (``Z^T Z`` by BLAS ``syrk``, per chunk).
 
-    def _sum_over_chunks(self, func):
-        total = None
-        for Z, y_c in self._chunks():
-            part = func(Z, y_c)
-            total = part if total is None else total + part
-        return total
+        With one BLAS thread: on a busy machine OpenBLAS's threads wait for each
+        other (a 100 x 10,000 product took 0.3 s with two threads against 2.5 ms
+        with one under load), and the column kernels are single-threaded too.
+        """
+        from ._threads import single_blas_thread
+
+        n = self.n_samples
+        chunk = self._chunk_rows()
+        buffer = np.empty((min(chunk, n), self.n_dims))
+        gram = np.zeros((self.n_dims, self.n_dims))
+        linear = np.zeros(self.n_dims)
+        with single_blas_thread():
+            for start in range(0, n, chunk):
+                stop = min(start + chunk, n)
+                Z = self._clip_rows(start, stop, buffer)
+                gram += Z.T @ Z
+                linear += Z.T @ self._y[start:stop]
+        return gram / n, linear / n
+
+    # -- the column route: one kernel pass over X per product ---------------------------
+
+    def _transpose_times(self, weights, column=-1):
+        """``sum_i weights[i, m] clip(z_i)`` (times ``clip(x_ij)`` for ``column = j``), as rows.
+
+        ``z_i`` includes the intercept entry ``feature_bound``: its coordinate
+        is ``feature_bound`` times the sum of the weights.
+        """
+        from ._fw_kernels import clipped_transpose_dot
+
+        weights = np.ascontiguousarray(weights, dtype=np.float64).reshape(self.n_samples, -1)
+        out = np.empty((weights.shape[1], self.n_dims))
+        sums = np.empty(weights.shape[1])
+        features = out if not self._intercept else np.empty((weights.shape[1], self._p))
+        clipped_transpose_dot(self._X, self._feature_bound, weights, int(column), features,
+                              sums)
+        if self._intercept:
+            out[:, :self._p] = features
+            out[:, self._p] = self._feature_bound * sums
+        return out
+
+    def _row_weights(self):
+        return np.ones(self.n_samples) if self._weight is None else self._weight
+
+    def _linear_and_intercept_column(self):
+        """``b``, and the intercept's column of ``G`` in the same pass."""
+        weights = self._row_weights()
+        vectors = [weights * self._y_clipped]
+        if self._intercept:
+            vectors.append(self._feature_bound * weights)
+        products = self._transpose_times(np.column_stack(vectors)) / self.n_samples
+        if self._intercept:
+            self._columns[self._p] = products[1]
+        return products[0]
+
+    def _predict(self, theta):
+        """``<clip(x_i), theta> + feature_bound theta_intercept`` (unweighted)."""
+        from ._fw_kernels import clipped_dot
+
+        out = np.empty(self.n_samples)
+        clipped_dot(self._X, self._feature_bound,
+                    np.ascontiguousarray(theta[:self._p], dtype=np.float64), out)
+        if self._intercept:
+            out += self._feature_bound * theta[self._p]
+        return out
 
     def column(self, j):
         """Column ``j`` of ``G``."""
         if self.gram is not None:
             return self.gram[:, j]
         if j not in self._columns:
-            self._columns[j] = self._sum_over_chunks(lambda Z, y_c: Z.T @ Z[:, j]) / self.n_samples
+            if j == self._p:   # the intercept (computed with b unless gram was given)
+                column = self._transpose_times(self._feature_bound * self._row_weights())[0]
+            else:
+                column = self._transpose_times(self._row_weights(), column=j)[0]
+            self._columns[j] = column / self.n_samples
         return self._columns[j]
 
     def gradient(self, theta):
@@ -393,12 +463,13 @@ class ClippedLeastSquares:
             return self.gram @ theta - self.linear
         if not np.any(theta):
             return -self.linear
-        return self._sum_over_chunks(lambda Z, y_c: Z.T @ (Z @ theta)) / self.n_samples - self.linear
+        weights = self._predict(theta) * self._row_weights()
+        return self._transpose_times(weights)[0] / self.n_samples - self.linear
 
     def loss(self, theta):
         """``L(theta)``."""
-        total = self._sum_over_chunks(lambda Z, y_c: np.sum((Z @ theta - y_c) ** 2))
-        return 0.5 * total / self.n_samples
+        residual = self._predict(theta) - self._y_clipped
+        return 0.5 * float(np.sum(self._row_weights() * residual * residual)) / self.n_samples
 
     @classmethod
     def from_sums(cls, gram_sum, linear_sum, n_samples):
@@ -517,14 +588,19 @@ class SparseClippedLeastSquares:
         return 0.5 * float(np.sum((self._predict(theta) - self._y) ** 2)) / self.n_samples
 
 
-def use_gram(n_dims, n_steps):
-    """Precompute the Gram matrix unless the steps can touch only a few of its columns.
+def use_gram(n_dims, n_steps, sparse=False):
+    """Precompute the Gram matrix when it costs less than the columns the steps can need.
 
-    Noisy selection touches a new column at almost every step, and one matrix
-    product runs about ten times faster per column than one matrix-vector
-    product per column, so the Gram matrix wins from ``n_steps >= n_dims / 10``.
+    The Gram matrix costs ``O(n d^2)`` once, each column ``O(n d)`` (one pass
+    over ``X``), and ``n_steps`` steps touch at most ``n_steps`` columns
+    (noisy selection touches a new one at almost every step). One matrix
+    product runs about ``GRAM_SPEEDUP`` times faster per column than one pass
+    per column, so the Gram matrix wins from ``n_steps >= n_dims /
+    GRAM_SPEEDUP`` (``SPARSE_GRAM_SPEEDUP`` for sparse ``X``). Public
+    constants only: the choice never depends on the data.
     """
-    return n_dims <= min(GRAM_SPEEDUP * n_steps, GRAM_MAX_DIM)
+    speedup = SPARSE_GRAM_SPEEDUP if sparse else GRAM_SPEEDUP
+    return n_dims <= min(speedup * n_steps, GRAM_MAX_DIM)
 
 
 # -- selection ------------------------------------------------------------------------
@@ -540,6 +616,17 @@ _EXPONENT_SHRINK = 1.0 - 2.0 ** -40
 def exponents(scores, scale):
     """``x_s = (u_s - min u) / scale``, shrunk by ``1 - 2^-40``, capped, NaN-free, min 0."""
     scores = np.asarray(scores, dtype=np.float64)
+    low, high = float(scores.min()), float(scores.max())    # nan if any score is
+    if (math.isfinite(low) and math.isfinite(high) and 0.0 < scale < math.inf
+            and math.isfinite((high - low) / scale * _EXPONENT_SHRINK)):
+        # The common case, with the same operations in place: every score is finite
+        # and (rounding being monotone) none of the x_s overflows, x_s >= 0 and the
+        # lowest is exactly 0, so clipping at 0, the cap of non-finite values and the
+        # final shift change nothing.
+        x = np.subtract(scores, low)
+        np.divide(x, scale, out=x)
+        np.multiply(x, _EXPONENT_SHRINK, out=x)
+        return np.minimum(x, _MAX_EXPONENT, out=x)
     finite = np.isfinite(scores)
     low = np.min(scores[finite]) if finite.any() else 0.0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -619,9 +706,13 @@ def run(problem, vertices, theta_start, steps, calibration, rng, on_steps=None):
     choose = _selector(calibration, vertices, rng)
     selected = np.empty(steps.size, dtype=np.intp)
     report_every = max(1, -(-steps.size // 10))
+    last = steps.size - 1
     for t, step in enumerate(steps):
         k = choose(t, gradient)
-        _move_towards(theta, gradient, problem, vertices.coords[k], vertices.values[k], step)
+        # No step follows the last one: its gradient (one more column of G, a
+        # pass over X on the column route) would never be read.
+        _move_towards(theta, gradient if t < last else None, problem, vertices.coords[k],
+                      vertices.values[k], step)
         selected[t] = k
         if on_steps is not None and ((t + 1) % report_every == 0 or t + 1 == steps.size):
             on_steps(t + 1, steps.size)
@@ -631,10 +722,13 @@ def run(problem, vertices, theta_start, steps, calibration, rng, on_steps=None):
 def _move_towards(theta, gradient, problem, coord, value, step):
     """``theta <- (1 - step) theta + step s`` for ``s = value e_coord``, in place.
 
-    ``grad(theta') = (1 - step) grad(theta) + step (G s - b)``.
+    ``grad(theta') = (1 - step) grad(theta) + step (G s - b)``, in place too
+    unless ``gradient`` is ``None``.
     """
     theta *= 1.0 - step
     theta[coord] += step * value
+    if gradient is None:
+        return
     gradient *= 1.0 - step
     gradient -= step * problem.linear
     if value != 0.0:
@@ -662,7 +756,8 @@ def frank_wolfe(X, y, theta_start, *, selection, epsilon, delta, radius, feature
 
     kind = SparseClippedLeastSquares if issparse(X) else ClippedLeastSquares
     problem = kind(X, y, feature_bound=feature_bound, y_bound=y_bound, intercept=intercept,
-                   precompute=use_gram(n_dims, n_steps), sample_weight=sample_weight)
+                   precompute=use_gram(n_dims, n_steps, sparse=issparse(X)),
+                   sample_weight=sample_weight)
     return frank_wolfe_on(problem, theta_start, selection=selection, epsilon=epsilon,
                           delta=delta, radius=radius, feature_bound=feature_bound,
                           y_bound=y_bound, intercept=intercept, positive=positive,
@@ -754,6 +849,8 @@ def _minimising_integer(slope, objective):
         return AUTO_ITER_CAP
     for _ in range(200):
         mid = 0.5 * (low + high)
+        if mid == low or mid == high:
+            break   # adjacent floats: no further iteration would move either end
         if slope(mid) < 0.0:
             low = mid
         else:

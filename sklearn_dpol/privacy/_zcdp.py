@@ -6,6 +6,7 @@ hence ``eps0**2 / 8``-zCDP (Cesar and Rogers 2021), four times better than the
 accounts Frank-Wolfe's vertex selection.
 """
 
+import functools
 import math
 
 from scipy.optimize import brentq, minimize_scalar
@@ -128,6 +129,13 @@ def zcdp_rho(epsilon, delta):
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, mechanism="a zCDP mechanism")
+    return _zcdp_rho(epsilon, delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _zcdp_rho(epsilon, delta):
+    """:func:`zcdp_rho` after validation: a pure function of two floats, so it is
+    cached (a fit asks for it twice, a stream on every call; each is a root search)."""
     if math.isinf(epsilon):
         return math.inf
     if epsilon == 0.0:
