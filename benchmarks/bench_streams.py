@@ -7,7 +7,8 @@ Three parts, printed as Markdown tables:
    tree, tree + Honaker, the square-root Toeplitz factorization and BLT (known
    horizon and ``horizon=None``), with the ratios tree + Honaker / BLT (targets:
    max >= 5x and mean >= 3x at ``n = 2^12``), the state each keeps per stream,
-   and a Monte Carlo check of the stated variances. ``--figure PATH`` draws the
+   and a Monte Carlo check of the stated variances; for short horizons (``N <= 128``
+   calls, ``--short-horizons``) the final-weighted dense factorization against BLT. ``--figure PATH`` draws the
    variance against ``t`` (the figure of ``doc/user_guide/streams.md``).
 2. ``real``: ``PrivateQFTLRegressor`` test R^2 at ``epsilon = 1`` on
    ``cal_housing`` and ``trefor_protein`` (public scaling of
@@ -133,6 +134,20 @@ def run_error(args):
     table(["n"] + [f"{label}: max / mean" for _, label in names]
           + ["BLT horizon=None: max / mean", "Honaker / BLT, max (target >= 5)",
              "Honaker / BLT, mean (target >= 3)", "BLT / sqrt, max"], rows)
+
+    print("Short known horizons (the QFTL streams' N = ceil(horizon / first batch) calls): "
+          "the final-weighted dense factorization (\"dense\", the default of \"auto\" for "
+          "N <= 128) against BLT, same mu. The last release is the model a stream ends with; "
+          "1.00 is one release of the whole sum at the same mu:\n")
+    short = []
+    for n in args.short_horizons:
+        _, d = variance_curve("dense", n, n)
+        _, b = variance_curve("blt", n, n)
+        short.append([n, f"{d[-1]:.2f}", f"{b[-1]:.2f}", f"{d[-1] / b[-1]:.2f}",
+                      f"{np.max(d[:-1] / b[:-1]) if n > 1 else 1.0:.2f}",
+                      f"{d.mean():.2f} / {b.mean():.2f}"])
+    table(["N", "dense: last", "BLT: last", "last, dense / BLT",
+           "earlier, max dense / BLT", "mean over t, dense / BLT"], short)
 
     print("State kept per stream (floats per coordinate, after 300 steps):\n")
     table(["mechanism", "known horizon (n = 2^12)", "horizon=None"],
@@ -303,6 +318,7 @@ def main(argv=None):
     parser.add_argument("--parts", nargs="+", default=["error", "real", "contention"],
                         choices=["error", "real", "contention"])
     parser.add_argument("--exponents", nargs="+", type=int, default=[6, 10, 12, 16])
+    parser.add_argument("--short-horizons", nargs="+", type=int, default=[5, 17, 37, 64, 128])
     parser.add_argument("--figure", default=None, help="write the error figure (PNG) here")
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
