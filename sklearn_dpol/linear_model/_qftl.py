@@ -109,7 +109,7 @@ class PrivateQFTLRegressor(
         Value of the constant feature.
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
-        ``ValueError``. A factorization mechanism (``"blt"``, ``"sqrt"``) is
+        ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
         calibrated on calls: ``ceil(horizon / n)`` of them, ``n`` the first
         batch's size (public), and a call past that raises ``ValueError``
         before reading its data (keep later batches at least as large as the
