@@ -2298,6 +2298,160 @@ def _as_source(value):
     return value
 
 
+# Re-pinned deliberately (branch ``calstream``): a QFTL stream with a known horizon of at most
+# 128 calls now resolves ``prefix_sums="auto"`` to the final-weighted dense factorization
+# (doc/privacy.md, "Final-weighted dense factorization for short streams"). Planned costs,
+# rho, epsilon, delta, mu, n_releases and n_records are unchanged; what changed is the
+# mechanism text and ``spent_mu`` after a call short of the horizon (the first rows of the
+# dense C have smaller column norms than BLT's).
+PINNED.update({'qftl-stream-auto': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.1735905672195979),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): dense '
+                                           'lower-triangular factorization over at most 5 '
+                                           'steps (one batch per step), optimal for the prefix '
+                                           'sums with the last weighted as all earlier ones '
+                                           'together, column norm 1, noise 14.95 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.20074510408541132),
+                                 'texts': ('replace-one',
+                                           'Gaussian continual release of (V, u): dense '
+                                           'lower-triangular factorization over at most 5 '
+                                           'steps (one batch per step), optimal for the prefix '
+                                           'sums with the last weighted as all earlier ones '
+                                           'together, column norm 1, noise 14.95 per step',
+                                           'coef_ and intercept_ after every partial_fit call, '
+                                           'computed from the noisy prefix sums of (V, u) '
+                                           'released by the stream mechanism',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-auto-norm': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): dense '
+                                                'lower-triangular factorization over at most 5 '
+                                                'steps (one batch per step), optimal for the '
+                                                'prefix sums with the last weighted as all '
+                                                'earlier ones together, column norm 1, noise '
+                                                '9.893 per step at (0.9, 1e-06)-DP, after a '
+                                                "0.1-DP private quantile of the first batch's "
+                                                "row norms (data_norm='auto'); basic "
+                                                'composition',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 samples')},
+                                     {'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): dense '
+                                                'lower-triangular factorization over at most 5 '
+                                                'steps (one batch per step), optimal for the '
+                                                'prefix sums with the last weighted as all '
+                                                'earlier ones together, column norm 1, noise '
+                                                '9.893 per step at (0.9, 1e-06)-DP, after a '
+                                                "0.1-DP private quantile of the first batch's "
+                                                "row norms (data_norm='auto'); basic "
+                                                'composition',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 '
+                                                'samples')}]},
+ 'qftl-fit-then-stream': {'rho': 0.02801448191263024,
+                          'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 120.0,
+                                                 0.2367043806634353),
+                                     'texts': ('replace-one',
+                                               'AdaSSP: Gaussian release of the packed (V, u) '
+                                               '(joint sensitivity, mu*sqrt(0.9)) and of '
+                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                               'composing to mu*',
+                                               'coef_ and intercept_, computed from one '
+                                               'release of the noisy sufficient statistics (V, '
+                                               'u)',
+                                               'the records passed to fit',
+                                               'this release')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 40.0,
+                                                 0.1735905672195979),
+                                     'texts': ('replace-one',
+                                               'Gaussian continual release of (V, u): dense '
+                                               'lower-triangular factorization over at most 5 '
+                                               'steps (one batch per step), optimal for the '
+                                               'prefix sums with the last weighted as all '
+                                               'earlier ones together, column norm 1, noise '
+                                               '14.95 per step',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call, computed from the noisy prefix sums of '
+                                               '(V, u) released by the stream mechanism',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 samples')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 2.0,
+                                                 80.0,
+                                                 0.20074510408541132),
+                                     'texts': ('replace-one',
+                                               'Gaussian continual release of (V, u): dense '
+                                               'lower-triangular factorization over at most 5 '
+                                               'steps (one batch per step), optimal for the '
+                                               'prefix sums with the last weighted as all '
+                                               'earlier ones together, column norm 1, noise '
+                                               '14.95 per step',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call, computed from the noisy prefix sums of '
+                                               '(V, u) released by the stream mechanism',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 '
+                                               'samples')}]}})
+
+
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint
     import warnings

@@ -62,13 +62,14 @@ def test_calibration_horizon_counts_calls_for_factorizations_rows_for_trees():
         calibration_horizon("blt", 10, 0)
 
 
-@pytest.mark.parametrize("name", ["blt", "sqrt"])
+@pytest.mark.parametrize("name", ["blt", "sqrt", "dense"])
 def test_stream_is_calibrated_for_its_calls_and_spends_mu_at_the_last(name):
     (X, y), _ = worst_case_pair(n=23)
     reg, _ = stream_log(dict(TIGHT, horizon=23, prefix_sums=name), X, y, 5)
     assert reg._stream.horizon == 5 and reg._stream.t == 5     # ceil(23 / 5)
-    norm = (mf.sqrt_column_norm(5) if name == "sqrt"
-            else mf.blt_column_norm(*mf.blt_parameters(5), 5))
+    norm = {"sqrt": lambda: mf.sqrt_column_norm(5),
+            "blt": lambda: mf.blt_column_norm(*mf.blt_parameters(5), 5),
+            "dense": lambda: mf.dense_column_norm(mf.final_weighted_factorization(5)[0])}[name]()
     assert reg._stream.column_norm == pytest.approx(norm)
     assert reg.noise_scale_ == pytest.approx(
         (1 + ROUNDING_ALLOWANCE) * reg.sensitivity_ * norm / MU, rel=1e-12)
@@ -79,7 +80,7 @@ def test_stream_is_calibrated_for_its_calls_and_spends_mu_at_the_last(name):
     assert reg._stream.horizon == 1 and reg.privacy_.spent_mu == pytest.approx(MU)
 
 
-@pytest.mark.parametrize("name", ["blt", "sqrt"])
+@pytest.mark.parametrize("name", ["blt", "sqrt", "dense", "auto"])
 @pytest.mark.parametrize("position", [0, 4, 7, 22])
 def test_noise_off_neighbours_stay_within_mu(name, position):
     """Replace one record by the worst case: the recorded pre-noise values of every
@@ -223,3 +224,14 @@ def test_auto_alpha_of_a_stream_is_public_per_release():
     # No noise: the floor (ridge-free follow-the-leader).
     exact = PrivateQFTLRegressor(epsilon=np.inf, horizon=3000).partial_fit(X, y)
     assert exact.alpha_ == pytest.approx(qftl.ALPHA_FLOOR * 2.0)
+
+
+def test_auto_is_dense_for_at_most_128_calls_then_blt():
+    """``"auto"`` resolves from the public horizon in calls: ``ceil(horizon / first batch)``."""
+    (X, y), _ = worst_case_pair(n=30)
+    for horizon, batch, expected in ((30, 5, "dense"), (128 * 5, 5, "dense"),
+                                     (128 * 5 + 1, 5, "blt"), (None, 5, "blt")):
+        reg = PrivateQFTLRegressor(random_state=0, horizon=horizon, **TIGHT)
+        reg.partial_fit(X[:batch], y[:batch])
+        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == expected
+        assert reg._stream.horizon == (None if horizon is None else -(-horizon // batch))

@@ -70,10 +70,48 @@ def test_blt_coefficients_inverse_and_column_norms():
     assert mf.blt_column_norm(omega, theta, None) == pytest.approx(np.linalg.norm(long), rel=2e-9)
 
 
-@pytest.mark.parametrize("name", ["blt", "sqrt"])
+def test_final_weighted_factorization_is_a_valid_and_better_ending_factorization():
+    """B C = A with both lower-triangular (release t reads steps 1..t only); every column
+    of C has norm 1 (the constraint, all active); the weighted objective beats BLT's and
+    the square root's; at 17 steps the last release has 0.54x BLT's variance, the earlier
+    ones at most 1.46x, the mean over t no more than BLT's (+1%)."""
+    for n in (1, 2, 3, 17, 37, 100, mf.DENSE_MAX_STEPS):
+        C, B = mf.final_weighted_factorization(n)
+        assert not C.flags.writeable and not B.flags.writeable
+        np.testing.assert_array_equal(C, np.tril(C))
+        np.testing.assert_array_equal(B, np.tril(B))
+        np.testing.assert_allclose(B @ C, ones(n), atol=1e-12)
+        norms = np.linalg.norm(C, axis=0)
+        np.testing.assert_allclose(norms, 1.0, rtol=1e-8)
+        assert mf.dense_column_norm(C) >= norms.max()
+        assert mf.dense_column_norm(C) == pytest.approx(norms.max(), rel=2e-9)
+        # the spent norm of the first t rows grows to the full one
+        assert mf.dense_column_norm(C, 1) <= mf.dense_column_norm(C, n) == mf.dense_column_norm(C)
+        w2 = mf.final_weights(n) ** 2
+        dense_loss = float(w2 @ np.sum(B * B, axis=1)) * np.max(norms) ** 2
+        omega, theta = mf.blt_parameters(n)
+        _, r = mf.blt_coefficients(omega, theta, n)
+        blt_loss = float(w2 @ np.cumsum(np.cumsum(r) ** 2)) * mf.blt_column_norm(omega, theta, n) ** 2
+        sqrt_loss = (float(w2 @ np.cumsum(mf.sqrt_coefficients(n) ** 2))
+                     * mf.sqrt_column_norm(n) ** 2)
+        assert dense_loss <= min(blt_loss, sqrt_loss) * (1 + 1e-9)
+    dense = make_stream_mechanism("dense", dim=1, sensitivity=1.0, mu=1.0, horizon=17)
+    blt = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=17)
+    d = np.array([dense.prefix_variance(t) for t in range(1, 18)])
+    b = np.array([blt.prefix_variance(t) for t in range(1, 18)])
+    assert d[-1] / b[-1] == pytest.approx(0.541, abs=0.002)
+    assert np.max(d[:-1] / b[:-1]) <= 1.46
+    assert d.mean() <= 1.01 * b.mean()
+    with pytest.raises(ValueError, match="1 to 128 steps"):
+        mf.final_weighted_factorization(mf.DENSE_MAX_STEPS + 1)
+
+
+@pytest.mark.parametrize("name", ["blt", "sqrt", "dense"])
 @pytest.mark.parametrize("horizon", [40, None])
 def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
     """What is released is B (C x + z): the recorded noisy values, post-processed."""
+    if name == "dense" and horizon is None:
+        pytest.skip("dense needs a known horizon")
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 2))
     stream = make_stream_mechanism(name, dim=2, sensitivity=1.0, mu=1.0, horizon=horizon)
@@ -84,6 +122,8 @@ def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
     if horizon is not None:
         if name == "sqrt":
             C = lower_toeplitz(mf.sqrt_coefficients(40))
+        elif name == "dense":
+            C = stream.inner.C
         else:
             C = lower_toeplitz(mf.blt_coefficients(stream.inner.omega, stream.inner.theta, 40)[0])
         np.testing.assert_allclose(exact, C @ x, atol=1e-10)
@@ -96,7 +136,8 @@ def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
 
 # -- every mechanism through the one factory ---------------------------------------
 
-ALL = [(name, horizon) for name in MECHANISMS for horizon in (150, None)]
+ALL = [(name, horizon) for name in MECHANISMS if name != "dense" for horizon in (150, None)]
+ALL += [("dense", 100)]          # a known horizon of at most mf.DENSE_MAX_STEPS steps only
 
 
 @pytest.mark.parametrize("name,horizon", ALL)
@@ -156,7 +197,7 @@ def test_noise_off_neighbour_bound_is_attained_by_the_first_step():
     values = np.zeros((n, 1))
     other = values.copy()
     other[0] = 1.0
-    for name in ("blt", "sqrt"):
+    for name in ("blt", "sqrt", "dense"):
         logs = []
         for data in (values, other):
             stream = make_stream_mechanism(name, dim=1, sensitivity=1.0, mu=mu, horizon=n)
@@ -178,6 +219,10 @@ def test_every_factorization_is_calibrated_with_the_rounding_allowance():
                                     horizon=horizon)
         assert blt.sigma == pytest.approx(
             (1 + ROUNDING_ALLOWANCE) * sensitivity * blt.column_norm / mu, rel=1e-14)
+    dense = make_stream_mechanism("dense", dim=3, sensitivity=sensitivity, mu=mu, horizon=50)
+    assert dense.sigma == pytest.approx(
+        (1 + ROUNDING_ALLOWANCE) * sensitivity * mf.dense_column_norm(dense.inner.C) / mu,
+        rel=1e-14)
     sqrt = make_stream_mechanism("sqrt", dim=3, sensitivity=sensitivity, mu=mu, horizon=50)
     assert sqrt.sigma == pytest.approx(
         (1 + ROUNDING_ALLOWANCE) * sensitivity * mf.sqrt_column_norm(50) / mu, rel=1e-14)
@@ -193,7 +238,8 @@ def test_every_factorization_is_calibrated_with_the_rounding_allowance():
 def test_the_rounding_check_is_public_and_refuses_past_the_allowance(monkeypatch):
     """The ratio is linear in the rows and the coordinate bound, grows with the steps and
     the dimension, is 0 for the trees, and check_rounding raises past the allowance."""
-    for name, horizon in (("blt", 100), ("blt", None), ("sqrt", 100), ("sqrt", None)):
+    for name, horizon in (("blt", 100), ("blt", None), ("sqrt", 100), ("sqrt", None),
+                          ("dense", 100)):
         stream = make_stream_mechanism(name, dim=10, sensitivity=1.0, mu=1.0, horizon=horizon)
         ratio = rounding_ratio(stream, 5, 1000, 0.5)
         assert 0 < ratio < 1e-6
@@ -240,7 +286,8 @@ def test_reported_variance_matches_the_noise():
     """Monte Carlo over 20,000 coordinates: the released noise has the stated variance."""
     rng = np.random.default_rng(3)
     dim, n = 20_000, 12
-    for name, horizon in (("blt", 64), ("blt", None), ("sqrt", 64), ("sqrt", None)):
+    for name, horizon in (("blt", 64), ("blt", None), ("sqrt", 64), ("sqrt", None),
+                          ("dense", 12), ("dense", 64)):
         stream = make_stream_mechanism(name, dim=dim, sensitivity=1.0, mu=1.0, horizon=horizon)
         for t in range(1, n + 1):
             released = stream.advance(np.zeros((1, dim)), rng)
@@ -326,6 +373,13 @@ def test_streams_pickle_and_continue_identically(name, horizon):
 
 def test_factory_validates_and_auto_is_blt():
     assert resolve_mechanism("auto") == "blt"
+    assert resolve_mechanism("auto", None) == "blt"
+    assert resolve_mechanism("auto", 17) == resolve_mechanism("auto", 128) == "dense"
+    assert resolve_mechanism("auto", 129) == "blt"
+    assert resolve_mechanism("blt", 17) == "blt"
+    for horizon in (None, 129):
+        with pytest.raises(ValueError, match="dense.*known horizon"):
+            make_stream_mechanism("dense", dim=1, sensitivity=1.0, mu=1.0, horizon=horizon)
     with pytest.raises(ValueError, match="unknown stream mechanism"):
         make_stream_mechanism("fancy", dim=1, sensitivity=1.0, mu=1.0, horizon=3)
     with pytest.raises(ValueError, match="horizon"):
@@ -349,9 +403,11 @@ def test_qftl_stream_uses_the_layer_and_reports_it():
         reg = PrivateQFTLRegressor(horizon=horizon, random_state=0)
         for lo in range(0, 3000, 500):
             reg.partial_fit(X[lo:lo + 500], y[lo:lo + 500])
-        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == "blt"
+        # "auto": the dense factorization for a known horizon of <= 128 calls, else BLT
+        expected = "dense" if horizon else "blt"
+        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == expected
         assert reg._stream.t == 6 and reg.t_ == 3000
-        assert "BLT" in reg.privacy_.mechanism
+        assert ("dense lower-triangular" if horizon else "BLT") in reg.privacy_.mechanism
         mu = gaussian_mu(1.0, 1e-6)
         assert reg.noise_scale_ == pytest.approx(
             (1 + ROUNDING_ALLOWANCE) * reg.sensitivity_ * reg._stream.column_norm / mu,

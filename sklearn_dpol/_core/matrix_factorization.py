@@ -221,6 +221,84 @@ def blt_parameters(horizon):
     return _BLT_TABLE[exponent]
 
 
+# -- final-weighted dense factorization for short known horizons --------------------
+
+#: Largest number of steps of a :func:`final_weighted_factorization` (computed on first
+#: use, about 0.1 s at 64 steps and 1 s at 128 with one BLAS thread; longer streams use
+#: BLT).
+DENSE_MAX_STEPS = 128
+_DENSE_ITERATIONS = 2000
+_DENSE_TOLERANCE = 1e-10
+
+
+def final_weights(n):
+    """Workload weights of :func:`final_weighted_factorization`: 1, ..., 1, ``sqrt(n - 1)``.
+
+    The objective ``sum_t w_t^2 Var_t`` then puts as much weight on the last
+    prefix sum (the model a stream ends with) as on all earlier ones together.
+    """
+    w = np.ones(int(n))
+    w[-1] = math.sqrt(max(int(n) - 1, 1))
+    return w
+
+
+def _psd_sqrt(M):
+    eigenvalues, eigenvectors = np.linalg.eigh(M)
+    return (eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))) @ eigenvectors.T
+
+
+@functools.lru_cache(maxsize=8)
+def final_weighted_factorization(n):
+    """``(C, B)``, ``A = B C`` with lower-triangular ``C`` minimising a weighted error (public ``n``).
+
+    ``X = C^T C`` minimises ``tr(A^T W^2 A X^-1)`` subject to ``diag(X) = 1``
+    (Denisov, McMahan, Rush, Smith and Thakurta 2022, section 4; ``W`` the
+    diagonal of :func:`final_weights`), by the fixed point of the dual
+    ``v <- diag((V^(1/2) G V^(1/2))^(1/2))``, ``G = A^T W^2 A``, ``V = diag(v)``,
+    and ``X = V^(-1/2) (V^(1/2) G V^(1/2))^(1/2) V^(-1/2)``. ``C`` is the
+    lower-triangular factor of ``X`` (``J X J = L L^T``, ``C = J L^T J`` with ``J``
+    the reversal), ``B = A C^-1`` (lower-triangular: release ``t`` reads
+    ``y_1 .. y_t`` only). Data-free: a function of ``n`` only. The calibration
+    never relies on the optimisation having converged: it reads the column norms
+    of the returned ``C`` (:func:`dense_column_norm`). Both arrays are read-only.
+    """
+    from scipy.linalg import solve_triangular
+
+    from ._threads import single_blas_thread
+
+    n = int(n)
+    if not 1 <= n <= DENSE_MAX_STEPS:
+        raise ValueError(f"a final-weighted factorization is computed for 1 to "
+                         f"{DENSE_MAX_STEPS} steps; got {n}.")
+    A = np.tril(np.ones((n, n)))
+    w = final_weights(n)
+    G = A.T @ (w[:, np.newaxis] ** 2 * A)
+    v = np.ones(n)
+    with single_blas_thread():
+        for _ in range(_DENSE_ITERATIONS):
+            s = np.sqrt(v)
+            updated = np.diag(_psd_sqrt(s[:, np.newaxis] * G * s)).copy()
+            done = np.max(np.abs(updated - v)) <= _DENSE_TOLERANCE * np.max(v)
+            v = updated
+            if done:
+                break
+        s = np.sqrt(v)
+        X = _psd_sqrt(s[:, np.newaxis] * G * s) / np.outer(s, s)
+        X = (X + X.T) / 2.0
+        L = np.linalg.cholesky(X[::-1, ::-1])
+        C = np.tril(L.T[::-1, ::-1])
+        B = np.tril(solve_triangular(C, A.T, trans="T", lower=True).T)   # A C^-1
+    for array in (C, B):
+        array.setflags(write=False)
+    return C, B
+
+
+def dense_column_norm(C, t=None):
+    """``max_j ||C[:t, j]||`` (all rows for ``None``), with a relative margin for rounding."""
+    rows = C if t is None else C[:int(t)]
+    return float(np.sqrt(np.max(np.sum(rows * rows, axis=0)))) * (1 + _NORM_MARGIN)
+
+
 class _StepMechanism:
     """Common state of the step mechanisms: one step per ``advance``."""
 
@@ -388,3 +466,40 @@ class StepEpochs:
         epoch = t.bit_length() - 1
         variance = sum(self.make_epoch(k).prefix_variance(1 << k) for k in range(epoch))
         return variance + self.make_epoch(epoch).prefix_variance(t - (1 << epoch) + 1)
+
+
+class DensePrefixSums(_StepMechanism):
+    """Prefix sums by a dense lower-triangular factorization ``A = B C`` (known horizon).
+
+    Parameters
+    ----------
+    dim : int
+        Length of the summed vectors.
+    sigma : float
+        Standard deviation of the noise on each ``(C x)_t``.
+    C, B : ndarray of shape (horizon, horizon)
+        Lower-triangular factors, ``B C = A``.
+    """
+
+    def __init__(self, dim, sigma, C, B):
+        super().__init__(dim, sigma, len(C))
+        self.C, self.B = C, B
+        self.steps = ()         # exact step sums x_1..x_t (private)
+        self.noisy = ()         # released y_1..y_t
+
+    def advance_step(self, step_sum, n_rows, rng):
+        """Append one step's exact sum; return the released prefix sum."""
+        self._check_step()
+        t = self.t
+        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
+        exact = self.C[t, :t + 1] @ np.asarray(steps)           # (C x)_t from the steps only
+        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
+        self.steps, self.noisy = steps, noisy
+        self.t += 1
+        self.n_rows += int(n_rows)
+        return self.B[t, :t + 1] @ np.asarray(noisy)            # (B y)_t
+
+    def prefix_variance(self, t):
+        """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 ||B[t-1, :t]||^2``."""
+        t = int(t)
+        return self.sigma**2 * float(np.sum(self.B[t - 1, :t] ** 2)) if t else 0.0

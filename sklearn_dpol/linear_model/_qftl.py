@@ -110,14 +110,14 @@ class PrivateQFTLRegressor(
         Value of the constant feature.
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
-        ``ValueError``. A factorization mechanism (``"blt"``, ``"sqrt"``) is
+        ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
         calibrated on calls: ``ceil(horizon / n)`` of them, ``n`` the first
         batch's size (public), and a call past that raises ``ValueError``
         before reading its data (keep later batches at least as large as the
         first). A tree is calibrated for ``horizon.bit_length()`` levels.
         With ``None`` the guarantee holds for a stream of any length, at
         somewhat more noise.
-    prefix_sums : {"auto", "blt", "sqrt", "tree", "honaker"}, default="auto"
+    prefix_sums : {"auto", "blt", "sqrt", "dense", "tree", "honaker"}, default="auto"
         The continual-release mechanism of a stream's prefix sums
         (:func:`~sklearn_dpol.privacy._streams.make_stream_mechanism`).
         ``"blt"``: a buffered linear Toeplitz factorization with 4 buffers, one
@@ -126,8 +126,12 @@ class PrivateQFTLRegressor(
         square-root Toeplitz factorization (memory grows with the number of
         calls). ``"tree"`` and ``"honaker"``: the seed's binary tree over
         samples with the plain or Honaker estimator (Honaker costs
-        ``O(n_features**2)`` random draws per sample). ``"auto"`` is
-        ``"blt"``; the resolved name is ``prefix_sums_``. A factorization's
+        ``O(n_features**2)`` random draws per sample). ``"dense"``: a
+        lower-triangular factorization for a known horizon of at most 128
+        calls, weighted so that the last release (the model the stream ends
+        with) gets about half BLT's variance. ``"auto"`` is ``"dense"`` when
+        ``ceil(horizon / n) <= 128``, else ``"blt"``; the resolved name is
+        ``prefix_sums_``. A factorization's
         noise carries the stream layer's rounding allowance (``1 + 1e-3``),
         and a call whose public worst-case rounding (call count, largest
         batch, packed dimension) would pass it raises ``ValueError`` before
@@ -250,7 +254,7 @@ class PrivateQFTLRegressor(
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE],
         "horizon": [HORIZON_CONSTRAINT, None],
-        "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "tree", "honaker"})],
+        "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "dense", "tree", "honaker"})],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
         "verbose": ["verbose"],
@@ -579,11 +583,11 @@ class PrivateQFTLRegressor(
             return self._stream.snapshot()
         if not hasattr(self, "_base_statistics"):
             self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
-        name = resolve_mechanism(self.prefix_sums)
+        steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
         self._stream_first_batch = int(n_rows)   # public (a shape), for the error message
         return make_stream_mechanism(
-            name, dim=dim, sensitivity=self.sensitivity(), mu=self._budget_split()[2],
-            horizon=calibration_horizon(name, self.horizon, n_rows),
+            resolve_mechanism(self.prefix_sums, steps), dim=dim,
+            sensitivity=self.sensitivity(), mu=self._budget_split()[2], horizon=steps,
         )
 
     def _stream_rows_so_far(self, n_rows):
@@ -612,10 +616,10 @@ class PrivateQFTLRegressor(
             return   # within a call index and batch size already checked (see below)
         dim = qftl.packed_dim(self.n_features_in_ + bool(self.fit_intercept))
         if stream is None:
-            name = resolve_mechanism(self.prefix_sums)
+            calls = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
             stream = make_stream_mechanism(
-                name, dim=dim, sensitivity=1.0, mu=1.0,
-                horizon=calibration_horizon(name, self.horizon, n_rows))
+                resolve_mechanism(self.prefix_sums, calls), dim=dim, sensitivity=1.0, mu=1.0,
+                horizon=calls)
         steps = stream.t + 1
         check_rounding(stream, steps, max_rows, qftl.ATOM_COORDINATE_FRACTION,
                        advice="call fit to start a new stream, or prefix_sums='tree'")
