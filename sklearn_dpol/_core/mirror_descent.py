@@ -373,7 +373,9 @@ def iteration_cap(loss, n_samples, n_features):
     large: the L1 and group-L1 balls, ``epsilon=inf``). Losses that step on the
     rows (``n p`` a step) get ``soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p))``
     steps. Both make the total work continuous and nondecreasing in ``n``.
-    ``epsilon=inf`` takes exactly this many steps (rounded).
+    ``epsilon=inf`` takes exactly this many steps (rounded). The Huber loss
+    keeps the rows' cap on its Gram path (:func:`use_huber_gram`), whose
+    worst case is still one pass a step.
     """
     p = float(max(int(n_features), 1))
     n = float(n_samples)
