@@ -71,7 +71,8 @@ GRAM_MAX_DIM = 4096
 # ``|r| > h (1 - HUBER_GRAM_MARGIN)`` at a reference point, found again when the
 # iterate has moved the residuals by ``0.99 HUBER_GRAM_MARGIN h``. Used only
 # while the residual bound is below ``HUBER_GRAM_MAX_RATIO h``, so that the
-# rounding of a residual (relative 1e-15) stays far below the margin.
+# rounding of a residual (below 5e-13 of the bound for p <= 4096) stays far
+# below the margin's 1% slack (doc/privacy.md section 31).
 HUBER_GRAM_MARGIN = 0.5
 HUBER_GRAM_MAX_RATIO = 1e6
 # Sensitivities and noise scales below this lose their precision in double
