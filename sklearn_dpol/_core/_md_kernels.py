@@ -121,6 +121,112 @@ def gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, out):
         out[p] = acc
 
 
+# -- the Huber loss on the Gram matrix --------------------------------------------------------
+#
+# The Huber derivative is the squared loss's, ``r``, on rows with ``|r| <= h``,
+# so the mean gradient is the squared loss's (O(p^2) from the Gram statistics)
+# minus ``(1/n) sum_i c_i (r_i - f'(r_i)) (z_i, 1)`` over the rows with
+# ``|r_i| > h`` only. Those rows are found among candidates: one pass at a
+# reference point ``(w0, b0)`` keeps the rows with ``|r_i(w0, b0)| > h - m``;
+# as ``|r_i(w, b) - r_i(w0, b0)| <= R ||w - w0|| + |b - b0| = Delta`` for a
+# row of norm at most ``R``, every other row has ``|r_i| < h`` while
+# ``Delta < m``, and the pass is redone when it is not (``doc/privacy.md``,
+# "Mirror descent's Huber loss on the Gram matrix").
+
+
+@njit(cache=True, nogil=True)
+def huber_candidates(X, csr_data, csr_indices, csr_indptr, sparse, scales, y, w, b, level,
+                     cand):
+    """Store in ``cand`` the rows with ``|r_i(w, b)| > level``; return their number: O(n p).
+
+    ``r_i = <z_i, w> + b - y_i`` with ``z_i = scales[i] x_i``, summed as in
+    :func:`data_gradient` (dense) or :func:`data_gradient_csr`. A NaN residual
+    (unreachable on clipped data) is a candidate. The dense and CSR loops are
+    written out: a shared per-row helper made both ten times slower.
+    """
+    n = scales.size
+    p = w.size
+    count = 0
+    for i in range(n):
+        s = scales[i]
+        dot = 0.0
+        if sparse:
+            for k in range(csr_indptr[i], csr_indptr[i + 1]):
+                dot += (s * csr_data[k]) * w[csr_indices[k]]
+        else:
+            for j in range(p):
+                dot += (s * X[i, j]) * w[j]
+        r = dot + b - y[i]
+        if not abs(r) <= level:
+            cand[count] = i
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def huber_gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, X, csr_data, csr_indices,
+                        csr_indptr, sparse, scales, y, weights, cand, count, w, b, loss,
+                        threshold, out):
+    """The mean gradient of a loss with ``f'(r) = r`` on ``|r| <= h`` (Huber): O(p^2 + k p).
+
+    :func:`gram_gradient` (the squared loss) minus, over the ``count`` rows
+    ``cand[:count]``, which must hold every row with ``|r_i| > h``,
+    ``(1/n) c_i (r_i - f'(r_i)) (z_i, 1)``; ``f'`` is the loss table's.
+    """
+    gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, out)
+    n = scales.size
+    p = w.size
+    weighted = weights.size > 0
+    total = 0.0
+    if sparse:
+        for k in range(count):
+            i = cand[k]
+            s = scales[i]
+            lo, hi = csr_indptr[i], csr_indptr[i + 1]
+            dot = 0.0
+            for kk in range(lo, hi):
+                dot += (s * csr_data[kk]) * w[csr_indices[kk]]
+            r = dot + b - y[i]
+            # A NaN residual: f' = 0 on the rows, and nothing to take back here.
+            excess = r - loss_derivative(r, loss, threshold) if r == r else 0.0
+            if weighted:
+                excess *= weights[i]
+            if excess != 0.0:
+                d = excess / n
+                for kk in range(lo, hi):
+                    out[csr_indices[kk]] -= d * (s * csr_data[kk])
+                total += d
+    else:
+        for k in range(count):
+            i = cand[k]
+            s = scales[i]
+            dot = 0.0
+            for j in range(p):
+                dot += (s * X[i, j]) * w[j]
+            r = dot + b - y[i]
+            excess = r - loss_derivative(r, loss, threshold) if r == r else 0.0
+            if weighted:
+                excess *= weights[i]
+            if excess != 0.0:
+                d = excess / n
+                for j in range(p):
+                    out[j] -= d * (s * X[i, j])
+                total += d
+    if out.size > p:
+        out[p] -= total
+
+
+@njit(cache=True, nogil=True)
+def _drift(w, b, ref, data_norm):
+    """``Delta = R ||w - w0||_2 + |b - b0|`` from the reference ``ref = (w0, b0)``."""
+    p = w.size
+    acc = 0.0
+    for j in range(p):
+        e = w[j] - ref[j]
+        acc += e * e
+    return data_norm * math.sqrt(acc) + abs(b - ref[p])
+
+
 # -- potentials on the L1 ball: (c/2) ||u||_q^2 and its conjugate -----------------------
 
 @njit(cache=True, nogil=True)
@@ -303,7 +409,7 @@ def l2_step(u, gradient, eta):
 def run_steps(X, csr_data, csr_indices, csr_indptr, sparse, scales, y, weights, gram,
               z_mean, zy_mean, y_mean, w_mean, use_gram, loss, threshold, kind, q, c, power,
               xi, starts, radius, y_bound, eta, n_steps, sigma, state, u, v, log_u, u_sum,
-              v_sum, trace):
+              v_sum, trace, huber_gram, data_norm, margin, cand, ref, count):
     """Take ``n_steps`` noisy mirror steps in place; add each new iterate to the sums.
 
     Each step's gradient in the original coordinates ``(w, b)`` is released
@@ -315,6 +421,13 @@ def run_steps(X, csr_data, csr_indices, csr_indptr, sparse, scales, y, weights, 
     ``X``; ``weights`` are the sample weights (empty: all 1). ``v`` holds
     the intercept (one entry, or none without intercept). ``trace`` receives
     every iterate when it has a row per step (for tests), else nothing.
+
+    ``huber_gram`` (with ``use_gram``): the Huber gradient from the Gram
+    statistics and the candidate rows ``cand[:count[0]]`` found at the
+    reference ``ref = (w0, b0)`` with level ``h - margin``; the candidates
+    are found again (one pass) when ``count[0] < 0`` or the drift
+    ``data_norm ||w - w0|| + |b - b0|`` reaches ``0.99 margin``. ``cand``,
+    ``ref`` and ``count`` carry that state from one call to the next.
     """
     p = u.size
     intercept = v.size > 0
@@ -334,7 +447,17 @@ def run_steps(X, csr_data, csr_indices, csr_indptr, sparse, scales, y, weights, 
         for j in range(p):
             w[j] = radius * u[j]
         b = y_bound * v[0] if intercept else 0.0
-        if use_gram:
+        if use_gram and huber_gram:
+            if count[0] < 0 or not _drift(w, b, ref, data_norm) < 0.99 * margin:
+                count[0] = huber_candidates(X, csr_data, csr_indices, csr_indptr, sparse,
+                                            scales, y, w, b, threshold - margin, cand)
+                for j in range(p):
+                    ref[j] = w[j]
+                ref[p] = b
+            huber_gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, X, csr_data,
+                                csr_indices, csr_indptr, sparse, scales, y, weights, cand,
+                                count[0], w, b, loss, threshold, grad)
+        elif use_gram:
             gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, grad)
         elif sparse:
             data_gradient_csr(csr_data, csr_indices, csr_indptr, scales, y, weights, w, b,

@@ -67,6 +67,14 @@ MAX_AUTO_ITER = 1_000_000
 CHUNK_ROWS = 8192
 # The Gram matrix is used up to this dimension (128 MB of float64).
 GRAM_MAX_DIM = 4096
+# Huber on the Gram matrix (``use_huber_gram``): candidate rows are those with
+# ``|r| > h (1 - HUBER_GRAM_MARGIN)`` at a reference point, found again when the
+# iterate has moved the residuals by ``0.99 HUBER_GRAM_MARGIN h``. Used only
+# while the residual bound is below ``HUBER_GRAM_MAX_RATIO h``, so that the
+# rounding of a residual (below 5e-13 of the bound for p <= 4096) stays far
+# below the margin's 1% slack (doc/privacy.md section 31).
+HUBER_GRAM_MARGIN = 0.5
+HUBER_GRAM_MAX_RATIO = 1e6
 # Sensitivities and noise scales below this lose their precision in double
 # precision; bounds above HUGE overflow once squared or summed over rows.
 TINY = 1e-290
@@ -366,7 +374,9 @@ def iteration_cap(loss, n_samples, n_features):
     large: the L1 and group-L1 balls, ``epsilon=inf``). Losses that step on the
     rows (``n p`` a step) get ``soft_max(PASS_BUDGET, COMPUTE_BUDGET / (n p))``
     steps. Both make the total work continuous and nondecreasing in ``n``.
-    ``epsilon=inf`` takes exactly this many steps (rounded).
+    ``epsilon=inf`` takes exactly this many steps (rounded). The Huber loss
+    keeps the rows' cap on its Gram path (:func:`use_huber_gram`), whose
+    worst case is still one pass a step.
     """
     p = float(max(int(n_features), 1))
     n = float(n_samples)
@@ -761,14 +771,48 @@ def use_gram(loss, n_samples, n_features, n_steps):
     return n_steps * n_samples * p > n_samples * p * p + n_steps * p * p
 
 
+def use_huber_gram(loss, n_samples, n_features, n_steps, *, huber_threshold, radius,
+                   data_norm, y_bound, intercept):
+    """Huber: the Gram matrix and candidate rows when :func:`use_gram` would take it for the
+    squared loss and the residual bound ``R radius + 2Y`` is below ``HUBER_GRAM_MAX_RATIO h``.
+
+    Public values only. The gradient is the same function of the data as on
+    the rows (the kernels' :func:`huber_gram_gradient`); only its cost differs.
+    """
+    if loss != HUBER or not use_gram(SQUARED, n_samples, n_features, n_steps):
+        return False
+    residual = data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    return residual < HUBER_GRAM_MAX_RATIO * huber_threshold
+
+
+def _row_arrays(data):
+    """``(X, csr_data, csr_indices, csr_indptr)`` as the kernels take them."""
+    if data.sparse:
+        return np.zeros((0, 0)), data.X.data, data.X.indices, data.X.indptr
+    return data.X, np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int32)
+
+
 def averaged_gradient(data, w, b, loss, huber_threshold):
-    """The mean gradient ``(1/n) sum_i f'(r_i) (z_i, 1)`` at ``(w, b)`` (no noise)."""
+    """The mean gradient ``(1/n) sum_i f'(r_i) (z_i, 1)`` at ``(w, b)`` (no noise).
+
+    With the Gram statistics the Huber loss takes :func:`use_huber_gram`'s
+    path: the squared loss's gradient corrected on the rows with ``|r| > h``.
+    """
     from . import _md_kernels as kernels
 
     w = np.ascontiguousarray(w, dtype=np.float64)
     out = np.empty(w.size + 1)
     weights = np.zeros(0) if data.weights is None else data.weights
-    if data.use_gram:
+    if data.use_gram and loss == HUBER:
+        rows = _row_arrays(data)
+        cand = np.empty(data.scales.size, dtype=np.int64)
+        count = kernels.huber_candidates(*rows, data.sparse, data.scales, data.y, w, float(b),
+                                         float(huber_threshold), cand)
+        kernels.huber_gram_gradient(data.gram, data.z_mean, data.zy_mean, data.y_mean,
+                                    float(data.w_mean), *rows, data.sparse, data.scales,
+                                    data.y, weights, cand, count, w, float(b),
+                                    _LOSS_CODES[loss], float(huber_threshold), out)
+    elif data.use_gram:
         kernels.gram_gradient(data.gram, data.z_mean, data.zy_mean, data.y_mean,
                               float(data.w_mean), w, float(b), out)
     elif data.sparse:
@@ -818,11 +862,14 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
                             epsilon=epsilon, delta=delta, n_steps=n_steps,
                             step_size=step_size, n_features=n_features)
     u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
-    data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound,
-                     use_gram=use_gram(loss, n_samples, n_features, calibration.n_steps),
+    gram = use_gram(loss, n_samples, n_features, calibration.n_steps) or use_huber_gram(
+        loss, n_samples, n_features, calibration.n_steps, huber_threshold=huber_threshold,
+        radius=radius, data_norm=data_norm, y_bound=y_bound, intercept=intercept)
+    data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=gram,
                      sample_weight=sample_weight)
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
-                                  radius, y_bound, rng, record_iterates, on_steps)
+                                  radius, y_bound, rng, record_iterates, on_steps,
+                                  data_norm=data_norm)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
     return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
                   iterates)
@@ -897,7 +944,7 @@ def average_in_set(potential, u_sum, v_sum, n_steps):
 
 
 def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bound, rng,
-         record_iterates, on_steps=None):
+         record_iterates, on_steps=None, data_norm=None):
     from . import _md_kernels as kernels
 
     n_steps = calibration.n_steps
@@ -913,11 +960,17 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
     # progress is reported between calls, and the arithmetic is the same
     # whichever way the steps are split.
     chunk = max(1, -(-n_steps // 10))
-    if data.sparse:
-        X, csr = np.zeros((0, 0)), (data.X.data, data.X.indices, data.X.indptr)
-    else:
-        X, csr = data.X, (np.zeros(0), np.zeros(0, np.int32), np.zeros(1, np.int32))
+    X, *csr = _row_arrays(data)
     weights = np.zeros(0) if data.weights is None else data.weights
+    # Huber on the Gram matrix: the candidate rows and their reference point,
+    # kept across the kernel calls (found again at the first step).
+    huber_gram = bool(data.use_gram and loss == HUBER)
+    if huber_gram and data_norm is None:
+        raise ValueError("the Huber loss on the Gram matrix needs the row bound data_norm")
+    cand = np.empty(data.scales.size if huber_gram else 0, dtype=np.int64)
+    ref = np.zeros(u.size + 1)
+    count = np.full(1, -1, dtype=np.int64)
+    margin = HUBER_GRAM_MARGIN * float(huber_threshold)
     for lo in range(0, n_steps, chunk):
         hi = min(n_steps, lo + chunk)
         kernels.run_steps(
@@ -927,6 +980,7 @@ def _run(data, potential, calibration, u, v, loss, huber_threshold, radius, y_bo
             potential.block_starts(), float(radius), float(y_bound),
             calibration.step_size, hi - lo, float(calibration.noise_scale), state,
             u, v, log_u, u_sum, v_sum, trace[lo:hi] if record_iterates else trace,
+            huber_gram, float(data_norm or 0.0), margin, cand, ref, count,
         )
         if on_steps is not None:
             on_steps(hi, n_steps)
