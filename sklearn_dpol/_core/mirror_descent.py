@@ -855,24 +855,20 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
     at once, with step counts only (progress output must not see the iterate).
     """
     n_samples, n_features = X.shape
-    potential = make_potential(constraint, n_features, group_size)
-    calibration = calibrate(potential, n_samples=n_samples, loss=loss,
-                            huber_threshold=huber_threshold, radius=radius,
-                            data_norm=data_norm, y_bound=y_bound, intercept=intercept,
-                            epsilon=epsilon, delta=delta, n_steps=n_steps,
-                            step_size=step_size, n_features=n_features)
-    u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
+    potential, calibration, u, v = _plan(
+        n_samples, n_features, coef_start, intercept_start, loss=loss,
+        huber_threshold=huber_threshold, constraint=constraint, radius=radius,
+        group_size=group_size, data_norm=data_norm, y_bound=y_bound, intercept=intercept,
+        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size)
     gram = use_gram(loss, n_samples, n_features, calibration.n_steps) or use_huber_gram(
         loss, n_samples, n_features, calibration.n_steps, huber_threshold=huber_threshold,
         radius=radius, data_norm=data_norm, y_bound=y_bound, intercept=intercept)
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=gram,
                      sample_weight=sample_weight)
-    u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
-                                  radius, y_bound, rng, record_iterates, on_steps,
-                                  data_norm=data_norm)
-    coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
-    return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
-                  iterates)
+    return _descend(data, potential, calibration, u, v, loss=loss,
+                    huber_threshold=huber_threshold, radius=radius, y_bound=y_bound,
+                    intercept=intercept, rng=rng, record_iterates=record_iterates,
+                    on_steps=on_steps, data_norm=data_norm)
 
 
 def mirror_descent_on(data, n_samples, n_features, coef_start, intercept_start, *, loss,
@@ -883,6 +879,21 @@ def mirror_descent_on(data, n_samples, n_features, coef_start, intercept_start, 
     (:func:`gram_data_from_sums`); the same calibration, start, steps and average."""
     if loss != SQUARED or not data.use_gram:
         raise ValueError("Reduced Gram statistics serve the squared loss only.")
+    potential, calibration, u, v = _plan(
+        n_samples, n_features, coef_start, intercept_start, loss=loss,
+        huber_threshold=huber_threshold, constraint=constraint, radius=radius,
+        group_size=group_size, data_norm=data_norm, y_bound=y_bound, intercept=intercept,
+        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size)
+    return _descend(data, potential, calibration, u, v, loss=loss,
+                    huber_threshold=huber_threshold, radius=radius, y_bound=y_bound,
+                    intercept=intercept, rng=rng, record_iterates=record_iterates,
+                    on_steps=on_steps, data_norm=data_norm)
+
+
+def _plan(n_samples, n_features, coef_start, intercept_start, *, loss, huber_threshold,
+          constraint, radius, group_size, data_norm, y_bound, intercept, epsilon, delta,
+          n_steps, step_size):
+    """The set, the calibration (public: shapes and parameters) and the start point."""
     potential = make_potential(constraint, n_features, group_size)
     calibration = calibrate(potential, n_samples=n_samples, loss=loss,
                             huber_threshold=huber_threshold, radius=radius,
@@ -890,8 +901,15 @@ def mirror_descent_on(data, n_samples, n_features, coef_start, intercept_start, 
                             epsilon=epsilon, delta=delta, n_steps=n_steps,
                             step_size=step_size, n_features=n_features)
     u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
+    return potential, calibration, u, v
+
+
+def _descend(data, potential, calibration, u, v, *, loss, huber_threshold, radius, y_bound,
+             intercept, rng, record_iterates, on_steps, data_norm):
+    """The noisy steps on the clipped ``data`` and the average of the iterates in the set."""
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
-                                  radius, y_bound, rng, record_iterates, on_steps)
+                                  radius, y_bound, rng, record_iterates, on_steps,
+                                  data_norm=data_norm)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
     return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
                   iterates)
