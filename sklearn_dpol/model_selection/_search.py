@@ -328,6 +328,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 "The regression score needs one public bound on the targets: pass "
                 "y_bound=... to the search (the estimator has none, or it is searched)."
             )
+        if isinstance(params["y_bound"], str):
+            raise ValueError(
+                f"The regression score needs one public bound on the targets, and the "
+                f"estimator's y_bound={params['y_bound']!r} is resolved privately inside each "
+                "candidate: pass a public y_bound=... to the search. Nothing was read."
+            )
         return float(params["y_bound"])
 
     def _plan(self):
