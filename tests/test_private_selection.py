@@ -530,3 +530,18 @@ def test_only_the_released_candidates_warnings_are_shown():
         assert len(burn_in) == int(released_warns)
         outcomes.add(released_warns)
     assert outcomes == {True, False}  # both kinds of candidate were released
+
+
+def test_search_refuses_a_private_target_bound_without_its_own():
+    from sklearn_dpol import PrivateHyperparameterSearch, PrivateQFTLRegressor
+
+    X = np.random.default_rng(0).uniform(-1, 1, (200, 3))
+    y = X[:, 0]
+    search = PrivateHyperparameterSearch(PrivateQFTLRegressor(y_bound="auto"),
+                                         {"alpha": [1e-3, 1e-2]}, n_candidates=2.0)
+    with pytest.raises(ValueError, match="resolved privately inside each candidate"):
+        search.fit(X, y)
+    assert not hasattr(search, "best_estimator_")
+    # With its own public bound the search runs.
+    search.set_params(y_bound=1.0, random_state=0).fit(X, y)
+    assert search.best_estimator_.y_bound_ > 0
