@@ -19,8 +19,16 @@ multiplied by 20 so that the public bound is 20): test accuracy against the same
 with the public ``data_norm=20``, ``fit`` (IGD and objective perturbation) at eps 0.5, 1, 2 and
 a DP-FTRL stream in batches of 1,000 at eps 1, 70,000 training rows, 3 seeds.
 
+Part 4 (``--md``): ``PrivateMirrorDescentRegressor(data_norm="auto", y_bound="auto")`` on
+cal_housing and protein with the public scaling of ``bench_mirror_descent.py``'s defaults table
+(rows of L2 norm <= 1, targets in [-1, 1] and [-2, 2]), both solvers at their defaults
+(radius 5), test R^2 on the same 80/20 split against the same estimator with the public bounds
+(``data_norm=1``, ``y_bound`` = the public target bound) at eps 0.5, 1, 2 (delta 1e-6), mean
+over 3 seeds, and scikit-learn's ``Ridge(alpha=1)`` measured in the same run.
+
 Usage: python benchmarks/bench_private_bounds.py [--data ../shared/data/cal_housing.data.gz]
        [--seeds 10] [--igd [--covertype ../shared/data/covtype_ramp_test_rawunits.data.gz]]
+       [--md [--data-dir ../shared/data]]
 """
 
 import argparse
@@ -162,6 +170,57 @@ def part_igd(path, seeds=3, scale=20.0, n_train=70_000):
     print(f"({time.perf_counter() - start:.1f} s)")
 
 
+def part_md(data_dir, seeds=3, epsilons=(0.5, 1.0, 2.0)):
+    """Mirror descent with data_norm="auto" and y_bound="auto" against the public bounds."""
+    import sys
+    from pathlib import Path
+
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import train_test_split
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_mirror_descent import DEFAULT_RADIUS, DELTA, defaults_datasets
+
+    from sklearn_dpol import PrivateMirrorDescentRegressor
+
+    start = time.perf_counter()
+    print(f"\n## Mirror descent data_norm='auto', y_bound='auto' (test R^2, mean over {seeds} "
+          f"seeds, delta {DELTA:g}, radius {DEFAULT_RADIUS:g})")
+    print("| data | solver | eps | public bounds: R^2 | 'auto': R^2 | auto - public "
+          "| 'auto' / Ridge | data_norm_ (mean) | y_bound_ (mean) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, X, _, y, bounds in defaults_datasets(Path(data_dir)):
+        tr, te = train_test_split(np.arange(len(y)), test_size=0.2, random_state=0)
+        X_tr, X_te = np.ascontiguousarray(X[tr]), np.ascontiguousarray(X[te])
+        y_tr, y_te = y[tr], y[te]
+        ridge = r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te))
+        public = dict(data_norm=1.0, y_bound=bounds["y_bound"])
+        auto = dict(data_norm="auto", y_bound="auto")
+        for solver in ("mirror_descent", "objective_perturbation"):
+            for eps in epsilons:
+                cells = []
+                for params in (public, auto):
+                    scores, norms, ys = [], [], []
+                    for seed in range(seeds):
+                        model = PrivateMirrorDescentRegressor(
+                            epsilon=eps, delta=DELTA, radius=DEFAULT_RADIUS, solver=solver,
+                            random_state=seed, **params)
+                        with warnings.catch_warnings():   # data_norm=1 is the public bound
+                            warnings.simplefilter("ignore", DefaultBoundWarning)
+                            model.fit(X_tr, y_tr)
+                        scores.append(r2_score(y_te, model.predict(X_te)))
+                        norms.append(model.data_norm_)
+                        ys.append(model.y_bound_)
+                    cells.append((float(np.mean(scores)), float(np.mean(norms)),
+                                  float(np.mean(ys))))
+                (pub, _, _), (aut, norm, yb) = cells
+                print(f"| {name} | {solver} | {eps:g} | {pub:.4f} | {aut:.4f} | "
+                      f"{aut - pub:+.4f} | {aut / ridge:.3f} | {norm:.3g} | {yb:.3g} |")
+        print(f"| {name} | sklearn Ridge(alpha=1), not private | | | {ridge:.4f} | | | "
+              f"public: 1 | public: {bounds['y_bound']:g} |")
+    print(f"({time.perf_counter() - start:.1f} s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data/cal_housing.data.gz")
@@ -170,7 +229,13 @@ def main():
                         help="only part 3: IGD data_norm='auto' on covertype")
     parser.add_argument("--covertype",
                         default="../shared/data/covtype_ramp_test_rawunits.data.gz")
+    parser.add_argument("--md", action="store_true",
+                        help="only part 4: mirror descent data_norm/y_bound='auto'")
+    parser.add_argument("--data-dir", default="../shared/data")
     args = parser.parse_args()
+    if args.md:
+        part_md(args.data_dir)
+        return
     if args.igd:
         part_igd(args.covertype)
         return

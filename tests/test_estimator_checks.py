@@ -37,6 +37,7 @@ ESTIMATORS = [
     PrivateMirrorDescentRegressor(),
     PrivateMirrorDescentRegressor(constraint="l1", loss="huber"),
     PrivateMirrorDescentRegressor(constraint="simplex", fit_intercept=False),
+    PrivateMirrorDescentRegressor(data_norm="auto", y_bound="auto"),
     PrivateMirrorDescentRegressor(solver="objective_perturbation", constraint="group_l1",
                                   group_size=2, alpha=1e-2),
     ParameterFreeLocalDPRegressor(),

@@ -165,6 +165,22 @@ CASES = [
     ("md-op-stream", PrivateMirrorDescentRegressor(epsilon=1.0, solver="objective_perturbation",
                                                    alpha=0.05, **MD), "r",
      [(STREAM, 40, {}), (STREAM, 40, {})]),
+    # data_norm="auto", y_bound="auto" (pinned from the branch that added it, see PINNED.update below)
+    ("md-fit-auto-both", PrivateMirrorDescentRegressor(epsilon=1.2, data_norm="auto",
+                                                       y_bound="auto", **MD), "r", [(FIT, 120, {})]),
+    ("md-fit-auto-norm", PrivateMirrorDescentRegressor(epsilon=1.2, data_norm="auto", **MD), "r",
+     [(FIT, 120, {})]),
+    ("md-fit-auto-inf", PrivateMirrorDescentRegressor(epsilon=np.inf, data_norm="auto",
+                                                      y_bound="auto", **MD), "r", [(FIT, 120, {})]),
+    ("md-op-auto-both", PrivateMirrorDescentRegressor(epsilon=1.0, solver="objective_perturbation",
+                                                      data_norm="auto", y_bound="auto", **MD),
+     "r", [(FIT, 120, {})]),
+    ("md-stream-auto-both", PrivateMirrorDescentRegressor(epsilon=1.2, data_norm="auto",
+                                                          y_bound="auto", **MD), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("md-fit-auto-then-stream", PrivateMirrorDescentRegressor(epsilon=1.2, data_norm="auto",
+                                                              y_bound="auto", **MD), "r",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
     # -- MutualInformationPrivateOGDRegressor: local Gaussian reports
     ("mi-full", MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0, **MI), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
@@ -2450,6 +2466,186 @@ PINNED.update({'qftl-stream-auto': {'rho': 0.02801448191263024,
                                                'covered by its own release)',
                                                'the stream up to its horizon of 200 '
                                                'samples')}]}})
+
+
+# data_norm='auto' and y_bound='auto' for mirror descent: recorded from the branch that
+# added them (`observe` on these cases only).
+PINNED.update({'md-fit-auto-both': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=1.366e-06) on the mean '
+                                           'gradient (L2 sensitivity 6.959e-08) at each of '
+                                           'T=20 mirror-descent steps, GDP-composed to '
+                                           'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                           'private quantile of the row norms '
+                                           "(data_norm='auto', exponential mechanism) and a "
+                                           "0.12-DP private quantile of |y| (y_bound='auto', "
+                                           'exponential mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_, '
+                                           'data_norm_ (the private quantile of the row norms) '
+                                           'and y_bound_ (the private quantile of |y|)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-fit-auto-norm': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=0.5864) on the mean gradient '
+                                           '(L2 sensitivity 0.03333) at each of T=20 '
+                                           'mirror-descent steps, GDP-composed to mu=0.2542 at '
+                                           '(1.08, 1e-06)-DP, after a 0.12-DP private quantile '
+                                           "of the row norms (data_norm='auto', exponential "
+                                           'mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_ and '
+                                           'data_norm_ (the private quantile of the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-fit-auto-inf': {'rho': math.inf,
+                     'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                                'numbers': (math.inf, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                'texts': ('replace-one',
+                                          'none: epsilon=inf runs 20 noiseless mirror-descent '
+                                          'steps',
+                                          'coef_ and intercept_ after every call (the average '
+                                          'mirror-descent iterate, a function of the noisy '
+                                          'gradients), and the step count max_iter_, '
+                                          'data_norm_ (the private quantile of the row norms) '
+                                          'and y_bound_ (the private quantile of |y|)',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'md-op-auto-both': {'rho': 'ValueError: '
+                            "PrivateMirrorDescentRegressor(solver='objective_perturbation') "
+                            'has a custom privacy profile that is not Gaussian DP and not '
+                            'accounted in Renyi DP here; private selection cannot bound it. '
+                            "Search solver='igd' or 'mirror_descent' instead.",
+                     'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                'texts': ('replace-one',
+                                          'objective perturbation: N(0, 9.406e-05^2) linear '
+                                          'term, regularisation 2.033 (sum form), Jacobian '
+                                          'term 0.4, gradient sensitivity 8.351e-06 over 1 '
+                                          'problem(s), plus Gaussian output noise at '
+                                          'mu=0.008878 for the certified solver gap; exact '
+                                          'profile of the privacy-loss bound plus the charge '
+                                          'for the noise-norm bound (doc/privacy.md, sections '
+                                          '7.3 and 7.6) at (0.8, 1e-06)-DP, after a 0.1-DP '
+                                          'private quantile of the row norms '
+                                          "(data_norm='auto', exponential mechanism) and a "
+                                          "0.1-DP private quantile of |y| (y_bound='auto', "
+                                          'exponential mechanism); basic composition',
+                                          'coef_ and intercept_ after every call (the '
+                                          "perturbed objective's minimiser projected on the "
+                                          'public set), data_norm_ (the private quantile of '
+                                          'the row norms) and y_bound_ (the private quantile '
+                                          'of |y|)',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'md-stream-auto-both': {'rho': 0.039272483805919425,
+                         'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=8.166e-06) on the mean '
+                                              'gradient (L2 sensitivity 4.161e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')},
+                                   {'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=8.166e-06) on the mean '
+                                              'gradient (L2 sensitivity 4.161e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')}]},
+ 'md-fit-auto-then-stream': {'rho': 0.039272483805919425,
+                             'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=1.366e-06) on the '
+                                                  'mean gradient (L2 sensitivity 6.959e-08) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP, after a 0.12-DP private quantile '
+                                                  "of the row norms (data_norm='auto', "
+                                                  'exponential mechanism) and a 0.12-DP '
+                                                  "private quantile of |y| (y_bound='auto', "
+                                                  'exponential mechanism); basic composition',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records passed to fit',
+                                                  'this release')},
+                                       {'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 2.0, 160.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=4.097e-06) on the '
+                                                  'mean gradient (L2 sensitivity 2.088e-07) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP; data_norm_ and y_bound_ from the '
+                                                  'fit this stream continues (released by it), '
+                                                  "so the quantiles' share of epsilon is not "
+                                                  'spent again',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records of fit (if it came first) and '
+                                                  'of every partial_fit call since, each '
+                                                  'covered by (epsilon, delta) through the one '
+                                                  'call (batch) that contained it; batches are '
+                                                  'disjoint, so the stream is (epsilon, '
+                                                  'delta)-DP per record by parallel '
+                                                  'composition (a record passed to k calls '
+                                                  'composes k times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')}]}})
 
 
 if __name__ == "__main__":  # print the table (run on the code to pin)

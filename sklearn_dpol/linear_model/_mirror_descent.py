@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._auto_bounds import AutoBoundsMixin
 from .._base import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
@@ -21,6 +22,7 @@ from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
 from ..privacy._spec import (
+    Part,
     PrivacySpec,
     gaussian_spec,
     objective_perturbation_refusal,
@@ -33,7 +35,8 @@ MIRROR_DESCENT = "mirror_descent"
 OBJECTIVE_PERTURBATION = "objective_perturbation"
 
 
-class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMixin,
+                                    BaseEstimator):
     """Convex regression over a public set, trained by differentially private mirror descent.
 
     Minimises ``(1/n) sum_i f(<x_i, w> + b - y_i)`` for the squared, absolute
@@ -67,12 +70,23 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
     group_size : int or None, default=None
         Features per group for ``constraint="group_l1"`` (the last group may be
         shorter); required there, ignored otherwise.
-    data_norm : float, default=1.0
+    data_norm : float or "auto", default=1.0
         Rows of ``X`` are clipped to this L2 norm. Set it from public
-        knowledge, never from the data.
-    y_bound : float, default=1.0
+        knowledge, never from the data. ``"auto"``: ``AUTO_DATA_NORM_SHARE``
+        (10%) of ``epsilon`` buys a private 0.98-quantile of the row norms
+        over a public grid (exponential mechanism), resolved into
+        ``data_norm_``; the mirror descent (or objective perturbation) gets
+        the rest of the budget, ``(epsilon - epsilon_q, delta)``, by basic
+        composition (``doc/privacy.md``, "data_norm='auto' and y_bound='auto'
+        for mirror descent"). Refused by ``fit`` on a dask array.
+        ``partial_fit`` draws it from the stream's first batch (or keeps the
+        ``fit``'s).
+    y_bound : float or "auto", default=1.0
         Targets are clipped to ``[-y_bound, y_bound]``, which is also the
-        public interval of the intercept.
+        public interval of the intercept. ``"auto"``: ``AUTO_Y_BOUND_SHARE``
+        (10%) of ``epsilon`` buys a private 0.98-quantile of ``|y|`` (same
+        mechanism and grid as ``data_norm="auto"``), resolved into
+        ``y_bound_``; with both ``"auto"`` each quantile takes its own 10%.
     fit_intercept : bool, default=True
         Fit an intercept in ``[-y_bound, y_bound]`` with its own Euclidean
         potential (the set is the product of the two). No centring is done.
@@ -163,6 +177,12 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         ``L``, the L2-Lipschitz constant of one record's loss on the set.
     gaussian_width_ : float
         Gaussian width of the symmetrised unit set (``nan`` for objective perturbation).
+    data_norm_ : float
+        The row bound used: ``data_norm``, or its private quantile for
+        ``data_norm="auto"`` (released, covered by ``privacy_``).
+    y_bound_ : float
+        The target bound used: ``y_bound``, or its private quantile for
+        ``y_bound="auto"`` (released, covered by ``privacy_``).
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
@@ -221,8 +241,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "constraint": [StrOptions(set(md.CONSTRAINTS))],
         "radius": [POSITIVE],
         "group_size": [Interval(Integral, 1, None, closed="left"), None],
-        "data_norm": [POSITIVE],
-        "y_bound": [POSITIVE],
+        "data_norm": [POSITIVE, StrOptions({"auto"})],
+        "y_bound": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [POSITIVE, None],
@@ -238,6 +258,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         "data_norm", "y_bound", "fit_intercept", "solver", "alpha",
     )
     _private_state = ("_rng",)
+    # data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``).
+    _auto_bound_params = ("data_norm", "y_bound")
 
     def __init__(
         self,
@@ -361,9 +383,10 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             raise ValueError("solver='objective_perturbation' needs a smooth loss "
                              "('squared' or 'huber'); the absolute loss has no bounded "
                              "curvature. Use solver='mirror_descent'.")
+        # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
         md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
-                        float(self.data_norm), float(self.y_bound), self.fit_intercept)
-
+                        self._data_norm(worst=True), self._y_bound(worst=True),
+                        self.fit_intercept)
 
     def _privacy_spec(self, X=None, *, fitting=True, **_):
         """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
@@ -374,23 +397,37 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         """
         regime = stream_regime(fitting, parallel=True)
         if self.solver == OBJECTIVE_PERTURBATION:
-            return PrivacySpec(regime, self.epsilon, self.delta,
-                               no_rho=objective_perturbation_refusal(type(self).__name__))
+            refusal = objective_perturbation_refusal(type(self).__name__)
+            if self._any_auto_bound():
+                return self._spec_with_quantiles(
+                    regime, (Part("the objective-perturbation model"),), no_rho=refusal)
+            return PrivacySpec(regime, self.epsilon, self.delta, no_rho=refusal)
+        if self._any_auto_bound():
+            return self._spec_with_quantiles(
+                regime, (Part.gaussian("the noisy mirror-descent gradients",
+                                       self._budget_split()[2]),))
         return gaussian_spec(self.epsilon, self.delta, regime)
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
         if fitting and is_dask_array(X):  # the Gram statistics reduced on the workers
+            if self._any_auto_bound():
+                raise ValueError(
+                    "fit on a dask array takes neither data_norm='auto' nor y_bound='auto' "
+                    "(the Gram statistics are clipped on the workers before any quantile "
+                    "could be drawn); pass public bounds, or compute X first. Nothing was "
+                    "read or charged.")
             dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
             md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
-                            float(self.data_norm), float(self.y_bound), self.fit_intercept,
+                            self._data_norm(), self._y_bound(), self.fit_intercept,
                             dask_input.n_rows)
             self._mark_data_read()  # failures from here on are charged
+            self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
             self._mirror_descent_release(mirror_descent_data(self, dask_input), None, True,
                                          n_rows=dask_input.n_rows)
             n_rows = dask_input.n_rows
         else:
-            n_rows = self._in_memory_release(X, y, first_call, sample_weight)
+            n_rows = self._in_memory_release(X, y, first_call, sample_weight, fitting)
         if self.random_state is None:
             # A stored generator lets whoever holds it rewind to the noise just
             # drawn; an unseeded estimator starts over from fresh OS entropy.
@@ -401,7 +438,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         self._stream_calls += 1
         self.privacy_ = self._guarantee(fitting)
 
-    def _in_memory_release(self, X, y, first_call, sample_weight):
+    def _in_memory_release(self, X, y, first_call, sample_weight, fitting=True):
         """Validate ``(X, y)`` and release the model of one call; returns the row count."""
         if self.solver == OBJECTIVE_PERTURBATION and issparse(X):
             # Refused before validate_data reads a single value.
@@ -421,7 +458,20 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
                 "solver='mirror_descent'."
             )
         y = np.asarray(y, dtype=np.float64)
+        # "auto" bounds: a fit draws new quantiles, a stream's first call too
+        # (later calls keep the released ones). Public checks only, before reading.
+        resolve_bounds = self._any_auto_bound() and (fitting or self._unresolved_auto_bounds())
+        if resolve_bounds:
+            self._check_auto_bounds_public(X.shape[0])
+        md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+                        self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
+                        self.fit_intercept, X.shape[0])
         self._mark_data_read()  # failures from here on are charged
+        if resolve_bounds:
+            if fitting:
+                self._forget_auto_bounds()   # a new fit draws its own quantiles
+            self._resolve_auto_bounds(X, y, stream=not fitting)
+        self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         if self.solver == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y)
         else:
@@ -436,8 +486,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             loss=self.loss,
             huber_threshold=float(self.epsilon_huber), constraint=self.constraint,
             radius=float(self.radius), group_size=self.group_size,
-            data_norm=float(self.data_norm), y_bound=float(self.y_bound),
-            intercept=self.fit_intercept, epsilon=float(self.epsilon),
+            data_norm=self._data_norm(), y_bound=self._y_bound(),
+            intercept=self.fit_intercept, epsilon=self._budget_split()[1],
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
             step_size=None if self.step_size is None else float(self.step_size),
             on_steps=current_progress(self).steps,
@@ -466,8 +516,8 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         from .._core import objective_perturbation as op
 
         n_samples, n_features = X.shape
-        radius, data_norm, y_bound = float(self.radius), float(self.data_norm), \
-            float(self.y_bound)
+        radius, data_norm, y_bound = float(self.radius), self._data_norm(), self._y_bound()
+        epsilon = self._budget_split()[1]   # after the "auto" bounds' quantiles, if any
         md.check_bounds(self.loss, float(self.epsilon_huber), radius, data_norm, y_bound,
                         self.fit_intercept, n_samples)
         # The Huber continuation of the squared loss at its derivative bound on the
@@ -477,11 +527,11 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         feature_norm = math.hypot(data_norm, 1.0) if self.fit_intercept else data_norm
         alpha = self.alpha
         if alpha == "auto":
-            alpha = default_alpha(float(self.epsilon), float(self.delta), n_samples=n_samples,
+            alpha = default_alpha(epsilon, float(self.delta), n_samples=n_samples,
                                   n_features=n_features, radius=radius, y_bound=y_bound,
                                   intercept=self.fit_intercept, feature_norm=feature_norm,
                                   derivative=derivative)
-        plan = op.plan(float(self.epsilon), float(self.delta), n_samples=n_samples,
+        plan = op.plan(epsilon, float(self.delta), n_samples=n_samples,
                        feature_norm=feature_norm, derivative_bound=derivative,
                        curvature_bound=1.0, alpha=float(alpha), n_problems=1)
         Z = op.clipped_design(X, data_norm, 1.0 if self.fit_intercept else None)
@@ -514,10 +564,16 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
             "coef_ and intercept_ after every call (the perturbed objective's minimiser "
             "projected on the public set)"
         )
+        mechanism, achieved = self._mechanism, (self._epsilon_claim, self._delta_claim, self._mu)
+        if self._any_auto_bound():
+            # Basic composition with the quantiles: the spec's (epsilon, delta), no mu.
+            released += self._quantile_released()
+            if math.isfinite(self._budget_split()[1]):
+                mechanism += self._quantile_mechanisms(fitting)
+            achieved = None
         return self._privacy_spec(fitting=fitting).guarantee(
-            mechanism=self._mechanism, released=released, n_releases=self._stream_calls,
-            n_records=self._stream_records,
-            achieved=(self._epsilon_claim, self._delta_claim, self._mu),
+            mechanism=mechanism, released=released, n_releases=self._stream_calls,
+            n_records=self._stream_records, achieved=achieved,
         )
 
     def predict(self, X):
@@ -537,7 +593,7 @@ class PrivateMirrorDescentRegressor(PrivateEstimatorMixin, RegressorMixin, BaseE
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C",
                           accept_sparse="csr", reset=False)
         X = canonical_csr(X)
-        scales = md.row_scales(X, float(self.data_norm))
+        scales = md.row_scales(X, self._data_norm())
         return np.asarray(X @ self.coef_).ravel() * scales + self.intercept_
 
 
