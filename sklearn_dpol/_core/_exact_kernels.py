@@ -393,10 +393,9 @@ def _pick(column, word, tau64, tau_digits, alias, ws, state):
     equal digits mean V >= tau (V is at least its own truncation), exactly.
     """
     t = tau64[column]
-    if word < t:
-        return np.int64(column)
-    if word > t:
-        return alias[column]
+    if word != t:
+        # a select, not a branch: which side of the threshold is a coin flip
+        return np.int64(column) if word < t else alias[column]
     ws[A, 0] = 2
     ws[A, 1] = np.int64(word >> np.uint64(32))
     ws[A, 2] = np.int64(word & np.uint64(_MASK))
@@ -512,7 +511,48 @@ def _shift(v, s):
 @njit(**_NO_REFCOUNT)
 def fixed_point(c):
     """``(a, f1, f2)`` with ``a + f1 2^-32 + f2 2^-64`` = c + 1/2 (|c| <= 2^62),
-    exact up to truncating |c| below 2^-64 (an error below 2^-64)."""
+    exact up to truncating |c| below 2^-64 (an error below 2^-64).
+
+    Straight-line floating point, every operation exact: ``a = trunc(|c|)``
+    (|c| <= 2^62 < 2^63), ``|c| - a`` (the low bits of a double, a double),
+    products by 2^32 (powers of two, no overflow) and truncations of values in
+    [0, 2^32). The digits are those of :func:`_fixed_point_bits` (the
+    frexp/shift reference, kept for the tests) bit for bit; no libm call.
+    """
+    x = abs(c)
+    if not x <= CLAMP:            # not reached by the releases (they clamp); NaN too
+        return _fixed_point_bits(c)
+    a = np.int64(x)                           # trunc = floor: x >= 0
+    frac = x - np.float64(a)                  # exact, in [0, 1)
+    t1 = frac * 4294967296.0                  # exact
+    f1 = np.int64(t1)                         # floor(frac 2^32)
+    t2 = (t1 - np.float64(f1)) * 4294967296.0  # exact
+    f2 = np.int64(t2)                         # floor(frac 2^64) mod 2^32
+    return _signed_half(c, a, f1, f2)
+
+
+@njit(cache=True, inline="always")
+def _signed_half(c, a, f1, f2):
+    """``(a, f1, f2)`` of ``|c|`` to those of ``c + 1/2``, in 64.64 fixed point.
+
+    For ``c < 0``: ``-(a + F)`` with ``F = f1 2^-32 + f2 2^-64`` is
+    ``(-a - [F > 0]) + (1 - F)``, the fraction's two's complement; then 1/2
+    is added with its carry. Written with selects rather than branches (the
+    sign of a coordinate is a coin flip for the branch predictor).
+    """
+    low = (np.uint64(f1) << np.uint64(32)) | np.uint64(f2)
+    negative = c < 0.0
+    borrow = np.int64(1) if low != np.uint64(0) else np.int64(0)
+    low = (np.uint64(0) - low) if negative else low
+    a = (-a - borrow) if negative else a
+    shifted = low + np.uint64(1 << 63)
+    a += np.int64(1) if shifted < low else np.int64(0)
+    return a, np.int64(shifted >> np.uint64(32)), np.int64(shifted & np.uint64(_MASK))
+
+
+@njit(**_NO_REFCOUNT)
+def _fixed_point_bits(c):
+    """:func:`fixed_point` by frexp and integer shifts (the reference; tests compare)."""
     x = abs(c)
     a = 0
     f1 = 0
@@ -531,21 +571,7 @@ def fixed_point(c):
                 frac = mant
             f1 = _shift(frac, 32 - sh) & _MASK
             f2 = _shift(frac, 64 - sh) & _MASK
-    if c < 0.0:
-        if f1 == 0 and f2 == 0:
-            a = -a
-        else:
-            if f2 != 0:
-                f2 = _BASE - f2
-                f1 = _MASK - f1
-            else:
-                f1 = _BASE - f1
-            a = -a - 1
-    f1 += _HALF
-    if f1 >= _BASE:
-        f1 -= _BASE
-        a += 1
-    return a, f1, f2
+    return _signed_half(c, a, f1, f2)
 
 
 @njit(**_NO_REFCOUNT)
@@ -576,12 +602,12 @@ def floor_offset(f1, f2, sign, scale, ws, state):
         # the usual case, straight-line: the two ends of S x in [S D, S (D + 1)) 2^-64
         d1 = sign * scale * ws[X, 1] + f1
         d2 = sign * scale * ws[X, 2] + f2
-        if sign > 0:
-            lo = (d1 + (d2 >> _BITS)) >> _BITS
-            hi = (d1 + ((d2 + scale - 1) >> _BITS)) >> _BITS
-        else:
-            lo = (d1 + ((d2 - scale) >> _BITS)) >> _BITS
-            hi = (d1 + (d2 >> _BITS)) >> _BITS
+        # sign > 0: the ends add 0 and scale - 1 to d2; sign < 0: -scale and 0
+        # (selects: the sign is a coin flip for the branch predictor)
+        low_end = np.int64(0) if sign > 0 else -scale
+        high_end = scale - 1 if sign > 0 else np.int64(0)
+        lo = (d1 + ((d2 + low_end) >> _BITS)) >> _BITS
+        hi = (d1 + ((d2 + high_end) >> _BITS)) >> _BITS
         if lo == hi:
             return lo
         n_digits = 3
