@@ -745,13 +745,40 @@ def release_value(v, scale, gaussian, ws, state):
     call this, so that no floating-point sum of a value and its noise is ever
     released. A scale above 1e290 (infinite noise) releases 0.
     """
+    gamma, multiplier = grid_entry(scale)
+    return release_on(v, gamma, multiplier, gaussian, ws, state)
+
+
+# Sentinels of grid_entry's multiplier (a real one is at least 2).
+NO_NOISE = 0
+CONSTANT = -1
+
+
+@njit(**_NO_REFCOUNT)
+def grid_entry(scale):
+    """``(gamma, S)`` of :func:`release_value`'s grid for ``scale``, computed once per scale.
+
+    ``S = NO_NOISE`` when ``scale`` is not positive (the value is released as
+    is) and ``S = CONSTANT`` above 1e290 (infinite noise: the release is 0).
+    Kernels that release many coordinates at one scale compute this once and
+    call :func:`release_on` per coordinate.
+    """
     if not scale > 0.0:
-        return v
+        return 0.0, np.int64(NO_NOISE)
     if not scale <= _LARGEST_SCALE:
         # Infinite (or astronomically large) noise: the release is a constant,
         # independent of v (a zero budget that underflowed, for example).
+        return 0.0, np.int64(CONSTANT)
+    return grid(scale)
+
+
+@njit(cache=True, inline="always")
+def release_on(v, gamma, multiplier, gaussian, ws, state):
+    """:func:`release_value` with the grid ``(gamma, multiplier)`` of :func:`grid_entry`."""
+    if multiplier == NO_NOISE:
+        return v
+    if multiplier == CONSTANT:
         return 0.0
-    gamma, multiplier = grid(scale)
     return _on_grid(v, gamma, multiplier, gaussian, ws, state)
 
 
@@ -791,21 +818,37 @@ def laplace_report(gradient, scales, out, ws, state):
     data-independent value), so the report is finite whatever the row.
     """
     for j in range(gradient.shape[0]):
-        g = gradient[j]
-        if g != g:
-            g = 0.0
-        g = min(max(g, -1.0), 1.0)
-        out[j] = release_value(g, scales[j], False, ws, state)
+        gamma, multiplier = grid_entry(scales[j])
+        out[j] = laplace_coordinate(gradient[j], gamma, multiplier, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def laplace_report_on_grids(gradient, gammas, multipliers, out, ws, state):
+    """:func:`laplace_report` with each coordinate's grid precomputed by :func:`grid_entry`
+    (a stream of users with the same budget computes them once)."""
+    for j in range(gradient.shape[0]):
+        out[j] = laplace_coordinate(gradient[j], gammas[j], multipliers[j], ws, state)
+
+
+@njit(cache=True, inline="always")
+def laplace_coordinate(g, gamma, multiplier, ws, state):
+    """One coordinate of :func:`laplace_report`: NaN to 0, clipped to [-1, 1], released."""
+    if g != g:
+        g = 0.0
+    g = min(max(g, -1.0), 1.0)
+    return release_on(g, gamma, multiplier, False, ws, state)
 
 
 @njit(**_NO_REFCOUNT)
 def gaussian_report(mean, sigma, out, ws, state):
     """A user-side Gaussian report, in place: ``out_j = mean_j`` released with noise ``sigma``.
 
-    The caller clips ``mean`` (its L2 norm bounds the sensitivity).
+    The caller clips ``mean`` (its L2 norm bounds the sensitivity). The grid
+    of ``sigma`` is computed once for the report.
     """
+    gamma, multiplier = grid_entry(sigma)
     for j in range(mean.shape[0]):
-        out[j] = release_value(mean[j], sigma, True, ws, state)
+        out[j] = release_on(mean[j], gamma, multiplier, True, ws, state)
 
 
 @njit(**_NO_REFCOUNT)
