@@ -60,6 +60,7 @@ CLAMP = float(2 ** 62)
 # Kernels that allocate a workspace (release_values, exponential_choice, the
 # test hooks) keep it and call these.
 _NO_REFCOUNT = dict(cache=True, _nrt=False)
+_INLINE = dict(cache=True, _nrt=False, inline="always")
 
 
 # The random digits come from xoshiro256** (Blackman and Vigna), whose 256-bit
@@ -393,10 +394,9 @@ def _pick(column, word, tau64, tau_digits, alias, ws, state):
     equal digits mean V >= tau (V is at least its own truncation), exactly.
     """
     t = tau64[column]
-    if word < t:
-        return np.int64(column)
-    if word > t:
-        return alias[column]
+    if word != t:
+        # a select, not a branch: which side of the threshold is a coin flip
+        return np.int64(column) if word < t else alias[column]
     ws[A, 0] = 2
     ws[A, 1] = np.int64(word >> np.uint64(32))
     ws[A, 2] = np.int64(word & np.uint64(_MASK))
@@ -465,7 +465,7 @@ def _normal_tail_k(tail_start, ws, state):
             return tail_start + i
 
 
-@njit(**_NO_REFCOUNT)
+@njit(**_INLINE)
 def _sample(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state):
     """An exact standard normal (Laplace) variate: ``(sign bit, offset, J, shift)``
     with ``|Z| = offset + (J + u) 2^-shift``, u the lazy uniform in row X."""
@@ -512,7 +512,48 @@ def _shift(v, s):
 @njit(**_NO_REFCOUNT)
 def fixed_point(c):
     """``(a, f1, f2)`` with ``a + f1 2^-32 + f2 2^-64`` = c + 1/2 (|c| <= 2^62),
-    exact up to truncating |c| below 2^-64 (an error below 2^-64)."""
+    exact up to truncating |c| below 2^-64 (an error below 2^-64).
+
+    Straight-line floating point, every operation exact: ``a = trunc(|c|)``
+    (|c| <= 2^62 < 2^63), ``|c| - a`` (the low bits of a double, a double),
+    products by 2^32 (powers of two, no overflow) and truncations of values in
+    [0, 2^32). The digits are those of :func:`_fixed_point_bits` (the
+    frexp/shift reference, kept for the tests) bit for bit; no libm call.
+    """
+    x = abs(c)
+    if not x <= CLAMP:            # not reached by the releases (they clamp); NaN too
+        return _fixed_point_bits(c)
+    a = np.int64(x)                           # trunc = floor: x >= 0
+    frac = x - np.float64(a)                  # exact, in [0, 1)
+    t1 = frac * 4294967296.0                  # exact
+    f1 = np.int64(t1)                         # floor(frac 2^32)
+    t2 = (t1 - np.float64(f1)) * 4294967296.0  # exact
+    f2 = np.int64(t2)                         # floor(frac 2^64) mod 2^32
+    return _signed_half(c, a, f1, f2)
+
+
+@njit(cache=True, inline="always")
+def _signed_half(c, a, f1, f2):
+    """``(a, f1, f2)`` of ``|c|`` to those of ``c + 1/2``, in 64.64 fixed point.
+
+    For ``c < 0``: ``-(a + F)`` with ``F = f1 2^-32 + f2 2^-64`` is
+    ``(-a - [F > 0]) + (1 - F)``, the fraction's two's complement; then 1/2
+    is added with its carry. Written with selects rather than branches (the
+    sign of a coordinate is a coin flip for the branch predictor).
+    """
+    low = (np.uint64(f1) << np.uint64(32)) | np.uint64(f2)
+    negative = c < 0.0
+    borrow = np.int64(1) if low != np.uint64(0) else np.int64(0)
+    low = (np.uint64(0) - low) if negative else low
+    a = (-a - borrow) if negative else a
+    shifted = low + np.uint64(1 << 63)
+    a += np.int64(1) if shifted < low else np.int64(0)
+    return a, np.int64(shifted >> np.uint64(32)), np.int64(shifted & np.uint64(_MASK))
+
+
+@njit(**_NO_REFCOUNT)
+def _fixed_point_bits(c):
+    """:func:`fixed_point` by frexp and integer shifts (the reference; tests compare)."""
     x = abs(c)
     a = 0
     f1 = 0
@@ -531,21 +572,7 @@ def fixed_point(c):
                 frac = mant
             f1 = _shift(frac, 32 - sh) & _MASK
             f2 = _shift(frac, 64 - sh) & _MASK
-    if c < 0.0:
-        if f1 == 0 and f2 == 0:
-            a = -a
-        else:
-            if f2 != 0:
-                f2 = _BASE - f2
-                f1 = _MASK - f1
-            else:
-                f1 = _BASE - f1
-            a = -a - 1
-    f1 += _HALF
-    if f1 >= _BASE:
-        f1 -= _BASE
-        a += 1
-    return a, f1, f2
+    return _signed_half(c, a, f1, f2)
 
 
 @njit(**_NO_REFCOUNT)
@@ -562,7 +589,7 @@ def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     return carry
 
 
-@njit(**_NO_REFCOUNT)
+@njit(**_INLINE)
 def floor_offset(f1, f2, sign, scale, ws, state):
     """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
 
@@ -576,12 +603,12 @@ def floor_offset(f1, f2, sign, scale, ws, state):
         # the usual case, straight-line: the two ends of S x in [S D, S (D + 1)) 2^-64
         d1 = sign * scale * ws[X, 1] + f1
         d2 = sign * scale * ws[X, 2] + f2
-        if sign > 0:
-            lo = (d1 + (d2 >> _BITS)) >> _BITS
-            hi = (d1 + ((d2 + scale - 1) >> _BITS)) >> _BITS
-        else:
-            lo = (d1 + ((d2 - scale) >> _BITS)) >> _BITS
-            hi = (d1 + (d2 >> _BITS)) >> _BITS
+        # sign > 0: the ends add 0 and scale - 1 to d2; sign < 0: -scale and 0
+        # (selects: the sign is a coin flip for the branch predictor)
+        low_end = np.int64(0) if sign > 0 else -scale
+        high_end = scale - 1 if sign > 0 else np.int64(0)
+        lo = (d1 + ((d2 + low_end) >> _BITS)) >> _BITS
+        hi = (d1 + ((d2 + high_end) >> _BITS)) >> _BITS
         if lo == hi:
             return lo
         n_digits = 3
@@ -619,19 +646,21 @@ def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state):
     return a + sign * scale * offset + (inner >> shift)
 
 
-@njit(**_NO_REFCOUNT)
+@njit(**_INLINE)
 def exact_point(c, scale, gaussian, ws, state):
     """``floor(c + 1/2 + scale * Z)`` as an int64, Z exact N(0, 1) or Laplace(1).
 
     ``c`` must be finite with |c| <= 2^62 (callers clamp); ``ws`` a workspace.
     """
     a, f1, f2 = fixed_point(c)
+    # one inlined sampler for both laws (their tables selected): half the compiled code
     if gaussian:
-        sign_bit, offset, box, shift = _sample(True, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS,
-                                               _NORMAL_COLS, BOX_BITS, TAIL_START, ws, state)
+        tau64, tau_digits, alias, columns = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
     else:
-        sign_bit, offset, box, shift = _sample(False, _LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
-                                               _LAPLACE_COLS, BOX_BITS, TAIL_START, ws, state)
+        tau64, tau_digits, alias, columns = (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                             _LAPLACE_COLS)
+    sign_bit, offset, box, shift = _sample(gaussian, tau64, tau_digits, alias, columns, BOX_BITS,
+                                           TAIL_START, ws, state)
     return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
 
 
@@ -644,7 +673,20 @@ def release_grid(c, scale, gaussian, state, out):
     """``out[i] = floor(c[i] + 1/2 + scale * Z_i)`` for every i (int64)."""
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(c.shape[0]):
-        out[i] = exact_point(c[i], scale, gaussian, ws, state)
+        out[i] = _exact_point_call(c[i], scale, gaussian, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def _exact_point_call(c, scale, gaussian, ws, state):
+    """:func:`exact_point` as a call (see :func:`_sample_outlined`)."""
+    return exact_point(c, scale, gaussian, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def _sample_outlined(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state):
+    """:func:`_sample` as a call (inlined into a kernel that counts references, its
+    array uses would be wrapped in reference counting)."""
+    return _sample(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state)
 
 
 @njit(cache=True)
@@ -652,8 +694,8 @@ def _parts(n, gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, st
            signs, ks, digits):
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(n):
-        sign_bit, offset, box, shift = _sample(gaussian, tau64, tau_digits, alias, column_bits,
-                                               m, tail_start, ws, state)
+        sign_bit, offset, box, shift = _sample_outlined(gaussian, tau64, tau_digits, alias,
+                                                        column_bits, m, tail_start, ws, state)
         signs[i] = 1 if sign_bit == 1 else -1
         u1, u2 = ws[X, 1], ws[X, 2]
         if shift == 0:
@@ -719,13 +761,40 @@ def release_value(v, scale, gaussian, ws, state):
     call this, so that no floating-point sum of a value and its noise is ever
     released. A scale above 1e290 (infinite noise) releases 0.
     """
+    gamma, multiplier = grid_entry(scale)
+    return release_on(v, gamma, multiplier, gaussian, ws, state)
+
+
+# Sentinels of grid_entry's multiplier (a real one is at least 2).
+NO_NOISE = 0
+CONSTANT = -1
+
+
+@njit(**_NO_REFCOUNT)
+def grid_entry(scale):
+    """``(gamma, S)`` of :func:`release_value`'s grid for ``scale``, computed once per scale.
+
+    ``S = NO_NOISE`` when ``scale`` is not positive (the value is released as
+    is) and ``S = CONSTANT`` above 1e290 (infinite noise: the release is 0).
+    Kernels that release many coordinates at one scale compute this once and
+    call :func:`release_on` per coordinate.
+    """
     if not scale > 0.0:
-        return v
+        return 0.0, np.int64(NO_NOISE)
     if not scale <= _LARGEST_SCALE:
         # Infinite (or astronomically large) noise: the release is a constant,
         # independent of v (a zero budget that underflowed, for example).
+        return 0.0, np.int64(CONSTANT)
+    return grid(scale)
+
+
+@njit(cache=True, inline="always")
+def release_on(v, gamma, multiplier, gaussian, ws, state):
+    """:func:`release_value` with the grid ``(gamma, multiplier)`` of :func:`grid_entry`."""
+    if multiplier == NO_NOISE:
+        return v
+    if multiplier == CONSTANT:
         return 0.0
-    gamma, multiplier = grid(scale)
     return _on_grid(v, gamma, multiplier, gaussian, ws, state)
 
 
@@ -751,7 +820,12 @@ def _on_grid(v, gamma, multiplier, gaussian, ws, state):
 @njit(cache=True)
 def release_values(values, gamma, multiplier, gaussian, state, out):
     """``out[i] = gamma * floor(values[i] / gamma + 1/2 + S Z_i)`` (the vectorised release)."""
-    ws = np.zeros((4, _CAP + 1), np.int64)
+    _release_loop(values, gamma, multiplier, gaussian, np.zeros((4, _CAP + 1), np.int64),
+                  state, out)
+
+
+@njit(**_NO_REFCOUNT)
+def _release_loop(values, gamma, multiplier, gaussian, ws, state, out):
     for i in range(values.shape[0]):
         out[i] = _on_grid(values[i], gamma, multiplier, gaussian, ws, state)
 
@@ -765,21 +839,37 @@ def laplace_report(gradient, scales, out, ws, state):
     data-independent value), so the report is finite whatever the row.
     """
     for j in range(gradient.shape[0]):
-        g = gradient[j]
-        if g != g:
-            g = 0.0
-        g = min(max(g, -1.0), 1.0)
-        out[j] = release_value(g, scales[j], False, ws, state)
+        gamma, multiplier = grid_entry(scales[j])
+        out[j] = laplace_coordinate(gradient[j], gamma, multiplier, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def laplace_report_on_grids(gradient, gammas, multipliers, out, ws, state):
+    """:func:`laplace_report` with each coordinate's grid precomputed by :func:`grid_entry`
+    (a stream of users with the same budget computes them once)."""
+    for j in range(gradient.shape[0]):
+        out[j] = laplace_coordinate(gradient[j], gammas[j], multipliers[j], ws, state)
+
+
+@njit(cache=True, inline="always")
+def laplace_coordinate(g, gamma, multiplier, ws, state):
+    """One coordinate of :func:`laplace_report`: NaN to 0, clipped to [-1, 1], released."""
+    if g != g:
+        g = 0.0
+    g = min(max(g, -1.0), 1.0)
+    return release_on(g, gamma, multiplier, False, ws, state)
 
 
 @njit(**_NO_REFCOUNT)
 def gaussian_report(mean, sigma, out, ws, state):
     """A user-side Gaussian report, in place: ``out_j = mean_j`` released with noise ``sigma``.
 
-    The caller clips ``mean`` (its L2 norm bounds the sensitivity).
+    The caller clips ``mean`` (its L2 norm bounds the sensitivity). The grid
+    of ``sigma`` is computed once for the report.
     """
+    gamma, multiplier = grid_entry(sigma)
     for j in range(mean.shape[0]):
-        out[j] = release_value(mean[j], sigma, True, ws, state)
+        out[j] = release_on(mean[j], gamma, multiplier, True, ws, state)
 
 
 @njit(**_NO_REFCOUNT)

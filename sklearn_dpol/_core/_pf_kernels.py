@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import WORKSPACE_DIGITS, laplace_report
+from ._exact_kernels import WORKSPACE_DIGITS, grid_entry, laplace_report, laplace_report_on_grids
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import loss_derivative
@@ -222,6 +222,26 @@ def user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, sca
     ``scales`` is scratch space, ``ws`` an exact-sampler workspace and
     ``state`` its generator state.
     """
+    user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+    for j in range(w.shape[0]):
+        scales[j] = laplace_scale(epsilon, weights[j])
+    laplace_report(out, scales, out, ws, state)
+
+
+@njit(cache=True, nogil=True)
+def laplace_scale(epsilon, weight):
+    """The Laplace scale ``2 / tau`` of a coordinate, ``tau = epsilon * weight``; 0: no noise."""
+    if weight > 0.0 and epsilon < np.inf:
+        tau = epsilon * weight
+        # A budget that underflows to 0 has infinite noise (never a
+        # ZeroDivisionError): the report is then a constant.
+        return 2.0 / tau if tau > 0.0 else np.inf
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
+    """The user's subgradient at ``w``, each coordinate clipped to [-1, 1] (Lemma 1)."""
     d = w.shape[0]
     n_features = x.shape[0]
     residual = user_residual(w, x, y, intercept)
@@ -232,14 +252,25 @@ def user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, sca
         # like any large one, and a NaN (not reachable: psi and x_j are
         # finite) would become 0, so the report is finite whatever the row.
         out[j] = min(max(g, -1.0), 1.0) if g == g else 0.0
-        if weights[j] > 0.0 and epsilon < np.inf:
-            tau = epsilon * weights[j]
-            # A budget that underflows to 0 has infinite noise (never a
-            # ZeroDivisionError): the report is then a constant.
-            scales[j] = 2.0 / tau if tau > 0.0 else np.inf
-        else:
-            scales[j] = 0.0
-    laplace_report(out, scales, out, ws, state)
+
+
+@njit(cache=True, nogil=True)
+def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
+                        ws, state, out):
+    """:func:`user_report` inside a protocol run: the same report, bit for bit, with the
+    grids of the budget's Laplace scales computed once per budget, not per coordinate.
+
+    ``grids`` is ``(last epsilon, gammas, multipliers)`` scratch: a 1-element
+    float array and two length-``d`` arrays, refreshed when ``epsilon`` differs
+    from the last user's.
+    """
+    last, gammas, multipliers = grids
+    if not last[0] == epsilon:
+        for j in range(w.shape[0]):
+            gammas[j], multipliers[j] = grid_entry(laplace_scale(epsilon, weights[j]))
+        last[0] = epsilon
+    user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+    laplace_report_on_grids(out, gammas, multipliers, out, ws, state)
 
 
 # --------------------------------------------------------------------------
@@ -333,12 +364,13 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     report = np.empty(d)
     scales = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
+    grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     for i in range(X.shape[0]):
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], weights,
-                    scales, ws, state, report)
+        _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                            weights, grids, ws, state, report)
         learner_coordinate_update(L, S, report)
 
 
@@ -350,12 +382,13 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     report = np.empty(d)
     scales = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
+    grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], weights,
-                    scales, ws, state, report)
+        _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                            weights, grids, ws, state, report)
         learner_reduction_update(scalars, z, report)
 
 
