@@ -653,14 +653,12 @@ def exact_point(c, scale, gaussian, ws, state):
     ``c`` must be finite with |c| <= 2^62 (callers clamp); ``ws`` a workspace.
     """
     a, f1, f2 = fixed_point(c)
-    # one inlined sampler for both laws (their tables selected): half the compiled code
     if gaussian:
-        tau64, tau_digits, alias, columns = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
+        sign_bit, offset, box, shift = _sample(True, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS,
+                                               _NORMAL_COLS, BOX_BITS, TAIL_START, ws, state)
     else:
-        tau64, tau_digits, alias, columns = (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
-                                             _LAPLACE_COLS)
-    sign_bit, offset, box, shift = _sample(gaussian, tau64, tau_digits, alias, columns, BOX_BITS,
-                                           TAIL_START, ws, state)
+        sign_bit, offset, box, shift = _sample(False, _LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                               _LAPLACE_COLS, BOX_BITS, TAIL_START, ws, state)
     return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
 
 
@@ -673,13 +671,7 @@ def release_grid(c, scale, gaussian, state, out):
     """``out[i] = floor(c[i] + 1/2 + scale * Z_i)`` for every i (int64)."""
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(c.shape[0]):
-        out[i] = _exact_point_call(c[i], scale, gaussian, ws, state)
-
-
-@njit(**_NO_REFCOUNT)
-def _exact_point_call(c, scale, gaussian, ws, state):
-    """:func:`exact_point` as a call (see :func:`_sample_outlined`)."""
-    return exact_point(c, scale, gaussian, ws, state)
+        out[i] = exact_point(c[i], scale, gaussian, ws, state)
 
 
 @njit(**_NO_REFCOUNT)
@@ -798,7 +790,7 @@ def release_on(v, gamma, multiplier, gaussian, ws, state):
     return _on_grid(v, gamma, multiplier, gaussian, ws, state)
 
 
-@njit(**_NO_REFCOUNT)
+@njit(**_INLINE)
 def _on_grid(v, gamma, multiplier, gaussian, ws, state):
     """``gamma * floor(v / gamma + 1/2 + S Z)``: NaN to 0, clamped to +-2^62 grid steps,
     the product clipped to the finite doubles (post-processing)."""
