@@ -60,7 +60,6 @@ CLAMP = float(2 ** 62)
 # Kernels that allocate a workspace (release_values, exponential_choice, the
 # test hooks) keep it and call these.
 _NO_REFCOUNT = dict(cache=True, _nrt=False)
-_INLINE = dict(cache=True, _nrt=False, inline="always")
 
 
 # The random digits come from xoshiro256** (Blackman and Vigna), whose 256-bit
@@ -465,7 +464,7 @@ def _normal_tail_k(tail_start, ws, state):
             return tail_start + i
 
 
-@njit(**_INLINE)
+@njit(**_NO_REFCOUNT)
 def _sample(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state):
     """An exact standard normal (Laplace) variate: ``(sign bit, offset, J, shift)``
     with ``|Z| = offset + (J + u) 2^-shift``, u the lazy uniform in row X."""
@@ -589,7 +588,7 @@ def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     return carry
 
 
-@njit(**_INLINE)
+@njit(**_NO_REFCOUNT)
 def floor_offset(f1, f2, sign, scale, ws, state):
     """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
 
@@ -646,7 +645,7 @@ def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state):
     return a + sign * scale * offset + (inner >> shift)
 
 
-@njit(**_INLINE)
+@njit(**_NO_REFCOUNT)
 def exact_point(c, scale, gaussian, ws, state):
     """``floor(c + 1/2 + scale * Z)`` as an int64, Z exact N(0, 1) or Laplace(1).
 
@@ -674,20 +673,13 @@ def release_grid(c, scale, gaussian, state, out):
         out[i] = exact_point(c[i], scale, gaussian, ws, state)
 
 
-@njit(**_NO_REFCOUNT)
-def _sample_outlined(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state):
-    """:func:`_sample` as a call (inlined into a kernel that counts references, its
-    array uses would be wrapped in reference counting)."""
-    return _sample(gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, ws, state)
-
-
 @njit(cache=True)
 def _parts(n, gaussian, tau64, tau_digits, alias, column_bits, m, tail_start, state,
            signs, ks, digits):
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(n):
-        sign_bit, offset, box, shift = _sample_outlined(gaussian, tau64, tau_digits, alias,
-                                                        column_bits, m, tail_start, ws, state)
+        sign_bit, offset, box, shift = _sample(gaussian, tau64, tau_digits, alias, column_bits,
+                                               m, tail_start, ws, state)
         signs[i] = 1 if sign_bit == 1 else -1
         u1, u2 = ws[X, 1], ws[X, 2]
         if shift == 0:
@@ -790,7 +782,7 @@ def release_on(v, gamma, multiplier, gaussian, ws, state):
     return _on_grid(v, gamma, multiplier, gaussian, ws, state)
 
 
-@njit(**_INLINE)
+@njit(**_NO_REFCOUNT)
 def _on_grid(v, gamma, multiplier, gaussian, ws, state):
     """``gamma * floor(v / gamma + 1/2 + S Z)``: NaN to 0, clamped to +-2^62 grid steps,
     the product clipped to the finite doubles (post-processing)."""
@@ -812,12 +804,7 @@ def _on_grid(v, gamma, multiplier, gaussian, ws, state):
 @njit(cache=True)
 def release_values(values, gamma, multiplier, gaussian, state, out):
     """``out[i] = gamma * floor(values[i] / gamma + 1/2 + S Z_i)`` (the vectorised release)."""
-    _release_loop(values, gamma, multiplier, gaussian, np.zeros((4, _CAP + 1), np.int64),
-                  state, out)
-
-
-@njit(**_NO_REFCOUNT)
-def _release_loop(values, gamma, multiplier, gaussian, ws, state, out):
+    ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(values.shape[0]):
         out[i] = _on_grid(values[i], gamma, multiplier, gaussian, ws, state)
 
