@@ -1,0 +1,84 @@
+"""Released values of QFTL streams pinned bit for bit (speed work must not change them).
+
+The digests were recorded with the code before the in-place stream buffers
+(int4 fd7dfa0): a fixed seed must keep releasing exactly the same statistics,
+for every mechanism. They hash the raw float64 bytes, so a different BLAS
+could in principle change the last bit of a BLT/dense/sqrt release (its
+products are BLAS calls); on this project's machine they are exact.
+"""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from sklearn_dpol.linear_model import PrivateQFTLRegressor
+
+PINNED = {
+    ("blt", None): "998a13cad3f8e94e",
+    ("blt", 200): "38d4073adbdecc7f",
+    ("dense", 100): "0240bc32c413c9ce",
+    ("sqrt", None): "3a4cfb90eafc9bcd",
+    ("sqrt", 100): "0872d319f9ed0128",
+    ("tree", None): "f003f1adcd0c6d33",
+    ("tree", 100): "545cfddada412b3b",
+    ("honaker", None): "6e10056289223401",
+    ("honaker", 100): "d2bdcbea2a3a49e8",
+    ("auto", None): "998a13cad3f8e94e",
+    ("auto", 100): "0240bc32c413c9ce",
+}
+
+
+def _data(d=6, batch=7, calls=6):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((batch * calls, d))
+    X /= 1.5 * np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X @ rng.standard_normal(d), -1, 1)
+    return X, y
+
+
+def _stream_digest(est, X, y, batch=7):
+    h = hashlib.sha256()
+    for i in range(len(X) // batch):
+        est.partial_fit(X[i * batch:(i + 1) * batch], y[i * batch:(i + 1) * batch])
+        h.update(est._released_statistics.tobytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("mechanism, horizon", sorted(PINNED, key=str))
+def test_stream_releases_are_pinned(mechanism, horizon):
+    X, y = _data()
+    est = PrivateQFTLRegressor(random_state=0, prefix_sums=mechanism, horizon=horizon,
+                               data_norm=1.0, y_bound=1.0)
+    assert _stream_digest(est, X, y) == PINNED[mechanism, horizon]
+
+
+@pytest.mark.parametrize("mechanism, horizon", [("blt", None), ("dense", 100),
+                                                ("tree", None), ("honaker", 100)])
+def test_a_failed_call_leaves_the_stream_as_it_was(mechanism, horizon):
+    """A call that fails after the mechanism advanced (in place or not) changes nothing:
+    the next call releases what it would have released without the failed one."""
+    X, y = _data()
+    make = lambda: PrivateQFTLRegressor(random_state=0, prefix_sums=mechanism,  # noqa: E731
+                                        horizon=horizon, data_norm=1.0, y_bound=1.0)
+    reference = make()
+    reference.partial_fit(X[:7], y[:7])
+    reference.partial_fit(X[7:14], y[7:14])
+    expected = reference._released_statistics.copy()
+
+    est = make()
+    est.partial_fit(X[:7], y[:7])
+    kept = est._stream
+    rng_state = est._rng.bit_generator.state
+    sampler = est.__dict__.get("_sampler")
+    sampler_copy = None if sampler is None else np.array(sampler, copy=True)
+    # Advance a snapshot (as a call does), then drop it as if the call had failed.
+    twin = kept.snapshot()
+    from sklearn_dpol._core.qftl import PackedStatistics
+    twin.advance(PackedStatistics(X[20:27] / 2, y[20:27] / 2, 1.0), est._rng)
+    est._rng.bit_generator.state = rng_state
+    if sampler_copy is not None:
+        sampler[...] = sampler_copy
+    assert est._stream is kept
+    est.partial_fit(X[7:14], y[7:14])
+    np.testing.assert_array_equal(est._released_statistics, expected)
