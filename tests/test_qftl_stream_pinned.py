@@ -82,3 +82,39 @@ def test_a_failed_call_leaves_the_stream_as_it_was(mechanism, horizon):
     assert est._stream is kept
     est.partial_fit(X[7:14], y[7:14])
     np.testing.assert_array_equal(est._released_statistics, expected)
+
+
+def test_blt_buffer_kernel_is_numpy_bit_for_bit():
+    """The fused buffer update rounds exactly as ``theta[:, None] * X + v`` (no FMA)."""
+    from sklearn_dpol._core._blt_kernels import blt_buffer_step
+
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0.3, 1.0, 4)
+    E, I = rng.standard_normal((2, 4, 12_345)) * 1e3
+    x, w = rng.standard_normal((2, 12_345))
+    E_out, I_out = np.empty_like(E), np.empty_like(I)
+    blt_buffer_step(theta, E, I, x, w, E_out, I_out)
+    np.testing.assert_array_equal(E_out, theta[:, np.newaxis] * E + x)
+    np.testing.assert_array_equal(I_out, theta[:, np.newaxis] * I + w)
+
+
+def test_blt_superseded_state_refuses():
+    """A state two steps behind its stream's latest shares overwritten buffers: it raises."""
+    from sklearn_dpol.privacy._streams import make_stream_mechanism
+    from sklearn_dpol._core.stream_mechanisms import RowVectors
+
+    rng = np.random.default_rng(0)
+    batch = RowVectors(np.ones((2, 3)))
+    first = make_stream_mechanism("blt", dim=3, sensitivity=1.0, mu=1.0, horizon=None)
+    second = first.snapshot()
+    second.advance(batch, rng)
+    first.snapshot().advance(batch, rng)    # first is intact: a failed call retried
+    second = first.snapshot()
+    second.advance(batch, rng)
+    third = second.snapshot()
+    third.advance(batch, rng)                # writes over first's slot
+    second.snapshot().advance(batch, rng)   # second is intact (writes over third's)
+    with pytest.raises(RuntimeError, match="superseded"):
+        first.snapshot().advance(batch, rng)
+    with pytest.raises(RuntimeError, match="superseded"):
+        third.snapshot().advance(batch, rng)
