@@ -118,3 +118,40 @@ def test_blt_superseded_state_refuses():
         first.snapshot().advance(batch, rng)
     with pytest.raises(RuntimeError, match="superseded"):
         third.snapshot().advance(batch, rng)
+
+
+@pytest.mark.parametrize("mechanism, horizon", [("dense", 40), ("sqrt", 40)])
+def test_step_rows_superseded_state_refuses(mechanism, horizon):
+    """Dense / square root: a retried state stays valid, the dropped sibling's continuation raises."""
+    from sklearn_dpol.privacy._streams import make_stream_mechanism
+    from sklearn_dpol._core.stream_mechanisms import RowVectors
+
+    rng = np.random.default_rng(0)
+    batch = RowVectors(np.ones((2, 3)))
+    first = make_stream_mechanism(mechanism, dim=3, sensitivity=1.0, mu=1.0, horizon=horizon)
+    for _ in range(20):                      # past the first capacity of 16 rows
+        first = first.snapshot()
+        first.advance(batch, rng)
+    dropped = first.snapshot()
+    dropped.advance(batch, rng)
+    retried = first.snapshot()
+    retried.advance(batch, rng)
+    retried.snapshot().advance(batch, rng)
+    with pytest.raises(RuntimeError, match="superseded"):
+        dropped.snapshot().advance(batch, rng)
+
+
+PINNED_LONG = {   # 40 calls: past the dense / square-root row storage's first growth
+    ("dense", 400): "bcd63d8df9e6db3c",
+    ("sqrt", 400): "0f3f3c8ec82735f4",
+    ("sqrt", None): "be5134e7e5e36789",
+    ("blt", None): "4e9d68d707ae4376",
+}
+
+
+@pytest.mark.parametrize("mechanism, horizon", sorted(PINNED_LONG, key=str))
+def test_long_stream_releases_are_pinned(mechanism, horizon):
+    X, y = _data(calls=40)
+    est = PrivateQFTLRegressor(random_state=0, prefix_sums=mechanism, horizon=horizon,
+                               data_norm=1.0, y_bound=1.0)
+    assert _stream_digest(est, X, y) == PINNED_LONG[mechanism, horizon]

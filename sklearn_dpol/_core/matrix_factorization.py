@@ -319,8 +319,56 @@ class _StepMechanism:
             )
 
     def snapshot(self):
-        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
+        """A copy to advance: ``advance`` never writes into what this state reads.
+
+        It replaces its arrays, or writes in place into rows or slots this state
+        does not read (:class:`_StepRows`, :class:`_BLTSlots`).
+        """
         return copy.copy(self)
+
+
+class _StepRows:
+    """The exact step sums and the noisy releases of a known-horizon stream, one row per step.
+
+    Preallocated ``(horizon, dim)`` arrays (untouched rows cost no memory), so a
+    step writes its two rows in place and reads the first ``t`` rows as one
+    contiguous block: the same products as stacking the steps, without copying
+    all of them on every step. A state with ``t`` steps reads rows ``:t`` only,
+    and a step writes row ``t``, so the state a snapshot was taken from stays
+    intact; ``owner[k]`` (the token of the step that wrote row ``k``) detects a
+    state whose rows a sibling's step wrote over (the state of a call dropped
+    and retried), which raises instead of returning wrong sums.
+    """
+
+    def __init__(self, horizon, dim):
+        self.horizon = int(horizon)
+        capacity = min(self.horizon, 16)
+        self.steps = np.empty((capacity, int(dim)))     # exact step sums (private)
+        self.noisy = np.empty((capacity, int(dim)))     # released y_1..y_t
+        self.owner = [None] * self.horizon
+
+    def check(self, tokens):
+        if any(self.owner[k] is not token for k, token in enumerate(tokens)):
+            raise RuntimeError(
+                "This stream state was superseded: another continuation of an earlier "
+                "state wrote over its steps. Continue the stream from its latest state.")
+
+    def append(self, tokens, step_sum):
+        """Check the state, write row ``t``'s exact sum; the new state's tokens."""
+        self.check(tokens)
+        t = len(tokens)
+        if t == len(self.steps):
+            # Double the rows (amortised O(dim) a step; a long horizon is not reserved
+            # up front). Every state shares this object, so all see the new arrays.
+            capacity = min(2 * t, self.horizon)
+            for name in ("steps", "noisy"):
+                grown = np.empty((capacity, self.steps.shape[1]))
+                grown[:t] = getattr(self, name)
+                setattr(self, name, grown)
+        self.steps[t] = step_sum
+        token = object()
+        self.owner[t] = token
+        return tokens + (token,)
 
 
 class SqrtToeplitzPrefixSums(_StepMechanism):
@@ -338,20 +386,22 @@ class SqrtToeplitzPrefixSums(_StepMechanism):
 
     def __init__(self, dim, sigma, horizon):
         super().__init__(dim, sigma, horizon)
-        self.steps = ()         # exact step sums x_1..x_t (private)
-        self.noisy = ()         # released y_1..y_t
+        self._rows = _StepRows(horizon, dim)   # exact step sums and released y_1..y_t
+        self._tokens = ()
 
     def advance_step(self, step_sum, n_rows, rng):
         """Append one step's exact sum; return the released prefix sum."""
         self._check_step()
-        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
-        f = sqrt_coefficients(len(steps))[::-1]
-        exact = f @ np.asarray(steps)                    # (C x)_t from the steps only
-        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
-        self.steps, self.noisy = steps, noisy
+        rows = self._rows
+        tokens = rows.append(self._tokens, np.asarray(step_sum, dtype=np.float64))
+        t = len(tokens)
+        f = sqrt_coefficients(t)[::-1]
+        exact = f @ rows.steps[:t]                       # (C x)_t from the steps only
+        rows.noisy[t - 1] = gaussian_release(exact, self.sigma, rng)
+        self._tokens = tokens
         self.t += 1
         self.n_rows += int(n_rows)
-        return f @ np.asarray(noisy)                      # (B y)_t
+        return f @ rows.noisy[:t]                         # (B y)_t
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 sum_(k<t) f_k^2``."""
@@ -537,20 +587,20 @@ class DensePrefixSums(_StepMechanism):
     def __init__(self, dim, sigma, C, B):
         super().__init__(dim, sigma, len(C))
         self.C, self.B = C, B
-        self.steps = ()         # exact step sums x_1..x_t (private)
-        self.noisy = ()         # released y_1..y_t
+        self._rows = _StepRows(len(C), dim)    # exact step sums and released y_1..y_t
+        self._tokens = ()
 
     def advance_step(self, step_sum, n_rows, rng):
         """Append one step's exact sum; return the released prefix sum."""
         self._check_step()
-        t = self.t
-        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
-        exact = self.C[t, :t + 1] @ np.asarray(steps)           # (C x)_t from the steps only
-        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
-        self.steps, self.noisy = steps, noisy
+        t, rows = self.t, self._rows
+        tokens = rows.append(self._tokens, np.asarray(step_sum, dtype=np.float64))
+        exact = self.C[t, :t + 1] @ rows.steps[:t + 1]        # (C x)_t from the steps only
+        rows.noisy[t] = gaussian_release(exact, self.sigma, rng)
+        self._tokens = tokens
         self.t += 1
         self.n_rows += int(n_rows)
-        return self.B[t, :t + 1] @ np.asarray(noisy)            # (B y)_t
+        return self.B[t, :t + 1] @ rows.noisy[:t + 1]          # (B y)_t
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 ||B[t-1, :t]||^2``."""
