@@ -86,7 +86,7 @@ def test_a_failed_call_leaves_the_stream_as_it_was(mechanism, horizon):
 
 def test_blt_buffer_kernel_is_numpy_bit_for_bit():
     """The fused buffer update rounds exactly as ``theta[:, None] * X + v`` (no FMA)."""
-    from sklearn_dpol._core._blt_kernels import blt_buffer_step
+    from sklearn_dpol._core._stream_kernels import blt_buffer_step
 
     rng = np.random.default_rng(0)
     theta = rng.uniform(0.3, 1.0, 4)
@@ -155,3 +155,20 @@ def test_long_stream_releases_are_pinned(mechanism, horizon):
     est = PrivateQFTLRegressor(random_state=0, prefix_sums=mechanism, horizon=horizon,
                                data_norm=1.0, y_bound=1.0)
     assert _stream_digest(est, X, y) == PINNED_LONG[mechanism, horizon]
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 64])
+def test_unpack_matches_mirroring_the_upper_triangle(d):
+    """The one-pass unpack gives the values of scatter + mirror (bit for bit)."""
+    from sklearn_dpol._core import qftl
+
+    z = np.random.default_rng(d).standard_normal(qftl.packed_dim(d)) * 10.0
+    _, scale = qftl._packing(d)
+    n_upper = len(scale)
+    expected = np.zeros((d, d))
+    np.put(expected, qftl._flat_upper(d), z[:n_upper] / scale)
+    expected += expected.T
+    expected[np.diag_indices(d)] *= 0.5
+    V, u = qftl.unpack(z, d)
+    np.testing.assert_array_equal(V, expected)
+    np.testing.assert_array_equal(u, z[n_upper:])

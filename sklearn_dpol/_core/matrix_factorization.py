@@ -410,7 +410,7 @@ class SqrtToeplitzPrefixSums(_StepMechanism):
 
 def _buffer_step():
     """The numba kernel of the BLT buffer update (numba is loaded on first use only)."""
-    from ._blt_kernels import blt_buffer_step
+    from ._stream_kernels import blt_buffer_step
 
     return blt_buffer_step
 

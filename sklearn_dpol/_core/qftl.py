@@ -158,14 +158,18 @@ def packed_dim(n_features):
 
 
 def unpack(z, n_features):
-    """The symmetric ``V`` and the vector ``u`` of a packed vector."""
-    _, scale = _packing(n_features)
-    n_upper = len(scale)
-    V = np.zeros((n_features, n_features))
-    np.put(V, _flat_upper(n_features), z[:n_upper] / scale)
-    # Mirror the strict upper triangle into the lower one (the diagonal once).
-    V += V.T
-    V[np.diag_indices(n_features)] *= 0.5
+    """The symmetric ``V`` and the vector ``u`` of a packed vector.
+
+    Both triangles hold the packed entry divided by its scale (``sqrt(2)`` off
+    the diagonal), filled in one pass by a numba kernel: the same values as
+    mirroring the upper triangle into a zero lower one (``x + 0 = x`` exactly;
+    only a ``-0.0`` could come out as ``+0.0`` there).
+    """
+    from ._stream_kernels import unpack_symmetric
+
+    n_upper = n_features * (n_features + 1) // 2
+    V = np.empty((n_features, n_features))
+    unpack_symmetric(np.ascontiguousarray(z[:n_upper], dtype=np.float64), 1.0, SQRT2, V)
     return V, np.array(z[n_upper:], dtype=float)
 
 
@@ -242,14 +246,15 @@ def _cholesky_succeeds(matrix):
     from scipy.linalg import LinAlgError, cho_factor
 
     try:
-        return cho_factor(matrix, lower=True, check_finite=False)
+        # Every caller passes a fresh array (_shifted, the deflated matrix): factor in place.
+        return cho_factor(matrix, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return None
 
 
 def _shifted(V, diagonal_shift, sign=1.0):
-    """``sign * V + diagonal_shift * I`` as a new array."""
-    out = V * sign if sign != 1.0 else V.copy()
+    """``sign * V + diagonal_shift * I`` as a new array, Fortran-ordered (LAPACK factors it in place)."""
+    out = np.multiply(V, sign, order="F") if sign != 1.0 else V.copy(order="F")
     out.flat[::len(V) + 1] += diagonal_shift
     return out
 
