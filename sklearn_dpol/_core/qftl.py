@@ -14,6 +14,7 @@ after the release, the model included, is post-processing.
 """
 
 import math
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -242,19 +243,46 @@ _LANCZOS_MIN_DIM = 96
 
 
 def _cholesky_succeeds(matrix):
-    """A Cholesky factor of ``matrix`` (lower), or ``None`` if it is not positive definite."""
+    """A Cholesky factor of the symmetric ``matrix``, or ``None`` if it is not positive definite.
+
+    Reads the lower triangle of ``matrix`` (as ``eigh`` does). ``matrix`` is a
+    fresh C-ordered array of every caller (:func:`_shifted`, the deflated
+    matrix), factored in place: its transpose is the Fortran-ordered array
+    LAPACK wants, whose upper triangle is ``matrix``'s lower one, so no copy is
+    made. The factor is ``(U, False)`` with ``U^T U = matrix`` for
+    ``cho_solve``.
+    """
     from scipy.linalg import LinAlgError, cho_factor
 
     try:
-        # Every caller passes a fresh array (_shifted, the deflated matrix): factor in place.
-        return cho_factor(matrix, lower=True, overwrite_a=True, check_finite=False)
+        return cho_factor(matrix.T, lower=False, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return None
 
 
+_workspace = threading.local()
+
+
+def _scratch_square(d):
+    """A ``d x d`` work array of this thread, reused across solves.
+
+    A fresh multi-megabyte array costs its page faults on first touch (about a
+    millisecond at ``d = 500``, as much as the Cholesky factorization that
+    fills it); the certificates only need the matrix until their solve returns.
+    """
+    array = getattr(_workspace, "square", None)
+    if array is None or array.shape != (d, d):
+        array = _workspace.square = np.empty((d, d))
+    return array
+
+
 def _shifted(V, diagonal_shift, sign=1.0):
-    """``sign * V + diagonal_shift * I`` as a new array, Fortran-ordered (LAPACK factors it in place)."""
-    out = np.multiply(V, sign, order="F") if sign != 1.0 else V.copy(order="F")
+    """``sign * V + diagonal_shift * I`` in this thread's work array (overwritten by the next)."""
+    out = _scratch_square(len(V))
+    if sign != 1.0:
+        np.multiply(V, sign, out=out)
+    else:
+        np.copyto(out, V)
     out.flat[::len(V) + 1] += diagonal_shift
     return out
 
@@ -343,7 +371,11 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift):
     # Certificate: V without its Ritz pairs above the floor is below the floor.
     deflated = _shifted(V, floor, sign=-1.0)
     if len(theta):
-        deflated += (Y * theta) @ Y.T
+        # deflated += Y diag(theta) Y^T in place (BLAS gemm on the Fortran view, whose
+        # transpose is the same symmetric update): no d x d temporary.
+        from scipy.linalg.blas import dgemm
+
+        dgemm(1.0, Y * theta, Y, beta=1.0, c=deflated.T, trans_b=True, overwrite_c=True)
     if _cholesky_succeeds(deflated) is None:
         return None
     base = 1.0 / (floor + shift)
