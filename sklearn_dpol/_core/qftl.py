@@ -78,6 +78,24 @@ def _flat_upper(n_features):
     return flat
 
 
+_workspace = threading.local()
+
+
+def _scratch(name, shape):
+    """A work array of this thread for ``name``, reused while its shape stays the same.
+
+    A fresh multi-megabyte array costs its page faults on first touch (about a
+    millisecond at ``d = 500``, as much as a Cholesky factorization of it). The
+    callers use it only until they return (a batch's gram, a certificate's
+    matrix) and never hand it out.
+    """
+    array = getattr(_workspace, name, None)
+    if array is None or array.shape != shape:
+        array = np.empty(shape)
+        setattr(_workspace, name, array)
+    return array
+
+
 class PackedStatistics:
     """Packed ``(V, u)`` sums of the rows of one batch, by slice or per row.
 
@@ -110,7 +128,7 @@ class PackedStatistics:
         """Packed sum over rows ``lo:hi`` (one BLAS product)."""
         rows, y = self.rows[lo:hi], self.y[lo:hi]
         d = self.dim_features
-        gram = np.empty((d, d))
+        gram = _scratch("gram", (d, d))    # read by the packing below only
         cross = np.empty(d)
         p = rows.shape[1]
         if self.weights is None:
@@ -124,7 +142,10 @@ class PackedStatistics:
             gram[:p, :p] = (weighted.T @ rows).toarray()
             cross[:p] = rows.T @ wy
         else:
-            gram[:p, :p] = weighted.T @ rows
+            # The product into a reused array (no fresh d x d array per batch), then
+            # into the gram (whose last row and column hold the intercept's sums).
+            product = np.matmul(weighted.T, rows, out=_scratch("product", (p, p)))
+            gram[:p, :p] = product
             cross[:p] = rows.T @ wy
         if self.intercept is not None:
             c = self.intercept
@@ -260,25 +281,9 @@ def _cholesky_succeeds(matrix):
         return None
 
 
-_workspace = threading.local()
-
-
-def _scratch_square(d):
-    """A ``d x d`` work array of this thread, reused across solves.
-
-    A fresh multi-megabyte array costs its page faults on first touch (about a
-    millisecond at ``d = 500``, as much as the Cholesky factorization that
-    fills it); the certificates only need the matrix until their solve returns.
-    """
-    array = getattr(_workspace, "square", None)
-    if array is None or array.shape != (d, d):
-        array = _workspace.square = np.empty((d, d))
-    return array
-
-
 def _shifted(V, diagonal_shift, sign=1.0):
     """``sign * V + diagonal_shift * I`` in this thread's work array (overwritten by the next)."""
-    out = _scratch_square(len(V))
+    out = _scratch("square", (len(V), len(V)))
     if sign != 1.0:
         np.multiply(V, sign, out=out)
     else:
