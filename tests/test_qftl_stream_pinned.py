@@ -172,3 +172,13 @@ def test_unpack_matches_mirroring_the_upper_triangle(d):
     V, u = qftl.unpack(z, d)
     np.testing.assert_array_equal(V, expected)
     np.testing.assert_array_equal(u, z[n_upper:])
+
+
+def test_work_arrays_are_reused_only_up_to_a_size():
+    from sklearn_dpol._core import qftl
+
+    small = qftl._scratch("test", (10, 10))
+    assert qftl._scratch("test", (10, 10)) is small
+    assert qftl._scratch("test", (11, 10)) is not small
+    big = (qftl._SCRATCH_MAX_ENTRIES + 1, 1)
+    assert qftl._scratch("test_big", big) is not qftl._scratch("test_big", big)

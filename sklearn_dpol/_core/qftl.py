@@ -79,6 +79,8 @@ def _flat_upper(n_features):
 
 
 _workspace = threading.local()
+#: Largest work array kept per thread and name (16 MB: up to d = 1448).
+_SCRATCH_MAX_ENTRIES = 1 << 21
 
 
 def _scratch(name, shape):
@@ -87,8 +89,12 @@ def _scratch(name, shape):
     A fresh multi-megabyte array costs its page faults on first touch (about a
     millisecond at ``d = 500``, as much as a Cholesky factorization of it). The
     callers use it only until they return (a batch's gram, a certificate's
-    matrix) and never hand it out.
+    matrix) and never hand it out. Arrays past :data:`_SCRATCH_MAX_ENTRIES` are
+    not kept (their O(d^3) work dwarfs the page faults, and a thread would hold
+    them for good).
     """
+    if math.prod(shape) > _SCRATCH_MAX_ENTRIES:
+        return np.empty(shape)
     array = getattr(_workspace, name, None)
     if array is None or array.shape != shape:
         array = np.empty(shape)
