@@ -185,8 +185,12 @@ def packed_dim(n_features):
     return n_features * (n_features + 1) // 2 + n_features
 
 
-def unpack(z, n_features):
+def unpack(z, n_features, scratch=False):
     """The symmetric ``V`` and the vector ``u`` of a packed vector.
+
+    ``scratch=True`` writes ``V`` into this thread's reused work array (no
+    fresh ``d x d`` array and its page faults): for a caller that is done with
+    ``V`` before the next ``unpack(..., scratch=True)`` of its thread.
 
     Both triangles hold the packed entry divided by its scale (``sqrt(2)`` off
     the diagonal), filled in one pass by a numba kernel: the same values as
@@ -196,7 +200,8 @@ def unpack(z, n_features):
     from ._stream_kernels import unpack_symmetric
 
     n_upper = n_features * (n_features + 1) // 2
-    V = np.empty((n_features, n_features))
+    shape = (n_features, n_features)
+    V = _scratch("unpacked", shape) if scratch else np.empty(shape)
     unpack_symmetric(np.ascontiguousarray(z[:n_upper], dtype=np.float64), 1.0, SQRT2, V)
     return V, np.array(z[n_upper:], dtype=float)
 

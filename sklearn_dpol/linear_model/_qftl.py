@@ -692,7 +692,8 @@ class PrivateQFTLRegressor(
             return cached[1], cached[2]
         (n_samples, n_augmented, noise_std, alpha, row_bound, y_bound, n_features,
          intercept_scaling) = self._released_solve
-        V_hat, u_hat = qftl.unpack(statistics, n_augmented)
+        # V_hat lives in a reused work array: the solve is done with it on return.
+        V_hat, u_hat = qftl.unpack(statistics, n_augmented, scratch=True)
         with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
             weights = qftl.ridge_from_statistics(
                 V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std,
