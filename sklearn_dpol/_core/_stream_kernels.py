@@ -12,6 +12,10 @@ bounds.
 
 from numba import njit
 
+from ._kernel_cache import refresh as _refresh_kernel_cache
+
+_refresh_kernel_cache()  # before any kernel is compiled or loaded: see _kernel_cache
+
 
 @njit(cache=True, nogil=True)
 def blt_buffer_step(theta, exact, inverse, x, w, exact_out, inverse_out):
