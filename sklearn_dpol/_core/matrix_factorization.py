@@ -319,8 +319,56 @@ class _StepMechanism:
             )
 
     def snapshot(self):
-        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
+        """A copy to advance: ``advance`` never writes into what this state reads.
+
+        It replaces its arrays, or writes in place into rows or slots this state
+        does not read (:class:`_StepRows`, :class:`_BLTSlots`).
+        """
         return copy.copy(self)
+
+
+class _StepRows:
+    """The exact step sums and the noisy releases of a known-horizon stream, one row per step.
+
+    Preallocated ``(horizon, dim)`` arrays (untouched rows cost no memory), so a
+    step writes its two rows in place and reads the first ``t`` rows as one
+    contiguous block: the same products as stacking the steps, without copying
+    all of them on every step. A state with ``t`` steps reads rows ``:t`` only,
+    and a step writes row ``t``, so the state a snapshot was taken from stays
+    intact; ``owner[k]`` (the token of the step that wrote row ``k``) detects a
+    state whose rows a sibling's step wrote over (the state of a call dropped
+    and retried), which raises instead of returning wrong sums.
+    """
+
+    def __init__(self, horizon, dim):
+        self.horizon = int(horizon)
+        capacity = min(self.horizon, 16)
+        self.steps = np.empty((capacity, int(dim)))     # exact step sums (private)
+        self.noisy = np.empty((capacity, int(dim)))     # released y_1..y_t
+        self.owner = [None] * self.horizon
+
+    def check(self, tokens):
+        if any(self.owner[k] is not token for k, token in enumerate(tokens)):
+            raise RuntimeError(
+                "This stream state was superseded: another continuation of an earlier "
+                "state wrote over its steps. Continue the stream from its latest state.")
+
+    def append(self, tokens, step_sum):
+        """Check the state, write row ``t``'s exact sum; the new state's tokens."""
+        self.check(tokens)
+        t = len(tokens)
+        if t == len(self.steps):
+            # Double the rows (amortised O(dim) a step; a long horizon is not reserved
+            # up front). Every state shares this object, so all see the new arrays.
+            capacity = min(2 * t, self.horizon)
+            for name in ("steps", "noisy"):
+                grown = np.empty((capacity, self.steps.shape[1]))
+                grown[:t] = getattr(self, name)
+                setattr(self, name, grown)
+        self.steps[t] = step_sum
+        token = object()
+        self.owner[t] = token
+        return tokens + (token,)
 
 
 class SqrtToeplitzPrefixSums(_StepMechanism):
@@ -338,24 +386,51 @@ class SqrtToeplitzPrefixSums(_StepMechanism):
 
     def __init__(self, dim, sigma, horizon):
         super().__init__(dim, sigma, horizon)
-        self.steps = ()         # exact step sums x_1..x_t (private)
-        self.noisy = ()         # released y_1..y_t
+        self._rows = _StepRows(horizon, dim)   # exact step sums and released y_1..y_t
+        self._tokens = ()
 
     def advance_step(self, step_sum, n_rows, rng):
         """Append one step's exact sum; return the released prefix sum."""
         self._check_step()
-        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
-        f = sqrt_coefficients(len(steps))[::-1]
-        exact = f @ np.asarray(steps)                    # (C x)_t from the steps only
-        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
-        self.steps, self.noisy = steps, noisy
+        rows = self._rows
+        tokens = rows.append(self._tokens, np.asarray(step_sum, dtype=np.float64))
+        t = len(tokens)
+        f = sqrt_coefficients(t)[::-1]
+        exact = f @ rows.steps[:t]                       # (C x)_t from the steps only
+        rows.noisy[t - 1] = gaussian_release(exact, self.sigma, rng)
+        self._tokens = tokens
         self.t += 1
         self.n_rows += int(n_rows)
-        return f @ np.asarray(noisy)                      # (B y)_t
+        return f @ rows.noisy[:t]                         # (B y)_t
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 sum_(k<t) f_k^2``."""
         return self.sigma**2 * float(np.sum(sqrt_coefficients(max(int(t), 1)) ** 2)) if t else 0.0
+
+
+def _buffer_step():
+    """The numba kernel of the BLT buffer update (numba is loaded on first use only)."""
+    from ._stream_kernels import blt_buffer_step
+
+    return blt_buffer_step
+
+
+class _BLTSlots:
+    """Two slots of BLT buffers shared by a mechanism and its snapshots, written in place.
+
+    ``owner[s]`` is the token of the mechanism whose state slot ``s`` holds. A
+    step of a mechanism in slot ``s`` writes slot ``1 - s`` and takes a new
+    token, so the mechanism it was snapshotted from (slot ``s``) stays valid: a
+    failed call, which drops the advanced snapshot, changes nothing. A state is
+    superseded once a later state's step writes over its slot (the grandchild of
+    a snapshot chain); reading it then raises instead of returning wrong sums.
+    """
+
+    def __init__(self, n_buffers, dim):
+        self.exact = np.zeros((2, n_buffers, dim))
+        self.inverse = np.zeros((2, n_buffers, dim))
+        self.scratch = np.empty(dim)
+        self.owner = [None, None]
 
 
 class BLTPrefixSums(_StepMechanism):
@@ -377,25 +452,53 @@ class BLTPrefixSums(_StepMechanism):
         super().__init__(dim, sigma, horizon)
         self.omega = np.asarray(omega, dtype=np.float64)
         self.theta = np.asarray(theta, dtype=np.float64)
-        buffers = (len(self.theta), self.dim)
-        self.exact_buffers = np.zeros(buffers)      # sum_(s<t) theta^(t-1-s) x_s (private)
-        self.inverse_buffers = np.zeros(buffers)    # sum_(s<t) theta^(t-1-s) w_s, w = C^-1 y
+        # Two slots of buffers, written in place (no new arrays per step): slot ``s`` holds
+        # exact_buffers = sum_(s<t) theta^(t-1-s) x_s (private) and inverse_buffers =
+        # sum_(s<t) theta^(t-1-s) w_s, w = C^-1 y. A step reads its slot and writes the
+        # other, so the mechanism it was snapshotted from keeps its state until the
+        # step after (a failed call changes nothing; see :class:`_BLTSlots`).
+        self._slots = _BLTSlots(len(self.theta), self.dim)
+        self._slot, self._token = 0, object()
+        self._slots.owner[0] = self._token
         self.released = np.zeros(self.dim)          # running sum of w: the released prefix
         # The same recursion on the impulse (public scalars): b_(t-1) and sum_(k<t) b_k^2,
         # so that the variance of each release costs O(buffers), not O(t).
         self._impulse_buffers = np.zeros(len(self.theta))
         self._b, self._b_squares = 0.0, 0.0
 
+    @property
+    def exact_buffers(self):
+        return self._slots.exact[self._current_slot()]
+
+    @property
+    def inverse_buffers(self):
+        return self._slots.inverse[self._current_slot()]
+
+    def _current_slot(self):
+        if self._slots.owner[self._slot] is not self._token:
+            raise RuntimeError(
+                "This BLT stream state was superseded: a stream continued from a later "
+                "state wrote over its buffers. Continue the stream from its latest state.")
+        return self._slot
+
     def advance_step(self, step_sum, n_rows, rng):
-        """Append one step's exact sum; return the released prefix sum."""
+        """Append one step's exact sum; return the released prefix sum (a new array)."""
         self._check_step()
         x = np.asarray(step_sum, dtype=np.float64)
-        exact = x + self.omega @ self.exact_buffers          # (C x)_t
+        slots, old = self._slots, self._current_slot()
+        new = 1 - old
+        E, I = slots.exact[old], slots.inverse[old]
+        scratch = slots.scratch
+        exact = np.matmul(self.omega, E, out=scratch)
+        exact = np.add(x, exact, out=scratch)                 # (C x)_t
         y = gaussian_release(exact, self.sigma, rng)
-        w = y - self.omega @ self.inverse_buffers            # (C^-1 y)_t, since C w = y
-        theta = self.theta[:, np.newaxis]
-        self.exact_buffers = theta * self.exact_buffers + x
-        self.inverse_buffers = theta * self.inverse_buffers + w
+        w = np.matmul(self.omega, I, out=scratch)
+        w = np.subtract(y, w, out=y)                          # (C^-1 y)_t, since C w = y
+        # The other slot becomes this step's state (theta * buffers + x, and + w, in
+        # one pass); the old slot stays intact.
+        _buffer_step()(self.theta, E, I, x, w, slots.exact[new], slots.inverse[new])
+        self._token = object()
+        slots.owner[new], self._slot = self._token, new
         self.released = self.released + w
         r = (1.0 if self.t == 0 else 0.0) - float(self.omega @ self._impulse_buffers)
         self._impulse_buffers = self.theta * self._impulse_buffers + r
@@ -484,20 +587,20 @@ class DensePrefixSums(_StepMechanism):
     def __init__(self, dim, sigma, C, B):
         super().__init__(dim, sigma, len(C))
         self.C, self.B = C, B
-        self.steps = ()         # exact step sums x_1..x_t (private)
-        self.noisy = ()         # released y_1..y_t
+        self._rows = _StepRows(len(C), dim)    # exact step sums and released y_1..y_t
+        self._tokens = ()
 
     def advance_step(self, step_sum, n_rows, rng):
         """Append one step's exact sum; return the released prefix sum."""
         self._check_step()
-        t = self.t
-        steps = self.steps + (np.asarray(step_sum, dtype=np.float64),)
-        exact = self.C[t, :t + 1] @ np.asarray(steps)           # (C x)_t from the steps only
-        noisy = self.noisy + (gaussian_release(exact, self.sigma, rng),)
-        self.steps, self.noisy = steps, noisy
+        t, rows = self.t, self._rows
+        tokens = rows.append(self._tokens, np.asarray(step_sum, dtype=np.float64))
+        exact = self.C[t, :t + 1] @ rows.steps[:t + 1]        # (C x)_t from the steps only
+        rows.noisy[t] = gaussian_release(exact, self.sigma, rng)
+        self._tokens = tokens
         self.t += 1
         self.n_rows += int(n_rows)
-        return self.B[t, :t + 1] @ np.asarray(noisy)            # (B y)_t
+        return self.B[t, :t + 1] @ rows.noisy[:t + 1]          # (B y)_t
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix at step ``t``: ``sigma^2 ||B[t-1, :t]||^2``."""

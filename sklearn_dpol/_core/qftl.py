@@ -14,6 +14,7 @@ after the release, the model included, is post-processing.
 """
 
 import math
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -77,6 +78,30 @@ def _flat_upper(n_features):
     return flat
 
 
+_workspace = threading.local()
+#: Largest work array kept per thread and name (16 MB: up to d = 1448).
+_SCRATCH_MAX_ENTRIES = 1 << 21
+
+
+def _scratch(name, shape):
+    """A work array of this thread for ``name``, reused while its shape stays the same.
+
+    A fresh multi-megabyte array costs its page faults on first touch (about a
+    millisecond at ``d = 500``, as much as a Cholesky factorization of it). The
+    callers use it only until they return (a batch's gram, a certificate's
+    matrix) and never hand it out. Arrays past :data:`_SCRATCH_MAX_ENTRIES` are
+    not kept (their O(d^3) work dwarfs the page faults, and a thread would hold
+    them for good).
+    """
+    if math.prod(shape) > _SCRATCH_MAX_ENTRIES:
+        return np.empty(shape)
+    array = getattr(_workspace, name, None)
+    if array is None or array.shape != shape:
+        array = np.empty(shape)
+        setattr(_workspace, name, array)
+    return array
+
+
 class PackedStatistics:
     """Packed ``(V, u)`` sums of the rows of one batch, by slice or per row.
 
@@ -109,7 +134,7 @@ class PackedStatistics:
         """Packed sum over rows ``lo:hi`` (one BLAS product)."""
         rows, y = self.rows[lo:hi], self.y[lo:hi]
         d = self.dim_features
-        gram = np.empty((d, d))
+        gram = _scratch("gram", (d, d))    # read by the packing below only
         cross = np.empty(d)
         p = rows.shape[1]
         if self.weights is None:
@@ -123,7 +148,10 @@ class PackedStatistics:
             gram[:p, :p] = (weighted.T @ rows).toarray()
             cross[:p] = rows.T @ wy
         else:
-            gram[:p, :p] = weighted.T @ rows
+            # The product into a reused array (no fresh d x d array per batch), then
+            # into the gram (whose last row and column hold the intercept's sums).
+            product = np.matmul(weighted.T, rows, out=_scratch("product", (p, p)))
+            gram[:p, :p] = product
             cross[:p] = rows.T @ wy
         if self.intercept is not None:
             c = self.intercept
@@ -157,15 +185,24 @@ def packed_dim(n_features):
     return n_features * (n_features + 1) // 2 + n_features
 
 
-def unpack(z, n_features):
-    """The symmetric ``V`` and the vector ``u`` of a packed vector."""
-    _, scale = _packing(n_features)
-    n_upper = len(scale)
-    V = np.zeros((n_features, n_features))
-    np.put(V, _flat_upper(n_features), z[:n_upper] / scale)
-    # Mirror the strict upper triangle into the lower one (the diagonal once).
-    V += V.T
-    V[np.diag_indices(n_features)] *= 0.5
+def unpack(z, n_features, scratch=False):
+    """The symmetric ``V`` and the vector ``u`` of a packed vector.
+
+    ``scratch=True`` writes ``V`` into this thread's reused work array (no
+    fresh ``d x d`` array and its page faults): for a caller that is done with
+    ``V`` before the next ``unpack(..., scratch=True)`` of its thread.
+
+    Both triangles hold the packed entry divided by its scale (``sqrt(2)`` off
+    the diagonal), filled in one pass by a numba kernel: the same values as
+    mirroring the upper triangle into a zero lower one (``x + 0 = x`` exactly;
+    only a ``-0.0`` could come out as ``+0.0`` there).
+    """
+    from ._stream_kernels import unpack_symmetric
+
+    n_upper = n_features * (n_features + 1) // 2
+    shape = (n_features, n_features)
+    V = _scratch("unpacked", shape) if scratch else np.empty(shape)
+    unpack_symmetric(np.ascontiguousarray(z[:n_upper], dtype=np.float64), 1.0, SQRT2, V)
     return V, np.array(z[n_upper:], dtype=float)
 
 
@@ -238,18 +275,30 @@ _LANCZOS_MIN_DIM = 96
 
 
 def _cholesky_succeeds(matrix):
-    """A Cholesky factor of ``matrix`` (lower), or ``None`` if it is not positive definite."""
+    """A Cholesky factor of the symmetric ``matrix``, or ``None`` if it is not positive definite.
+
+    Reads the lower triangle of ``matrix`` (as ``eigh`` does). ``matrix`` is a
+    fresh C-ordered array of every caller (:func:`_shifted`, the deflated
+    matrix), factored in place: its transpose is the Fortran-ordered array
+    LAPACK wants, whose upper triangle is ``matrix``'s lower one, so no copy is
+    made. The factor is ``(U, False)`` with ``U^T U = matrix`` for
+    ``cho_solve``.
+    """
     from scipy.linalg import LinAlgError, cho_factor
 
     try:
-        return cho_factor(matrix, lower=True, check_finite=False)
+        return cho_factor(matrix.T, lower=False, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return None
 
 
 def _shifted(V, diagonal_shift, sign=1.0):
-    """``sign * V + diagonal_shift * I`` as a new array."""
-    out = V * sign if sign != 1.0 else V.copy()
+    """``sign * V + diagonal_shift * I`` in this thread's work array (overwritten by the next)."""
+    out = _scratch("square", (len(V), len(V)))
+    if sign != 1.0:
+        np.multiply(V, sign, out=out)
+    else:
+        np.copyto(out, V)
     out.flat[::len(V) + 1] += diagonal_shift
     return out
 
@@ -338,7 +387,11 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift):
     # Certificate: V without its Ritz pairs above the floor is below the floor.
     deflated = _shifted(V, floor, sign=-1.0)
     if len(theta):
-        deflated += (Y * theta) @ Y.T
+        # deflated += Y diag(theta) Y^T in place (BLAS gemm on the Fortran view, whose
+        # transpose is the same symmetric update): no d x d temporary.
+        from scipy.linalg.blas import dgemm
+
+        dgemm(1.0, Y * theta, Y, beta=1.0, c=deflated.T, trans_b=True, overwrite_c=True)
     if _cholesky_succeeds(deflated) is None:
         return None
     base = 1.0 / (floor + shift)

@@ -430,7 +430,8 @@ class PrivateQFTLRegressor(
                 noise_std = math.sqrt(self._base_variance + stream.current_variance())
                 # Public: counts and the release's stated noise level.
                 self.alpha_ = self._stream_alpha(n_samples, stats.dim_features, noise_std)
-                self._publish(statistics, n_samples, stats.dim_features, noise_std)
+                self._publish(statistics, n_samples, stats.dim_features, noise_std,
+                              fresh=True)
             self._stream_max_rows = self._stream_rows_so_far(stats.n_rows)
             self._stream = stream
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
@@ -656,7 +657,7 @@ class PrivateQFTLRegressor(
                 "prefix_sums='tree' (calibrated on samples), or horizon=None."
             )
 
-    def _publish(self, statistics, n_samples, n_augmented, noise_std):
+    def _publish(self, statistics, n_samples, n_augmented, noise_std, fresh=False):
         """Store the released statistics; the model is solved from them when read.
 
         The ridge model is post-processing of the released statistics, so a
@@ -664,7 +665,9 @@ class PrivateQFTLRegressor(
         once per release actually read, through ``coef_``, ``intercept_`` or
         ``predict`` (:meth:`_released_model`).
         """
-        self._released_statistics = np.array(statistics, dtype=np.float64)
+        # ``fresh``: a new float64 array nothing else holds (a stream's sum), kept as is.
+        self._released_statistics = (statistics if fresh
+                                     else np.array(statistics, dtype=np.float64))
         # Everything the solve reads, as of this release (a later set_params
         # must not change a released model).
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
@@ -692,7 +695,8 @@ class PrivateQFTLRegressor(
             return cached[1], cached[2]
         (n_samples, n_augmented, noise_std, alpha, row_bound, y_bound, n_features,
          intercept_scaling) = self._released_solve
-        V_hat, u_hat = qftl.unpack(statistics, n_augmented)
+        # V_hat lives in a reused work array: the solve is done with it on return.
+        V_hat, u_hat = qftl.unpack(statistics, n_augmented, scratch=True)
         with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
             weights = qftl.ridge_from_statistics(
                 V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std,
