@@ -66,3 +66,14 @@ def test_protocol_kernel_equals_the_per_user_reports(method):
                            sampler_state(np.random.default_rng(6)), **kw)
     for name, value in fast.state().items():
         np.testing.assert_array_equal(value, slow.state()[name], err_msg=name)
+
+
+def test_a_nan_budget_or_weight_fails_closed():
+    # Independent review: epsilon < inf is False for NaN, which meant "no noise".
+    from sklearn_dpol._core._pf_kernels import laplace_scale
+
+    assert laplace_scale(np.nan, 1.0) == np.inf
+    assert laplace_scale(1.0, np.nan) == np.inf
+    assert laplace_scale(np.inf, 1.0) == 0.0          # no privacy asked: no noise
+    assert laplace_scale(1.0, 0.0) == 0.0             # a public coordinate
+    assert laplace_scale(2.0, 0.5) == 2.0 / (2.0 * 0.5)

@@ -230,7 +230,14 @@ def user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, sca
 
 @njit(cache=True, nogil=True)
 def laplace_scale(epsilon, weight):
-    """The Laplace scale ``2 / tau`` of a coordinate, ``tau = epsilon * weight``; 0: no noise."""
+    """The Laplace scale ``2 / tau`` of a coordinate, ``tau = epsilon * weight``; 0: no noise.
+
+    A NaN budget or weight fails closed (infinite noise: a constant report),
+    never open: the estimators refuse NaN budgets, and a direct call of the
+    kernels must not release a gradient without noise either.
+    """
+    if epsilon != epsilon or weight != weight:
+        return np.inf
     if weight > 0.0 and epsilon < np.inf:
         tau = epsilon * weight
         # A budget that underflows to 0 has infinite noise (never a
