@@ -14,12 +14,17 @@ else), the floor of any local randomiser that adds exact noise per coordinate.
 """
 
 import argparse
+import sys
+from pathlib import Path
 import statistics
 import time
 import warnings
 
 import numpy as np
 from sklearn.linear_model import SGDRegressor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scaling import data as _scaling_data  # noqa: E402
 
 from sklearn_dpol.linear_model import (
     MutualInformationPrivateOGDRegressor,
@@ -30,13 +35,8 @@ warnings.filterwarnings("ignore")
 
 
 def data(n, d, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    w = rng.standard_normal(d)
-    w /= np.linalg.norm(w)
-    y = np.clip(X @ w + 0.1 * rng.standard_normal(n), -1.0, 1.0)
-    return X, y
+    """The rows and targets of ``bench_scaling.py`` (unit ball, targets in [-1, 1])."""
+    return _scaling_data(n, d, seed)[:2]
 
 
 MODELS = {
