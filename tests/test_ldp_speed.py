@@ -77,3 +77,23 @@ def test_a_nan_budget_or_weight_fails_closed():
     assert laplace_scale(np.inf, 1.0) == 0.0          # no privacy asked: no noise
     assert laplace_scale(1.0, 0.0) == 0.0             # a public coordinate
     assert laplace_scale(2.0, 0.5) == 2.0 / (2.0 * 0.5)
+
+
+def test_fixed_point_equals_exact_integer_arithmetic():
+    # The reference of the test above shares _signed_half with fixed_point; this one
+    # is independent: a + f1 2^-32 + f2 2^-64 = sign(c) trunc(|c| 2^64) 2^-64 + 1/2,
+    # computed in Python integers (independent review of the speed change).
+    from fractions import Fraction
+
+    from sklearn_dpol._core._exact_kernels import fixed_point
+
+    rng = np.random.default_rng(11)
+    values = [0.0, -0.0, 5e-324, -5e-324, 2.0**-64, -(2.0**-64), 2.0**-65, 0.5, -0.5,
+              1.0, -1.0, 2.0**62, -(2.0**62), np.nextafter(2.0**62, 0), -3.25, 2.0**52 + 0.5]
+    values += list(rng.standard_normal(2000) * np.exp2(rng.integers(-80, 62, 2000)))
+    values += list(np.ldexp(rng.random(500) - 0.5, rng.integers(-1074, 62, 500)))
+    for c in values:
+        t = (abs(Fraction(c)) * 2**64).__floor__()
+        v = (-t if c < 0 else t) + 2**63
+        a, low = v >> 64, v & (2**64 - 1)
+        assert fixed_point(float(c)) == (a, low >> 32, low & 0xFFFFFFFF), c
