@@ -394,15 +394,16 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
         coefficients = basis[:j + 1] @ w
         diagonal[j] = coefficients[j]
         w -= coefficients @ basis[:j + 1]
-        off[j] = np.linalg.norm(w)
+        square = w @ w
         rest = raw - coefficients[j] ** 2 - (coefficients[j - 1] ** 2 if j else 0.0)
-        if off[j] ** 2 < 0.5 * rest or off[j] ** 2 < 1e-6 * raw:
+        if square < 0.5 * rest or square < 1e-6 * raw:
             w -= (basis[:j + 1] @ w) @ basis[:j + 1]
-            off[j] = np.linalg.norm(w)
+            square = w @ w
+        off[j] = math.sqrt(square)
         m = j + 1
         breakdown = not off[j] > 1e-300
         if not breakdown:
-            basis[m] = w / off[j]
+            np.divide(w, off[j], out=basis[m])
         if not (breakdown or m >= next_check or m == steps):
             continue
         ritz, small = eigh_tridiagonal(diagonal[:m], off[:m - 1])
