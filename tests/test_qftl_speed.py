@@ -219,3 +219,65 @@ def test_the_first_call_past_the_allowance_is_refused(name, monkeypatch):
         reg.partial_fit(X[50:60], y[50:60])
     reg.partial_fit(X[50:55], y[50:55])
     assert reg._stream.t == 7
+
+
+def _spectrum(rng, d, floor, top):
+    """A symmetric matrix with a bulk below ``floor`` and eigenvalues ``top`` above it."""
+    Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    values = np.concatenate([rng.uniform(-0.95, 0.95, d - len(top)) * floor, top])
+    V = (Q * values) @ Q.T
+    return (V + V.T) / 2.0, Q[:, d - len(top):]
+
+
+def test_warm_start_keeps_the_model_and_carries_the_ritz_vectors(monkeypatch):
+    rng = np.random.default_rng(7)
+    d, n, std = 160, 300, 4.0
+    V1, u1 = noisy_statistics(np.random.default_rng(0), n, d, std, spike=3.0)
+    G = rng.standard_normal((d, d)) * 0.3
+    V2 = V1 + (G + G.T) / 2.0       # the next release: the same data, more noise
+    warm = {}
+    first = qftl.ridge_from_statistics(V1, u1, n, 0.01, 1.0, 1.0, std, warm=warm)
+    hint = warm["ritz"]
+    assert hint is not None and hint.shape[0] == d and hint.shape[1] >= 1
+    np.testing.assert_allclose(first, eigh_model(V1, u1, n, 0.01, 1.0, 1.0, std), rtol=1e-10,
+                               atol=1e-12 * np.abs(first).max())
+    monkeypatch.setattr(np.linalg, "eigh", lambda *_, **__: pytest.fail("fell back to eigh"))
+    got = qftl.ridge_from_statistics(V2, u1, n, 0.01, 1.0, 1.0, std, warm=warm)
+    monkeypatch.undo()
+    expected = eigh_model(V2, u1, n, 0.01, 1.0, 1.0, std)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+    assert warm["ritz"] is not hint
+
+
+@pytest.mark.parametrize("kind", ["stale", "garbage", "wrong_shape"])
+def test_a_wrong_warm_start_is_refused_by_the_certificate(kind, monkeypatch):
+    rng = np.random.default_rng(3)
+    d, n, std = 160, 10_000, 4.0
+    floor = qftl.noise_spectral_norm(std, d)
+    # One eigenvalue far above the floor (found at once) and one just above it
+    # (found late): a hint with one vector lets the certificate be tried early,
+    # before the second is found, and it must refuse.
+    V, top = _spectrum(rng, d, floor, np.array([1.02 * floor, 30.0 * floor]))
+    u = rng.standard_normal(d) * 10.0
+    hint = {
+        "stale": top[:, 1:] + 0.01 * rng.standard_normal((d, 1)),
+        "garbage": rng.standard_normal((d, 1)),
+        "wrong_shape": rng.standard_normal((d + 1, 2)),
+    }[kind]
+    warm = {"ritz": hint}
+    verdicts = []
+    certified = qftl._deflation_certified
+
+    def spy(*args):
+        verdicts.append(certified(*args))
+        return verdicts[-1]
+
+    monkeypatch.setattr(qftl, "_deflation_certified", spy)
+    got = qftl.ridge_from_statistics(V, u, n, 0.01, 1.0, 1.0, std, warm=warm)
+    monkeypatch.undo()
+    expected = eigh_model(V, u, n, 0.01, 1.0, 1.0, std)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+    assert verdicts and verdicts[-1]
+    if kind == "stale":
+        assert False in verdicts        # the early certificate was tried and refused
+    assert warm["ritz"].shape == (d, 2)  # both eigenpairs above the floor, recorded

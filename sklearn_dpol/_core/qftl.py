@@ -217,7 +217,7 @@ def noise_spectral_norm(noise_std, n_features):
 
 
 def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_bound,
-                          noise_std=0.0):
+                          noise_std=0.0, warm=None):
     """``(n alpha I + V)^{-1} u`` from noisy statistics, always finite.
 
     The exact ``V`` is a sum of ``n`` rank-one terms ``v v^T`` with
@@ -237,11 +237,19 @@ def ridge_from_statistics(V_hat, u_hat, n_samples, alpha, feature_bound, target_
     is what makes noisy ridge solutions explode (compare the adaptive
     regularisation of AdaSSP, Wang 2018). Directions above the noise level are
     untouched.
+
+    ``warm`` (optional, a dict owned by the caller) carries the Ritz vectors
+    of the previous solve from one call to the next: the Lanczos route starts
+    from them and tries its certificate as soon as their count of converged
+    pairs above the floor is back. They are post-processing of earlier
+    released statistics (public); a wrong or stale hint costs time only (the
+    certificate refuses it and Lanczos goes on), never the model.
     """
     ceiling = n_samples * feature_bound * feature_bound
     floor = min(noise_spectral_norm(noise_std, len(u_hat)), ceiling)
     u_hat = sets.project(sets.L2, u_hat, n_samples * feature_bound * target_bound)
-    weights = _clipped_solve_without_eigh(V_hat, u_hat, floor, ceiling, n_samples * alpha)
+    weights = _clipped_solve_without_eigh(V_hat, u_hat, floor, ceiling, n_samples * alpha,
+                                          warm)
     if weights is not None:
         return weights
     eigenvalues, eigenvectors = np.linalg.eigh(V_hat)
@@ -303,7 +311,7 @@ def _shifted(V, diagonal_shift, sign=1.0):
     return out
 
 
-def _clipped_solve_without_eigh(V, u, floor, ceiling, shift):
+def _clipped_solve_without_eigh(V, u, floor, ceiling, shift, warm=None):
     """``g(V) u`` of :func:`ridge_from_statistics` by case (A) or (B), else ``None``."""
     if not (floor > 0.0 and np.all(np.isfinite(V))):
         return None   # no noise: eigh (its clipping at 0 of rounding-level negatives)
@@ -315,7 +323,7 @@ def _clipped_solve_without_eigh(V, u, floor, ceiling, shift):
     if trace > d * floor:
         return _solve_unclipped(V, u, floor, ceiling, shift, trace)
     if d >= _LANCZOS_MIN_DIM:
-        return _solve_few_above_floor(V, u, floor, ceiling, shift)
+        return _solve_few_above_floor(V, u, floor, ceiling, shift, warm)
     return None
 
 
@@ -336,33 +344,67 @@ def _solve_unclipped(V, u, floor, ceiling, shift, trace):
     return cho_solve(factor, u, check_finite=False)
 
 
-def _solve_few_above_floor(V, u, floor, ceiling, shift):
+def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
     """Case (B): Lanczos for the eigenpairs above the floor, the rest certified below it.
 
     Lanczos with full reorthogonalization from ``u`` plus a fixed,
-    data-independent vector; every ``_LANCZOS_CHECK`` steps, Rayleigh-Ritz on the
-    tridiagonal matrix with the standard residual estimates.
+    data-independent vector; every ``_LANCZOS_CHECK`` steps (or a few times
+    that, when the residuals' rate of decay says they cannot converge sooner),
+    Rayleigh-Ritz on the tridiagonal matrix with the standard residual estimates.
+
+    With a ``warm`` hint (the previous solve's Ritz vectors, see
+    :func:`ridge_from_statistics`) the start also holds their sum, and once
+    at least as many Ritz pairs above the floor as the hint has are converged
+    the certificate is tried before the slow test that the bulk's top is
+    below the floor (at most :data:`_EARLY_CERTIFICATES` times per solve). The
+    certificate alone proves the model (below), so stopping early changes
+    nothing but the time; a refused certificate just lets Lanczos go on.
     """
     from scipy.linalg import eigh_tridiagonal
+    from scipy.linalg.blas import dsymv
 
     d = len(u)
+    # V @ x by BLAS symv on V's lower triangle (the one eigh and the certificate
+    # read): half the memory traffic of a general product. V.T is the
+    # Fortran-ordered array symv wants (no copy for a C-ordered V).
+    lower_t = np.asfortranarray(V.T)
     steps = min(d - 1, _LANCZOS_STEPS)
     basis = np.empty((steps + 1, d))        # rows: the orthonormal Lanczos vectors
     diagonal, off = np.empty(steps), np.empty(steps)
     start = u + np.cos(np.arange(d) * 0.7548776662466927)   # fixed irrational step
-    basis[0] = start / np.linalg.norm(start)
+    start /= np.linalg.norm(start)
+    hint = None if warm is None else warm.get("ritz")
+    if hint is not None and (hint.ndim != 2 or hint.shape[0] != d or not hint.shape[1]
+                             or not np.all(np.isfinite(hint))):
+        hint = None
+    if hint is not None:
+        start += hint.sum(axis=1) * (_WARM_WEIGHT / math.sqrt(hint.shape[1]))
+        start /= np.linalg.norm(start)
+    basis[0] = start
+    early = 0 if hint is None else _EARLY_CERTIFICATES
     found = None
+    next_check, last_residual = _LANCZOS_CHECK, None
     for j in range(steps):
-        w = V @ basis[j]
-        diagonal[j] = basis[j] @ w
-        for _ in range(2):                  # full reorthogonalization, twice
+        w = dsymv(1.0, lower_t, basis[j], lower=0)
+        raw = w @ w
+        # Full reorthogonalization (its coefficient on basis[j] is the diagonal
+        # entry), repeated when it cancelled most of what the three-term
+        # recurrence leaves, ||w||^2 - alpha_j^2 - beta_{j-1}^2 (the
+        # Daniel-Gragg-Kaufman-Stewart test, "twice is enough"), or nearly all of w.
+        coefficients = basis[:j + 1] @ w
+        diagonal[j] = coefficients[j]
+        w -= coefficients @ basis[:j + 1]
+        square = w @ w
+        rest = raw - coefficients[j] ** 2 - (coefficients[j - 1] ** 2 if j else 0.0)
+        if square < 0.5 * rest or square < 1e-6 * raw:
             w -= (basis[:j + 1] @ w) @ basis[:j + 1]
-        off[j] = np.linalg.norm(w)
+            square = w @ w
+        off[j] = math.sqrt(square)
         m = j + 1
         breakdown = not off[j] > 1e-300
         if not breakdown:
-            basis[m] = w / off[j]
-        if not (breakdown or m % _LANCZOS_CHECK == 0 or m == steps):
+            np.divide(w, off[j], out=basis[m])
+        if not (breakdown or m >= next_check or m == steps):
             continue
         ritz, small = eigh_tridiagonal(diagonal[:m], off[:m - 1])
         residuals = off[j] * np.abs(small[-1])
@@ -378,13 +420,40 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift):
         if len(below):
             k = below[-1]
             reached = reached and residuals[k] <= 0.5 * (floor - ritz[k])
-        if breakdown or (reached and np.all(residuals[above] <= tolerance)):
+        converged = np.all(residuals[above] <= tolerance)
+        # Next check: when the top Ritz pair's residual, falling at the rate seen
+        # since the last check, would reach the tolerance (a check's tridiagonal
+        # eigensolve costs a few Lanczos steps; an extra step costs little).
+        top = residuals[-1]
+        periods = 1
+        if last_residual is not None and tolerance < top < 0.1 * last_residual:
+            periods = min(4, max(1, int(math.log(top / tolerance)
+                                        / math.log(last_residual / top))))
+        next_check, last_residual = m + periods * _LANCZOS_CHECK, top
+        if breakdown or (reached and converged):
             found = (ritz[above], (small[:, above].T @ basis[:m]).T)
             break
+        if early and converged and np.count_nonzero(above) >= hint.shape[1]:
+            early -= 1
+            Y = (small[:, above].T @ basis[:m]).T
+            if _deflation_certified(V, ritz[above], Y, floor):
+                return _few_above_floor_model(u, ritz[above], Y, floor, ceiling, shift, warm)
     if found is None:
         return None
     theta, Y = found
-    # Certificate: V without its Ritz pairs above the floor is below the floor.
+    if not _deflation_certified(V, theta, Y, floor):
+        return None
+    return _few_above_floor_model(u, theta, Y, floor, ceiling, shift, warm)
+
+
+#: A warm-started Lanczos tries its certificate early at most this many times.
+_EARLY_CERTIFICATES = 2
+#: Weight of the hint (unit Ritz vectors, summed over sqrt(k)) against the unit cold start.
+_WARM_WEIGHT = 4.0
+
+
+def _deflation_certified(V, theta, Y, floor):
+    """Certificate: ``V`` without the Ritz pairs ``(theta, Y)`` is below the floor."""
     deflated = _shifted(V, floor, sign=-1.0)
     if len(theta):
         # deflated += Y diag(theta) Y^T in place (BLAS gemm on the Fortran view, whose
@@ -392,8 +461,13 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift):
         from scipy.linalg.blas import dgemm
 
         dgemm(1.0, Y * theta, Y, beta=1.0, c=deflated.T, trans_b=True, overwrite_c=True)
-    if _cholesky_succeeds(deflated) is None:
-        return None
+    return _cholesky_succeeds(deflated) is not None
+
+
+def _few_above_floor_model(u, theta, Y, floor, ceiling, shift, warm):
+    """``g(V) u`` from the certified eigenpairs above the floor; records them in ``warm``."""
+    if warm is not None:
+        warm["ritz"] = Y if len(theta) else None
     base = 1.0 / (floor + shift)
     gain = 1.0 / (np.minimum(theta, ceiling) + shift) - base
     return u * base + Y @ ((Y.T @ u) * gain)

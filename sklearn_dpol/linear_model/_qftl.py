@@ -693,19 +693,22 @@ class PrivateQFTLRegressor(
         cached = _MODEL_CACHE.get(self)
         if cached is not None and cached[0] is statistics:
             return cached[1], cached[2]
+        # The previous solve's Ritz vectors (post-processing of an earlier
+        # release) warm-start this one; a stale hint costs time, never the model.
+        warm = {} if cached is None else cached[3]
         (n_samples, n_augmented, noise_std, alpha, row_bound, y_bound, n_features,
          intercept_scaling) = self._released_solve
         # V_hat lives in a reused work array: the solve is done with it on return.
         V_hat, u_hat = qftl.unpack(statistics, n_augmented, scratch=True)
         with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
             weights = qftl.ridge_from_statistics(
-                V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std,
+                V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std, warm=warm,
             )
         coef = weights[:n_features].copy()
         intercept = (
             0.0 if intercept_scaling is None else float(weights[n_features] * intercept_scaling)
         )
-        _MODEL_CACHE[self] = (statistics, coef, intercept)
+        _MODEL_CACHE[self] = (statistics, coef, intercept, warm)
         return coef, intercept
 
     @property
