@@ -162,6 +162,9 @@ class AutoBoundsMixin:
             else:
                 with np.errstate(over="ignore"):
                     norms = np.linalg.norm(X, axis=1)
+            # A finite row whose norm overflows (entries near 1e308) lies above every
+            # candidate: its norm is counted as the largest double, never refused.
+            norms = np.minimum(norms, np.finfo(np.float64).max)
             self._auto_data_norm = private_quantile(
                 norms, self.AUTO_DATA_NORM_QUANTILE, AUTO_GRID, eps_x, self._exact_sampler(),
                 slope=_PRIOR_SLOPE)

@@ -160,3 +160,19 @@ def test_private_selection_accounts_for_the_quantile():
     assert parts["data_norm_, a private quantile of the row norms"].epsilon == pytest.approx(0.1)
     assert spec.rho >= math.fsum(part.rho for part in spec.parts)
     assert math.isfinite(search.privacy_.epsilon)
+
+
+def test_extreme_finite_rows_are_counted_not_refused():
+    # A row of 1e308 entries has an overflowing norm; the quantile counts it above every
+    # candidate instead of failing after the data were read.
+    X, y = _data(n=2000)
+    X[0] = 1e308
+    for model in (PrivateIGDClassifier(data_norm="auto", classes=[0, 1], random_state=0),
+                  PrivateIGDClassifier(data_norm="auto", classes=[0, 1], random_state=0,
+                                       solver="objective_perturbation")):
+        model.fit(X, y)
+        assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.data_norm_)
+    from sklearn_dpol import PrivateQFTLRegressor
+
+    reg = PrivateQFTLRegressor(data_norm="auto", random_state=0).fit(X, y.astype(float))
+    assert np.all(np.isfinite(reg.coef_))
