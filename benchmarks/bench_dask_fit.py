@@ -2,7 +2,8 @@
 
 Two tables (``--only`` selects one):
 
-* ``qftl``: ``PrivateQFTLRegressor`` on a lazily generated array (default 3e7 x
+* ``qftl``: ``PrivateQFTLRegressor`` (``--lazy qftl fw md`` adds Frank-Wolfe and
+  mirror descent on their Gram statistics) on a lazily generated array (default 3e7 x
   40 float64, 9.6 GB), generated block by block on the workers (2 worker
   processes, 1 thread each, memory_limit 3 GB); each block is clipped and
   summed there, and the driver receives one packed vector. Reports rows/s
@@ -19,7 +20,7 @@ Two tables (``--only`` selects one):
   between the two models.
 
     python benchmarks/bench_dask_fit.py [--only {all,qftl,gram}] [--rows 3e7] [--features 40]
-        [--chunk 500000] [--gram-rows 1e6] [--gram-features 20] [--gram-chunk 125000]
+        [--chunk 500000] [--lazy qftl fw md] [--gram-rows 1e6] [--gram-features 20] [--gram-chunk 125000]
 """
 
 import argparse
@@ -31,49 +32,64 @@ import tracemalloc
 import numpy as np
 
 
+def _lazy_estimators(d):
+    """The estimators of the lazy table: each reduces its statistics on the workers."""
+    from sklearn_dpol import (PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor,
+                              PrivateQFTLRegressor)
+
+    return {
+        "qftl": ("PrivateQFTLRegressor", lambda: PrivateQFTLRegressor(
+            epsilon=1.0, data_norm=math.sqrt(d), y_bound=1.0, alpha=1e-3, random_state=0)),
+        "fw": ("PrivateFrankWolfeLasso", lambda: PrivateFrankWolfeLasso(
+            epsilon=1.0, radius=1.0, feature_bound=1.0, y_bound=1.0, random_state=0)),
+        "md": ("PrivateMirrorDescentRegressor (squared, l1)", lambda: PrivateMirrorDescentRegressor(
+            epsilon=1.0, radius=1.0, data_norm=math.sqrt(d), y_bound=1.0, constraint="l1",
+            random_state=0)),
+    }
+
+
 def _qftl_table(args, da, client):
-    from sklearn_dpol import PrivateQFTLRegressor
-
+    """The lazy table: ``--lazy`` estimators on a lazily generated ``--rows`` array."""
     n, d = int(args.rows), args.features
+    estimators = _lazy_estimators(d)
+    print(f"| estimator | rows x features | chunk | dask fit (s) | dask rows/s | in-memory rows/s "
+          f"({int(args.memory_rows):.0e} rows) | ratio | driver peak heap (MB) | "
+          "driver max RSS (MB) | max |coef - true| |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    # Coefficients of the generated task; the L1-constrained fits (radius 1) reach them too.
+    truth = np.r_[[0.25] * 4, [0.0] * (d - 4)]
+    for key in args.lazy:
+        name, estimator = estimators[key]
+        # In-memory baseline (after a warm-up that compiles the kernels).
+        rng = np.random.default_rng(0)
+        m = int(args.memory_rows)
+        X = rng.uniform(-1.0, 1.0, size=(m, d))
+        y = X[:, :4].sum(axis=1) / 4.0
+        estimator().fit(X[:1000], y[:1000])
+        start = time.perf_counter()
+        estimator().fit(X, y)
+        memory_rate = m / (time.perf_counter() - start)
+        del X, y
 
-    def estimator():
-        return PrivateQFTLRegressor(epsilon=1.0, data_norm=math.sqrt(d), y_bound=1.0,
-                                    alpha=1e-3, random_state=0)
+        def lazy(rows):
+            X_lazy = da.random.RandomState(0).uniform(-1.0, 1.0, size=(rows, d),
+                                                      chunks=(args.chunk, d))
+            return X_lazy, X_lazy[:, :4].sum(axis=1) / 4.0
 
-    # In-memory baseline (after a warm-up that compiles the clipping kernel).
-    rng = np.random.default_rng(0)
-    m = int(args.memory_rows)
-    X = rng.uniform(-1.0, 1.0, size=(m, d))
-    y = X[:, :4].sum(axis=1) / 4.0
-    estimator().fit(X[:1000], y[:1000])
-    start = time.perf_counter()
-    estimator().fit(X, y)
-    memory_rate = m / (time.perf_counter() - start)
-    del X, y
-
-    def lazy(rows):
-        X_lazy = da.random.RandomState(0).uniform(-1.0, 1.0, size=(rows, d),
-                                                  chunks=(args.chunk, d))
-        return X_lazy, X_lazy[:, :4].sum(axis=1) / 4.0
-
-    estimator().fit(*lazy(args.chunk))   # warm-up: workers compile the kernel
-    X_lazy, y_lazy = lazy(n)
-    tracemalloc.start()
-    start = time.perf_counter()
-    fitted = estimator().fit(X_lazy, y_lazy)
-    seconds = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    dask_rate = n / seconds
-    maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    error = np.max(np.abs(fitted.coef_ - np.r_[[0.25] * 4, [0.0] * (d - 4)]))
-    print(f"| rows x features | chunk | dask fit (s) | dask rows/s | in-memory rows/s "
-          f"({m:.0e} rows) | ratio | driver peak heap (MB) | driver max RSS (MB) | "
-          "max |coef - true| |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print(f"| {n:.0e} x {d} | {args.chunk} | {seconds:.1f} | {dask_rate:,.0f} | "
-          f"{memory_rate:,.0f} | {dask_rate / memory_rate:.2f} | {peak / 1e6:.1f} | "
-          f"{maxrss_mb:.0f} | {error:.2g} |")
+        estimator().fit(*lazy(args.chunk))   # warm-up: workers compile the kernels
+        X_lazy, y_lazy = lazy(n)
+        tracemalloc.start()
+        start = time.perf_counter()
+        fitted = estimator().fit(X_lazy, y_lazy)
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        dask_rate = n / seconds
+        maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        error = np.max(np.abs(fitted.coef_ - truth))
+        print(f"| {name} | {n:.0e} x {d} | {args.chunk} | {seconds:.1f} | {dask_rate:,.0f} | "
+              f"{memory_rate:,.0f} | {dask_rate / memory_rate:.2f} | {peak / 1e6:.1f} | "
+              f"{maxrss_mb:.0f} | {error:.2g} |", flush=True)
 
 
 def _gram_table(args, da, client):
@@ -95,7 +111,7 @@ def _gram_table(args, da, client):
     X_lazy, y_lazy = client.persist([X_lazy, y_lazy])
     X, y = (np.asarray(a) for a in da.compute(X_lazy, y_lazy))
     small = slice(0, args.gram_chunk)
-    print(f"| estimator | rows x features | chunk | max_iter_ | dask fit (s) | dask rows/s | "
+    print("| estimator | rows x features | chunk | max_iter_ | dask fit (s) | dask rows/s | "
           "in-memory fit (s) | in-memory rows/s | ratio | driver peak heap, dask (MB) | "
           "max |coef dask - coef in memory| |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -129,7 +145,9 @@ def main(argv=None):
     parser.add_argument("--features", type=int, default=40)
     parser.add_argument("--chunk", type=int, default=500_000)
     parser.add_argument("--memory-rows", type=float, default=1e6,
-                        help="rows of the in-memory baseline of the qftl table")
+                        help="rows of the in-memory baseline of the lazy table")
+    parser.add_argument("--lazy", nargs="+", choices=("qftl", "fw", "md"), default=["qftl"],
+                        help="estimators of the lazy table (qftl: the 3e7 x 40 run of the README)")
     parser.add_argument("--gram-rows", type=float, default=1e6)
     parser.add_argument("--gram-features", type=int, default=20)
     parser.add_argument("--gram-chunk", type=int, default=125_000)
