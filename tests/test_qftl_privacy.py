@@ -434,6 +434,38 @@ def test_removed_noise_is_caught(broken_accountant, release, batch_size, params)
     assert result.epsilon_lower_bound > 5 * EPSILON
 
 
+def test_unbounded_dense_stream_attains_its_guarantee_once_the_block_is_released():
+    """``horizon=None`` (the default): the canary's column of the 128-step minimax block
+    is released in full after 128 calls (130 one-row calls here), so the audit attains
+    mu up to the rounding allowance; after 16 calls only the norm of its first 16 rows
+    (0.88) is spent. Positive controls: halved and removed noise are caught."""
+    from sklearn_dpol._core import matrix_factorization as mf
+
+    mu = gaussian_mu(EPSILON, DELTA) / (1 + ROUNDING_ALLOWANCE)
+    params = dict(TIGHT, horizon=None, prefix_sums="dense")
+    X, y, canary = worst_case_stream(n=130)
+    result = audit_estimator(PrivateQFTLRegressor(**params), X, y, 0, canary, RUNS,
+                             release="stream", batch_size=1, random_state=0)
+    assert result.instance_mu == pytest.approx(mu, rel=1e-8)
+    assert result.epsilon_lower_bound <= EPSILON
+    X, y, canary = worst_case_stream(n=16)
+    result = audit_estimator(PrivateQFTLRegressor(**params), X, y, 0, canary, RUNS,
+                             release="stream", batch_size=1, random_state=0)
+    C = mf.anytime_factorization()[0]
+    assert result.instance_mu == pytest.approx(
+        mu * mf.dense_column_norm(C, 16) / mf.dense_column_norm(C), rel=1e-8)
+
+
+@pytest.mark.parametrize("factor,runs,bound", [(2.0, RUNS, EPSILON), (np.inf, 1000, 5 * EPSILON)])
+def test_unbounded_dense_stream_broken_noise_is_caught(broken_accountant, factor, runs, bound):
+    broken_accountant(factor)
+    X, y, canary = worst_case_stream(n=16)
+    result = audit_estimator(PrivateQFTLRegressor(**TIGHT, horizon=None, prefix_sums="dense"),
+                             X, y, 0, canary, runs, release="stream", batch_size=1,
+                             random_state=0)
+    assert result.epsilon_lower_bound > bound
+
+
 def test_audit_of_real_fits_agrees_with_the_replay():
     X, y, canary = worst_case_stream(n=200)
     result = audit_estimator(PrivateQFTLRegressor(**TIGHT), X, y, 0, canary, 1500,

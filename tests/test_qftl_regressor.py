@@ -202,12 +202,13 @@ def test_private_fit_is_useful_on_enough_data():
     assert stream.score(X, y) > 0.5
 
 
-def test_auto_prefix_sums_is_blt_and_never_written_back():
+def test_auto_prefix_sums_is_resolved_and_never_written_back():
     X, y = regression_data(d=4)
-    reg = PrivateQFTLRegressor().partial_fit(X, y)
-    assert reg.prefix_sums_ == "blt" and reg.prefix_sums == "auto"
+    reg = PrivateQFTLRegressor().partial_fit(X, y)    # horizon=None: the unbounded dense stream
+    assert reg.prefix_sums_ == "dense" and reg.prefix_sums == "auto"
     wide = np.random.default_rng(0).normal(size=(10, 30)) / 10
-    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "blt"
+    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "dense"
+    assert PrivateQFTLRegressor(horizon=10**6).partial_fit(X[:10], y[:10]).prefix_sums_ == "blt"
     assert PrivateQFTLRegressor(prefix_sums="tree").partial_fit(X, y).prefix_sums_ == "tree"
     assert PrivateQFTLRegressor().fit(X, y).prefix_sums_ is None
 

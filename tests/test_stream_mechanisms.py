@@ -110,8 +110,6 @@ def test_final_weighted_factorization_is_a_valid_and_better_ending_factorization
 @pytest.mark.parametrize("horizon", [40, None])
 def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
     """What is released is B (C x + z): the recorded noisy values, post-processed."""
-    if name == "dense" and horizon is None:
-        pytest.skip("dense needs a known horizon")
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 2))
     stream = make_stream_mechanism(name, dim=2, sensitivity=1.0, mu=1.0, horizon=horizon)
@@ -119,11 +117,12 @@ def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
         released = np.array([stream.advance(x[t:t + 1], rng) for t in range(40)])
     exact = np.array([values for values, _, _ in log])
     assert len(log) == 40
-    if horizon is not None:
+    if horizon is not None or name == "dense":
         if name == "sqrt":
             C = lower_toeplitz(mf.sqrt_coefficients(40))
         elif name == "dense":
-            C = stream.inner.C
+            # unbounded: the first 40 steps lie in the minimax block
+            C = stream.inner.C if horizon else mf.anytime_factorization()[0][:40, :40]
         else:
             C = lower_toeplitz(mf.blt_coefficients(stream.inner.omega, stream.inner.theta, 40)[0])
         np.testing.assert_allclose(exact, C @ x, atol=1e-10)
@@ -137,7 +136,7 @@ def test_released_prefixes_are_B_of_the_noised_values(name, horizon):
 # -- every mechanism through the one factory ---------------------------------------
 
 ALL = [(name, horizon) for name in MECHANISMS if name != "dense" for horizon in (150, None)]
-ALL += [("dense", 100)]          # a known horizon of at most mf.DENSE_MAX_STEPS steps only
+ALL += [("dense", 100), ("dense", None)]   # a known horizon of at most 128 steps, or unbounded
 
 
 @pytest.mark.parametrize("name,horizon", ALL)
@@ -287,12 +286,93 @@ def test_reported_variance_matches_the_noise():
     rng = np.random.default_rng(3)
     dim, n = 20_000, 12
     for name, horizon in (("blt", 64), ("blt", None), ("sqrt", 64), ("sqrt", None),
-                          ("dense", 12), ("dense", 64)):
+                          ("dense", 12), ("dense", 64), ("dense", None)):
         stream = make_stream_mechanism(name, dim=dim, sensitivity=1.0, mu=1.0, horizon=horizon)
         for t in range(1, n + 1):
             released = stream.advance(np.zeros((1, dim)), rng)
         assert np.var(released) == pytest.approx(stream.current_variance(), rel=0.05)
         assert stream.current_variance() == pytest.approx(stream.prefix_variance(n))
+
+
+def _known_horizon_variance(t):
+    return mf.last_release_variance(*mf.final_weighted_factorization(t))
+
+
+def test_unbounded_dense_block_is_minimax_against_the_known_horizon():
+    """The stored block has the same ratio 2.2794 to the known-horizon default at every t
+    (checked at a few t; the table is anytime_weights(128)), and the weights are a
+    fixed point of the minimax iteration; at a smaller n the dual certificate shows
+    that no factorization, bounded or not, has a smaller largest ratio."""
+    C, B = mf.anytime_factorization()
+    assert C.shape == (mf.ANYTIME_STEPS, mf.ANYTIME_STEPS)
+    np.testing.assert_allclose(B @ C, ones(mf.ANYTIME_STEPS), atol=1e-9)
+    assert np.all(np.triu(C, 1) == 0) and np.all(np.triu(B, 1) == 0)
+    norm2 = mf.dense_column_norm(C) ** 2
+    for t in (1, 2, 17, 37, 84, 128):
+        ratio = float(np.sum(B[t - 1] ** 2)) * norm2 / _known_horizon_variance(t)
+        assert ratio == pytest.approx(2.2794, abs=2e-4)
+    # The certificate at n = 24: weights lambda give a lower bound on every
+    # factorization's max_t Var_t / D_t through the dual of min tr(G X^-1), diag X <= 1.
+    n = 24
+    D = np.array([_known_horizon_variance(t) for t in range(1, n + 1)])
+    w2 = mf.anytime_weights(n)
+    lam = w2 * D / np.sum(w2 * D)
+    Cn, Bn = mf.weighted_factorization(tuple(w2))
+    upper = np.max(np.sum(Bn * Bn, axis=1) * np.max(np.sum(Cn * Cn, axis=0)) / D)
+    G = ones(n).T @ ((lam / D)[:, None] * ones(n))
+    v = np.diag(Cn.T @ Cn) * 0 + 1.0
+    for _ in range(500):      # the dual's fixed point, any v > 0 gives a valid bound
+        s = np.sqrt(v)
+        w, V = np.linalg.eigh(s[:, None] * G * s)
+        v = np.diag((V * np.sqrt(np.clip(w, 0, None))) @ V.T).copy()
+    s = np.sqrt(v)
+    eigenvalues = np.linalg.eigvalsh(s[:, None] * G * s)
+    lower = 2 * np.sum(np.sqrt(np.clip(eigenvalues, 0, None))) - np.sum(v)
+    assert lower <= upper * (1 + 1e-9)
+    assert lower >= upper * (1 - 1e-3)       # minimax: the stored kind of block is optimal
+    assert 1.5 < lower < 2.2794               # and grows with n (2.2794 at n = 128)
+
+
+def test_unbounded_dense_stream_crosses_into_blt_exactly_and_privately():
+    """Past its 128-step block the unbounded dense stream continues with an unbounded
+    BLT epoch: exact without noise, every record's noised values within mu (a record
+    lies in one block), the variance it reports is the noise's."""
+    n = 150
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(n, 2))
+    values /= np.linalg.norm(values, axis=1, keepdims=True)
+    exact = make_stream_mechanism("dense", dim=2, sensitivity=1.0, mu=INF, horizon=None)
+    for t in range(n):
+        np.testing.assert_allclose(exact.advance(values[t:t + 1], rng),
+                                   values[:t + 1].sum(0), atol=1e-10)
+    assert exact.inner.epoch == 1 and exact.inner.current.t == n - 128
+    sensitivity, mu = 2.0, 0.7
+    for position in (0, 127, 128, 149):
+        other = values.copy()
+        other[position] = -values[position]
+        logs = []
+        for data in (values, other):
+            stream = make_stream_mechanism("dense", dim=2, sensitivity=sensitivity, mu=mu,
+                                           horizon=None)
+            with recording_releases() as log:
+                for t in range(n):
+                    stream.advance(data[t:t + 1], np.random.default_rng(0))
+            logs.append(log)
+        gdp_squared = sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs))
+        assert math.sqrt(gdp_squared) <= mu * (1 + 1e-9)
+        if position in (0, 127):   # the block's columns all have norm 1: they attain mu
+            assert math.sqrt(gdp_squared) >= mu / (1 + 2 * ROUNDING_ALLOWANCE)
+    dim, t_end = 4000, 140
+    stream = make_stream_mechanism("dense", dim=dim, sensitivity=1.0, mu=1.0, horizon=None)
+    for t in range(t_end):
+        released = stream.advance(np.zeros((1, dim)), rng)
+    assert np.var(released) == pytest.approx(stream.current_variance(), rel=0.08)
+    assert stream.current_variance() == pytest.approx(stream.prefix_variance(t_end))
+    assert stream.spent_fraction() == 1.0
+    # the first 128 releases: 0.61-0.65 times the unbounded BLT's variance
+    blt = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=None)
+    for t in (1, 17, 37, 128):
+        assert stream.prefix_variance(t) < 0.66 * blt.prefix_variance(t)
 
 
 def test_blt_memory_is_o_buffers():
@@ -372,14 +452,13 @@ def test_streams_pickle_and_continue_identically(name, horizon):
 
 
 def test_factory_validates_and_auto_is_blt():
-    assert resolve_mechanism("auto") == "blt"
-    assert resolve_mechanism("auto", None) == "blt"
+    assert resolve_mechanism("auto") == "blt"        # a caller that does not count steps
+    assert resolve_mechanism("auto", None) == "dense"   # an unbounded stream on steps
     assert resolve_mechanism("auto", 17) == resolve_mechanism("auto", 128) == "dense"
     assert resolve_mechanism("auto", 129) == "blt"
-    assert resolve_mechanism("blt", 17) == "blt"
-    for horizon in (None, 129):
-        with pytest.raises(ValueError, match="dense.*known horizon"):
-            make_stream_mechanism("dense", dim=1, sensitivity=1.0, mu=1.0, horizon=horizon)
+    assert resolve_mechanism("blt", 17) == resolve_mechanism("blt", None) == "blt"
+    with pytest.raises(ValueError, match="dense.*at most 128"):
+        make_stream_mechanism("dense", dim=1, sensitivity=1.0, mu=1.0, horizon=129)
     with pytest.raises(ValueError, match="unknown stream mechanism"):
         make_stream_mechanism("fancy", dim=1, sensitivity=1.0, mu=1.0, horizon=3)
     with pytest.raises(ValueError, match="horizon"):
@@ -403,11 +482,12 @@ def test_qftl_stream_uses_the_layer_and_reports_it():
         reg = PrivateQFTLRegressor(horizon=horizon, random_state=0)
         for lo in range(0, 3000, 500):
             reg.partial_fit(X[lo:lo + 500], y[lo:lo + 500])
-        # "auto": the dense factorization for a known horizon of <= 128 calls, else BLT
-        expected = "dense" if horizon else "blt"
-        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == expected
+        # "auto": the dense factorization for a known horizon of <= 128 calls, and the
+        # unbounded dense stream (a minimax block, then BLT) for horizon=None
+        assert reg.prefix_sums == "auto" and reg.prefix_sums_ == "dense"
         assert reg._stream.t == 6 and reg.t_ == 3000
-        assert ("dense lower-triangular" if horizon else "BLT") in reg.privacy_.mechanism
+        assert "dense lower-triangular" in reg.privacy_.mechanism
+        assert ("unbounded" in reg.privacy_.mechanism) == (horizon is None)
         mu = gaussian_mu(1.0, 1e-6)
         assert reg.noise_scale_ == pytest.approx(
             (1 + ROUNDING_ALLOWANCE) * reg.sensitivity_ * reg._stream.column_norm / mu,

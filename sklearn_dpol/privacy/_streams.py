@@ -11,7 +11,8 @@ stream of the library that releases prefix sums goes through
 Mechanisms (``doc/privacy.md``, sections 3 and "Matrix-factorization continual
 release"):
 
-``"dense"`` (the default of ``"auto"`` for a known horizon of at most 128 steps)
+``"dense"`` (the default of ``"auto"`` for a known horizon of at most 128 steps,
+and for an unbounded stream that calibrates on steps)
     The lower-triangular factorization ``A = B C`` minimising
     ``sum_t w_t^2 Var_t`` with ``w = (1, ..., 1, sqrt(N - 1))`` over the ``N``
     steps: the last release (the model a stream ends with) weighs as much as
@@ -19,6 +20,10 @@ release"):
     fixed point, cached); ``O(N * dim)`` memory. At 17 steps its last release
     has 0.54 times BLT's variance, its earlier ones at most 1.45 times
     (``doc/privacy.md``, "Final-weighted dense factorization for short streams").
+    ``horizon=None``: a dense block of 128 steps whose weights minimise the
+    largest ratio of its variance at ``t`` to the known-horizon default's for
+    ``t`` steps, then an unbounded BLT (a block-diagonal ``C``; doc/privacy.md,
+    "Unbounded streams: a minimax dense block, then BLT").
 ``"blt"`` (the default of ``"auto"`` otherwise)
     Buffered linear Toeplitz factorization ``A = B C`` with 4 buffers, fitted
     offline (data-free) to minimise the error of the last prefix, for each power
@@ -133,18 +138,23 @@ class StreamMechanism(Protocol):
     def snapshot(self): ...
 
 
-def resolve_mechanism(requested, steps=None):
+_NOT_ON_STEPS = object()
+
+
+def resolve_mechanism(requested, steps=_NOT_ON_STEPS):
     """The mechanism ``"auto"`` stands for; others pass through after a check.
 
-    ``"auto"`` is ``"dense"`` for a known horizon of ``steps <= DENSE_MAX_STEPS``
-    (128) steps, else ``"blt"`` (``steps=None``: unbounded, or not a stream the
-    caller calibrates on steps). ``steps`` is public: a horizon in calls
-    (:func:`calibration_horizon`).
+    ``steps`` is public: a stream's horizon in calls (:func:`calibration_horizon`),
+    ``None`` for an unbounded stream; omitted when the caller does not calibrate
+    on steps. ``"auto"`` is ``"dense"`` for a known horizon of ``steps <=
+    DENSE_MAX_STEPS`` (128) steps and for ``steps=None`` (the unbounded dense
+    stream: a minimax block of 128 steps, then BLT), else ``"blt"``.
     """
     if requested == "auto":
         from .._core.matrix_factorization import DENSE_MAX_STEPS
 
-        if steps is not None and 1 <= int(steps) <= DENSE_MAX_STEPS:
+        if steps is None or (steps is not _NOT_ON_STEPS
+                             and 1 <= int(steps) <= DENSE_MAX_STEPS):
             return "dense"
         return "blt"
     if requested not in MECHANISMS:
@@ -231,18 +241,34 @@ def rounding_growth(mechanism, steps):
 
     if mechanism.granularity == "row":
         return 0.0
+    if mechanism.name == "dense" and mechanism.horizon is None:
+        # The dense block's rows, then an unbounded BLT epoch (its own (C x)_t):
+        # the larger bound, in units of the calibrated column norm (see rounding_ratio)
+        # so that the epoch with the smaller norm is not under-counted.
+        dense, blt = (mechanism.inner.make_epoch(k) for k in (0, 1))
+        own = max(_dense_growth(dense.C, steps) / max(mechanism.column_norm, 1.0),
+                  _blt_growth(blt.omega, blt.theta) / max(mechanism.tail_norm, 1.0))
+        return own * max(mechanism.column_norm, 1.0)
     if mechanism.name == "dense":
-        # A dot product of at most ``steps`` terms with the row C[t, :t+1].
-        C = mechanism.inner.C
-        steps = min(max(int(steps), 1), len(C))
-        return 2.0 * steps * float(np.max(np.sum(np.abs(C[:steps]), axis=1)))
+        return _dense_growth(mechanism.inner.C, steps)
     if mechanism.name == "blt":
-        omega = np.asarray(mechanism.inner.omega, dtype=np.float64)
-        theta = np.asarray(mechanism.inner.theta, dtype=np.float64)
-        return 2.0 * (2.0 * float(np.sum(omega / (1.0 - theta) ** 2))
-                      + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
+        return _blt_growth(mechanism.inner.omega, mechanism.inner.theta)
     steps = max(int(steps), 1)
     return 2.0 * steps * float(np.sum(sqrt_coefficients(steps)))
+
+
+def _dense_growth(C, steps):
+    """Rounding of a dot product of at most ``steps`` terms with a row ``C[t, :t+1]``."""
+    steps = min(max(int(steps), 1), len(C))
+    return 2.0 * steps * float(np.max(np.sum(np.abs(C[:steps]), axis=1)))
+
+
+def _blt_growth(omega, theta):
+    """Rounding of BLT's buffer recursion (see :func:`rounding_growth`)."""
+    omega = np.asarray(omega, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)
+    return 2.0 * (2.0 * float(np.sum(omega / (1.0 - theta) ** 2))
+                  + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
 
 
 def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction):
@@ -336,10 +362,11 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
     Parameters
     ----------
     mechanism : {"auto", "blt", "sqrt", "dense", "tree", "honaker"}
-        Which mechanism; ``"auto"`` is ``"blt"`` here (a caller that knows its
-        horizon in steps resolves it first with :func:`resolve_mechanism`, which
-        picks ``"dense"`` for at most 128 steps). ``"dense"`` needs a known
-        ``horizon`` of at most 128 steps.
+        Which mechanism; ``"auto"`` is ``"blt"`` here (a caller that calibrates
+        on steps resolves it first with :func:`resolve_mechanism`, which picks
+        ``"dense"`` for at most 128 steps or an unbounded stream). ``"dense"``
+        needs a horizon of at most 128 steps, or ``None`` (a minimax dense block
+        of 128 steps, then an unbounded BLT).
     dim : int
         Length of the summed vectors.
     sensitivity : float
@@ -369,11 +396,29 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
         raise ValueError(f"need a finite sensitivity >= 0 and mu > 0; got {sensitivity!r}, {mu!r}.")
     if name in ("tree", "honaker"):
         return TreeMechanism(name, dim, sensitivity, mu, horizon)
+    if name == "dense" and horizon is None:
+        C, B = mf.anytime_factorization()
+        norm = mf.dense_column_norm(C)
+        omega, theta = mf.blt_parameters(None)
+        tail_norm = mf.blt_column_norm(omega, theta, None)
+        epochs = _DenseThenBLT(dim, factorization_sigma(norm, sensitivity, mu), C, B,
+                               factorization_sigma(tail_norm, sensitivity, mu), omega, theta)
+        # spent: the block's first t rows (all of mu once it is complete: C's columns
+        # are one block's or the other's, each calibrated on its own norm).
+        stream = FactorizationMechanism(
+            name, dim, sensitivity, mu, None, mf.StepEpochs(epochs), norm,
+            functools.partial(mf.dense_column_norm, C),
+            f"dense lower-triangular factorization over the first {len(C)} steps of an "
+            "unbounded stream (one batch per step), weighted for the smallest largest "
+            "ratio to a known horizon's error, then BLT for an unbounded stream (column "
+            f"norms {norm:.4g} and {tail_norm:.4g}, each block calibrated on its own)")
+        stream.tail_norm = tail_norm
+        return stream
     if name == "dense":
-        if horizon is None or horizon > mf.DENSE_MAX_STEPS:
+        if horizon > mf.DENSE_MAX_STEPS:
             raise ValueError(
-                f"prefix_sums='dense' needs a known horizon of at most {mf.DENSE_MAX_STEPS} "
-                f"steps (calls); got {horizon!r}. Use 'blt' for longer or unbounded streams.")
+                f"prefix_sums='dense' needs a horizon of at most {mf.DENSE_MAX_STEPS} "
+                f"steps (calls) or None; got {horizon!r}. Use 'blt' for longer streams.")
         C, B = mf.final_weighted_factorization(horizon)
         norm = mf.dense_column_norm(C)
         sigma = factorization_sigma(norm, sensitivity, mu)
@@ -415,6 +460,27 @@ def make_stream_mechanism(mechanism, *, dim, sensitivity, mu, horizon):
         name, dim, sensitivity, mu, horizon, inner, norm, spent,
         f"BLT matrix factorization ({len(theta)} buffers) over {where} (one batch per step), "
         f"column norm {norm:.4g}, noise {sigma:.4g} per step")
+
+
+class _DenseThenBLT:
+    """Epochs of an unbounded ``"dense"`` stream: the dense block, then BLT forever.
+
+    Each is calibrated at the full ``mu`` on its own column norm: a record lies
+    in one block (``C`` block-diagonal), so the whole stream is ``mu``-GDP.
+    """
+
+    def __init__(self, dim, sigma, C, B, tail_sigma, omega, theta):
+        self.dim, self.sigma, self.C, self.B = dim, sigma, C, B
+        self.tail_sigma, self.omega, self.theta = tail_sigma, omega, theta
+
+    def __call__(self, k):
+        from .._core import matrix_factorization as mf
+
+        if k == 0:
+            return mf.DensePrefixSums(self.dim, self.sigma, self.C, self.B)
+        if k == 1:
+            return mf.BLTPrefixSums(self.dim, self.tail_sigma, self.omega, self.theta, None)
+        raise AssertionError("an unbounded BLT epoch never closes")
 
 
 class _SqrtEpoch:
