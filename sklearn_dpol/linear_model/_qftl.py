@@ -129,8 +129,11 @@ class PrivateQFTLRegressor(
         ``O(n_features**2)`` random draws per sample). ``"dense"``: a
         lower-triangular factorization for a known horizon of at most 128
         calls, weighted so that the last release (the model the stream ends
-        with) gets about half BLT's variance. ``"auto"`` is ``"dense"`` when
-        ``ceil(horizon / n) <= 128``, else ``"blt"``; the resolved name is
+        with) gets about half BLT's variance; with ``horizon=None``, a dense
+        block of 128 calls whose error is 2.28 times the known horizon's at
+        every call (the smallest possible largest ratio), then an unbounded
+        BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128`` or
+        ``horizon=None``, else ``"blt"``; the resolved name is
         ``prefix_sums_``. A factorization's
         noise carries the stream layer's rounding allowance (``1 + 1e-3``),
         and a call whose public worst-case rounding (call count, largest
