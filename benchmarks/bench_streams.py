@@ -224,6 +224,9 @@ def run_error(args):
         for name, label in names:
             ax.plot(t, cells[name], label=label, lw=1.0 if name in ("tree", "honaker") else 1.8)
         ax.plot(t, v_none, "--", label="BLT, horizon=None", lw=1.2)
+        _, v_dense_none = variance_curve("dense", n, None)
+        ax.plot(t, v_dense_none, ":", label="dense block then BLT, horizon=None (QFTL default)",
+                lw=1.6)
         ax.set_xscale("log")
         ax.set_xlabel("t (steps)")
         ax.set_ylabel("variance of the released prefix sum")
