@@ -53,10 +53,20 @@ def row_norms(X, kind=L2):
     after the data were read.
     """
     if kind == LINF:
-        if issparse(X):
-            norms = np.asarray(abs(X).max(axis=1).toarray(), dtype=np.float64).ravel()
-        else:
-            norms = np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=1)
+        if not issparse(X):
+            return np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=1)
+        X = X.tocsr()
+        if not X.has_canonical_format:   # duplicates add up before the maximum
+            X = X.copy()
+            X.sum_duplicates()
+        indptr = X.indptr
+        norms = np.zeros(X.shape[0])
+        stored = np.diff(indptr) > 0     # an empty row: every entry an implicit 0
+        if np.any(stored):
+            # Segment i runs from row i's first stored entry to the next non-empty row's.
+            norms[stored] = np.maximum.reduceat(
+                np.abs(np.asarray(X.data[:indptr[-1]], dtype=np.float64)),
+                indptr[:-1][stored])
         return norms
     if kind != L2:
         raise ValueError(f"kind must be {L2!r} or {LINF!r}; got {kind!r}.")

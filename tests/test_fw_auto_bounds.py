@@ -55,6 +55,15 @@ def test_linf_row_norms_dense_and_sparse_read_stored_entries_only():
     np.testing.assert_array_equal(row_norms(csr, LINF), expected)
     np.testing.assert_array_equal(row_norms(csr_explicit, LINF), [3.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(row_norms(X.astype(np.float32), LINF), expected)
+    # Non-canonical CSR: duplicates add up (-3 + 2 = -1) before the maximum; CSC input.
+    duplicates = sparse.csr_matrix((np.array([-3.0, 2.0, 0.5]), np.array([1, 1, 0]),
+                                    np.array([0, 2, 2, 3])), shape=(3, 3))
+    np.testing.assert_array_equal(row_norms(duplicates, LINF), [1.0, 0.0, 0.5])
+    np.testing.assert_array_equal(row_norms(sparse.csc_matrix(X), LINF), expected)
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 20)) * (rng.random((300, 20)) < 0.1)
+    np.testing.assert_array_equal(row_norms(sparse.csr_matrix(Z), LINF),
+                                  np.max(np.abs(Z), axis=1))
     # The L2 kind is the one the other estimators used (unchanged).
     np.testing.assert_allclose(row_norms(X, L2), np.linalg.norm(X, axis=1))
     np.testing.assert_allclose(row_norms(csr, L2), np.linalg.norm(X, axis=1))
