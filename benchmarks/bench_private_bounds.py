@@ -26,9 +26,19 @@ cal_housing and protein with the public scaling of ``bench_mirror_descent.py``'s
 (``data_norm=1``, ``y_bound`` = the public target bound) at eps 0.5, 1, 2 (delta 1e-6), mean
 over 3 seeds, and scikit-learn's ``Ridge(alpha=1)`` measured in the same run.
 
+Part 5 (``--fw``): ``PrivateFrankWolfeLasso(feature_bound="auto")`` on cal_housing and protein
+with the public entrywise scaling of ``bench_mirror_descent.py``'s defaults table (entries in
+[-1, 1] and [-1/3, 1/3], targets in [-1, 1] and [-2, 2]), then every entry multiplied by
+``--scale`` (20) and the radius (5) divided by it, so that the problem is the same and the
+correct public entry bound is 20 (cal_housing) and 20/3 (protein): test R^2 on the same 80/20
+split of the public bound, of "auto" (``y_bound`` public), of both "auto", and of the default
+``feature_bound=1`` (which clips the scaled rows), default step count, eps 0.5, 1, 2 (delta
+1e-6), mean over ``--seeds-fw`` (5) seeds, and scikit-learn's ``Lasso(alpha=1e-4)`` in the same
+run.
+
 Usage: python benchmarks/bench_private_bounds.py [--data ../shared/data/cal_housing.data.gz]
        [--seeds 10] [--igd [--covertype ../shared/data/covtype_ramp_test_rawunits.data.gz]]
-       [--md [--data-dir ../shared/data]]
+       [--md [--data-dir ../shared/data]] [--fw [--scale 20] [--seeds-fw 5]]
 """
 
 import argparse
@@ -221,6 +231,63 @@ def part_md(data_dir, seeds=3, epsilons=(0.5, 1.0, 2.0)):
     print(f"({time.perf_counter() - start:.1f} s)")
 
 
+def part_fw(data_dir, seeds=5, scale=20.0, epsilons=(0.5, 1.0, 2.0)):
+    """Frank-Wolfe with feature_bound="auto" against the public bound and the default."""
+    import sys
+    from pathlib import Path
+
+    from sklearn.linear_model import Lasso
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import train_test_split
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_mirror_descent import DEFAULT_RADIUS, DELTA, defaults_datasets
+
+    from sklearn_dpol import PrivateFrankWolfeLasso
+
+    start = time.perf_counter()
+    radius = DEFAULT_RADIUS / scale
+    print(f"\n## Frank-Wolfe feature_bound='auto' (entries x {scale:g}, radius "
+          f"{DEFAULT_RADIUS:g}/{scale:g}; test R^2, mean over {seeds} seeds, delta {DELTA:g}, "
+          "default step count)")
+    print("| data | eps | public bound | 'auto' | auto - public | both 'auto' | default "
+          "feature_bound=1 | 'auto' / Lasso | feature_bound_ (mean; public) | y_bound_ "
+          "(both 'auto', mean; public) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, _, X, y, bounds in defaults_datasets(Path(data_dir)):
+        tr, te = train_test_split(np.arange(len(y)), test_size=0.2, random_state=0)
+        X_tr, X_te = np.ascontiguousarray(X[tr]) * scale, np.ascontiguousarray(X[te]) * scale
+        y_tr, y_te = y[tr], y[te]
+        lasso = r2_score(y_te, Lasso(alpha=1e-4).fit(X_tr, y_tr).predict(X_te))
+        public_b, y_b = scale * bounds["feature_bound"], bounds["y_bound"]
+        configs = (dict(feature_bound=public_b, y_bound=y_b),
+                   dict(feature_bound="auto", y_bound=y_b),
+                   dict(feature_bound="auto", y_bound="auto"),
+                   dict(feature_bound=1.0, y_bound=y_b))
+        exact = float(np.quantile(np.max(np.abs(X_tr), axis=1), 0.98))
+        for eps in epsilons:
+            cells = []
+            for params in configs:
+                scores, fbs, ybs = [], [], []
+                for seed in range(seeds):
+                    model = PrivateFrankWolfeLasso(epsilon=eps, delta=DELTA, radius=radius,
+                                                   random_state=seed, **params)
+                    with warnings.catch_warnings():   # feature_bound=1: the default row
+                        warnings.simplefilter("ignore", DefaultBoundWarning)
+                        model.fit(X_tr, y_tr)
+                    scores.append(r2_score(y_te, model.predict(X_te)))
+                    fbs.append(model.feature_bound_)
+                    ybs.append(model.y_bound_)
+                cells.append((float(np.mean(scores)), float(np.mean(fbs)), float(np.mean(ybs))))
+            (pub, _, _), (aut, fb, _), (both, _, yb), (default, _, _) = cells
+            print(f"| {name} | {eps:g} | {pub:.4f} | {aut:.4f} | {aut - pub:+.4f} | "
+                  f"{both:.4f} | {default:.4f} | {aut / lasso:.3f} | {fb:.3g} ({public_b:.3g}) "
+                  f"| {yb:.3g} ({y_b:g}) |")
+        print(f"| {name} | Lasso(alpha=1e-4), not private | | {lasso:.4f} | | | | | exact 98% "
+              f"quantile of the L-inf norms {exact:.3g} | |")
+    print(f"({time.perf_counter() - start:.1f} s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data/cal_housing.data.gz")
@@ -232,7 +299,14 @@ def main():
     parser.add_argument("--md", action="store_true",
                         help="only part 4: mirror descent data_norm/y_bound='auto'")
     parser.add_argument("--data-dir", default="../shared/data")
+    parser.add_argument("--fw", action="store_true",
+                        help="only part 5: Frank-Wolfe feature_bound='auto'")
+    parser.add_argument("--scale", type=float, default=20.0)
+    parser.add_argument("--seeds-fw", type=int, default=5)
     args = parser.parse_args()
+    if args.fw:
+        part_fw(args.data_dir, seeds=args.seeds_fw, scale=args.scale)
+        return
     if args.md:
         part_md(args.data_dir)
         return

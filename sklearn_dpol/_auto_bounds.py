@@ -10,6 +10,12 @@ to the estimator's own mechanism, and the two compose by basic composition
 (``doc/privacy.md``, sections "data_norm='auto' for QFTL", "y_bound='auto'"
 and "data_norm='auto' for every estimator").
 
+The row bound may also be an L-infinity bound (``PrivateFrankWolfeLasso``'s
+``feature_bound``, which clips every entry): the class names its row-bound
+parameter and the norm (``_auto_norm_param``, ``_auto_norm_kind``), and the
+quantile is then of the rows' L-infinity norms (``doc/privacy.md``,
+"feature_bound='auto' for Frank-Wolfe"); everything else is the same.
+
 The resolved values are fitted attributes (``data_norm_``, ``y_bound_``); the
 parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
 stands for the grid's largest candidate, the worst case of every check, so a
@@ -25,12 +31,51 @@ from .privacy._gaussian import gaussian_mu
 from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
 
-__all__ = ["AUTO_GRID", "AutoBoundsMixin"]
+__all__ = ["AUTO_GRID", "L2", "LINF", "AutoBoundsMixin", "row_norms"]
 
 #: The public candidates of an "auto" bound: ``2**(k/4)``, ``k/4`` in ``[-20, 20]``.
 AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
 # Public prior of the quantiles: 1 nat per octave toward small bounds.
 _PRIOR_SLOPE = 0.25
+
+#: The row norms an "auto" row bound may be a quantile of.
+L2, LINF = "l2", "linf"
+# What privacy_ and the spec call the values of each kind's quantile.
+_NORM_NAMES = {L2: "row norms", LINF: "row L-inf norms"}
+
+
+def row_norms(X, kind=L2):
+    """Each row's norm (``L2`` or ``LINF``) as float64; dense or CSR ``X`` (finite values).
+
+    For CSR input only the stored entries are read (an implicit zero counts as
+    0). A finite row whose L2 norm overflows (entries near ``1e308``) is given
+    the largest double: it lies above every candidate, and is never refused
+    after the data were read.
+    """
+    if kind == LINF:
+        if not issparse(X):
+            return np.max(np.abs(np.asarray(X, dtype=np.float64)), axis=1)
+        X = X.tocsr()
+        if not X.has_canonical_format:   # duplicates add up before the maximum
+            X = X.copy()
+            X.sum_duplicates()
+        indptr = X.indptr
+        norms = np.zeros(X.shape[0])
+        stored = np.diff(indptr) > 0     # an empty row: every entry an implicit 0
+        if np.any(stored):
+            # Segment i runs from row i's first stored entry to the next non-empty row's.
+            norms[stored] = np.maximum.reduceat(
+                np.abs(np.asarray(X.data[:indptr[-1]], dtype=np.float64)),
+                indptr[:-1][stored])
+        return norms
+    if kind != L2:
+        raise ValueError(f"kind must be {L2!r} or {LINF!r}; got {kind!r}.")
+    if issparse(X):
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    else:
+        with np.errstate(over="ignore"):
+            norms = np.linalg.norm(X, axis=1)
+    return np.minimum(norms, np.finfo(np.float64).max)
 
 
 _MU_CACHE = {}
@@ -67,6 +112,9 @@ class AutoBoundsMixin:
     """
 
     _auto_bound_params = ("data_norm",)
+    # The parameter of the row bound and its norm (FW: "feature_bound", LINF).
+    _auto_norm_param = "data_norm"
+    _auto_norm_kind = L2
     AUTO_DATA_NORM_SHARE = 0.1
     AUTO_DATA_NORM_QUANTILE = 0.98
     AUTO_Y_BOUND_SHARE = 0.1
@@ -74,8 +122,9 @@ class AutoBoundsMixin:
 
     # -- which bounds are "auto" (public: the parameters) -------------------------------
     def _auto_norm(self):
-        return ("data_norm" in self._auto_bound_params and isinstance(self.data_norm, str)
-                and self.data_norm == "auto")
+        param = self._auto_norm_param
+        value = getattr(self, param)
+        return param in self._auto_bound_params and isinstance(value, str) and value == "auto"
 
     def _auto_y(self):
         return ("y_bound" in self._auto_bound_params and isinstance(self.y_bound, str)
@@ -93,7 +142,7 @@ class AutoBoundsMixin:
         stands for the largest candidate, the worst case of the checks.
         """
         if not self._auto_norm():
-            return float(self.data_norm)
+            return float(getattr(self, self._auto_norm_param))
         if worst:
             return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_data_norm", AUTO_GRID[-1]))
@@ -140,7 +189,7 @@ class AutoBoundsMixin:
 
     def _check_auto_bounds_public(self, n_rows):
         """Refuse, before reading values, what the quantiles cannot do (public checks)."""
-        for name, auto, eps_q in zip(("data_norm", "y_bound"), (self._auto_norm(), self._auto_y()),
+        for name, auto, eps_q in zip((self._auto_norm_param, "y_bound"), (self._auto_norm(), self._auto_y()),
                                      self._quantile_epsilons()):
             if auto and math.isfinite(eps_q) and (
                     eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
@@ -157,14 +206,7 @@ class AutoBoundsMixin:
         if self._unresolved_auto_bounds():
             self._auto_bounds_from_stream = bool(stream)
         if self._auto_norm() and "_auto_data_norm" not in self.__dict__:
-            if issparse(X):
-                norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-            else:
-                with np.errstate(over="ignore"):
-                    norms = np.linalg.norm(X, axis=1)
-            # A finite row whose norm overflows (entries near 1e308) lies above every
-            # candidate: its norm is counted as the largest double, never refused.
-            norms = np.minimum(norms, np.finfo(np.float64).max)
+            norms = row_norms(X, self._auto_norm_kind)
             self._auto_data_norm = private_quantile(
                 norms, self.AUTO_DATA_NORM_QUANTILE, AUTO_GRID, eps_x, self._exact_sampler(),
                 slope=_PRIOR_SLOPE)
@@ -174,10 +216,15 @@ class AutoBoundsMixin:
                 slope=_PRIOR_SLOPE)
 
     # -- the spec and privacy_'s texts ---------------------------------------------------
+    def _norm_words(self):
+        """``(parameter, what its quantile is of)``: ``("data_norm", "row norms")`` for L2."""
+        return self._auto_norm_param, _NORM_NAMES[self._auto_norm_kind]
+
     def _quantile_parts(self):
         eps_x, eps_y = self._quantile_epsilons()
+        param, norms = self._norm_words()
         return (
-            *((Part.bounded_range("data_norm_, a private quantile of the row norms", eps_x),)
+            *((Part.bounded_range(f"{param}_, a private quantile of the {norms}", eps_x),)
               if self._auto_norm() else ()),
             *((Part.bounded_range("y_bound_, a private quantile of |y|", eps_y),)
               if self._auto_y() else ()),
@@ -209,24 +256,25 @@ class AutoBoundsMixin:
         """``privacy_.mechanism``'s suffix: ``" at (eps_main, delta)-DP, after ...; basic composition"``."""
         _, eps_main, _ = self._budget_split()
         eps_x, eps_y = self._quantile_epsilons()
+        param, norms = self._norm_words()
         if fitting:
             quantiles = [
-                *([f"a {eps_x:.4g}-DP private quantile of the row norms (data_norm='auto', "
+                *([f"a {eps_x:.4g}-DP private quantile of the {norms} ({param}='auto', "
                    "exponential mechanism)"] if self._auto_norm() else []),
                 *([f"a {eps_y:.4g}-DP private quantile of |y| (y_bound='auto', "
                    "exponential mechanism)"] if self._auto_y() else []),
             ]
         elif not self.__dict__.get("_auto_bounds_from_stream", True):
             # A stream continuing a fit keeps the fit's released bounds: no new quantile.
-            names = [*(["data_norm_"] if self._auto_norm() else []),
+            names = [*([f"{param}_"] if self._auto_norm() else []),
                      *(["y_bound_"] if self._auto_y() else [])]
             return (f" at ({eps_main:.4g}, {float(self.delta):.3g})-DP; "
                     + " and ".join(names) + " from the fit this stream continues (released "
                     "by it), so the quantiles' share of epsilon is not spent again")
         else:
             quantiles = [
-                *([f"a {eps_x:.4g}-DP private quantile of the first batch's row norms "
-                   "(data_norm='auto')"] if self._auto_norm() else []),
+                *([f"a {eps_x:.4g}-DP private quantile of the first batch's {norms} "
+                   f"({param}='auto')"] if self._auto_norm() else []),
                 *([f"a {eps_y:.4g}-DP private quantile of the first batch's |y| "
                    "(y_bound='auto')"] if self._auto_y() else []),
             ]
@@ -235,8 +283,9 @@ class AutoBoundsMixin:
 
     def _quantile_released(self):
         """``privacy_.released``'s suffix naming the resolved bounds."""
+        param, norms = self._norm_words()
         names = [
-            *(["data_norm_ (the private quantile of the row norms)"]
+            *([f"{param}_ (the private quantile of the {norms})"]
               if self._auto_norm() else []),
             *(["y_bound_ (the private quantile of |y|)"] if self._auto_y() else []),
         ]

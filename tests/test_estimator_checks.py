@@ -34,6 +34,8 @@ ESTIMATORS = [
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant"),
     PrivateFrankWolfeLasso(epsilon=float("inf"), max_iter=200, radius=5.0),
+    PrivateFrankWolfeLasso(feature_bound="auto"),
+    PrivateFrankWolfeLasso(feature_bound="auto", y_bound="auto", selection="gaussian"),
     PrivateMirrorDescentRegressor(),
     PrivateMirrorDescentRegressor(constraint="l1", loss="huber"),
     PrivateMirrorDescentRegressor(constraint="simplex", fit_intercept=False),

@@ -71,6 +71,8 @@ CASES = {
     "qftl": lambda: PrivateQFTLRegressor(),
     "frank-wolfe-exponential": lambda: PrivateFrankWolfeLasso(selection="exponential"),
     "frank-wolfe-gaussian": lambda: PrivateFrankWolfeLasso(selection="gaussian"),
+    "frank-wolfe-auto-bounds": lambda: PrivateFrankWolfeLasso(feature_bound="auto",
+                                                              y_bound="auto"),
     "mirror-descent": lambda: PrivateMirrorDescentRegressor(),
     "mirror-descent-objective-perturbation": lambda: PrivateMirrorDescentRegressor(
         solver="objective_perturbation"),

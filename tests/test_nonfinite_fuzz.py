@@ -69,6 +69,7 @@ CONFIGS = [
     PrivateFrankWolfeLasso(selection="gaussian", positive=True, fit_intercept=False,
                            step_size="constant", max_iter=20),
     PrivateFrankWolfeLasso(epsilon=np.inf, max_iter=20, radius=5.0),
+    PrivateFrankWolfeLasso(feature_bound="auto", y_bound="auto", max_iter=20),
     PrivateMirrorDescentRegressor(),
     PrivateMirrorDescentRegressor(loss="huber", radius=10.0),
     PrivateMirrorDescentRegressor(loss="squared", radius=10.0, max_iter=3),

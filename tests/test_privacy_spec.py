@@ -155,6 +155,22 @@ CASES = [
      [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
     ("fw-gaussian-stream", PrivateFrankWolfeLasso(epsilon=1.3, selection="gaussian", **FW),
      "r", [(STREAM, 40, {}), (STREAM, 40, {})]),
+    # feature_bound="auto", y_bound="auto" (pinned from the branch that added it, see PINNED.update below)
+    ("fw-exponential-auto-both", PrivateFrankWolfeLasso(epsilon=1.2, feature_bound="auto",
+                                                        y_bound="auto", **FW), "r",
+     [(FIT, 120, {})]),
+    ("fw-gaussian-auto-norm", PrivateFrankWolfeLasso(epsilon=1.2, feature_bound="auto",
+                                                     selection="gaussian", **FW), "r",
+     [(FIT, 120, {})]),
+    ("fw-exponential-auto-inf", PrivateFrankWolfeLasso(epsilon=np.inf, feature_bound="auto",
+                                                       y_bound="auto", **FW), "r",
+     [(FIT, 120, {})]),
+    ("fw-stream-auto-both", PrivateFrankWolfeLasso(epsilon=1.3, feature_bound="auto",
+                                                   y_bound="auto", **FW), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("fw-fit-auto-then-stream", PrivateFrankWolfeLasso(epsilon=1.3, feature_bound="auto",
+                                                       **FW), "r",
+     [(FIT, 120, {}), (STREAM, 40, {})]),
     # -- PrivateMirrorDescentRegressor: both solvers, fit and per-batch streams
     ("md-fit", PrivateMirrorDescentRegressor(epsilon=1.2, **MD), "r", [(FIT, 120, {})]),
     ("md-fit-inf", PrivateMirrorDescentRegressor(epsilon=np.inf, **MD), "r", [(FIT, 120, {})]),
@@ -2653,6 +2669,174 @@ PINNED.update({'md-fit-auto-both': {'rho': 0.039272483805919425,
                                                   'each batch, for a stream however long '
                                                   '(parallel composition)')}]}})
 
+
+# PrivateFrankWolfeLasso(feature_bound="auto", y_bound="auto") (branch ``s25h4``): recorded with
+# ``observe`` on these five new cases only; no earlier row changed.
+PINNED.update({'fw-exponential-auto-both': {'rho': 0.039272483805919425,
+                              'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                         'numbers': (1.2,
+                                                     1e-06,
+                                                     math.nan,
+                                                     1.0,
+                                                     120.0,
+                                                     math.nan),
+                                         'texts': ('replace-one',
+                                                   'exponential mechanism (Gumbel-max) at each '
+                                                   'of 15 Frank-Wolfe steps, each '
+                                                   '0.1097-bounded range, hence 0.001505-zCDP; '
+                                                   '0.02257-zCDP in total, converted exactly '
+                                                   'to (epsilon, delta) at (0.96, 1e-06)-DP, '
+                                                   'after a 0.12-DP private quantile of the '
+                                                   "row L-inf norms (feature_bound='auto', "
+                                                   'exponential mechanism) and a 0.12-DP '
+                                                   "private quantile of |y| (y_bound='auto', "
+                                                   'exponential mechanism); basic composition',
+                                                   'coef_ and intercept_ after every call (the '
+                                                   'last Frank-Wolfe iterate, a function of '
+                                                   'the selected vertices), and the step count '
+                                                   'max_iter_, feature_bound_ (the private '
+                                                   'quantile of the row L-inf norms) and '
+                                                   'y_bound_ (the private quantile of |y|)',
+                                                   'the records passed to fit',
+                                                   'this release')}]},
+ 'fw-gaussian-auto-norm': {'rho': 0.039272483805919425,
+                           'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                      'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian noise on the gradient at each of 15 '
+                                                'Frank-Wolfe steps (analytic Gaussian, '
+                                                'sigma=1.152e-06), GDP-composed to mu=0.2542 '
+                                                'at (1.08, 1e-06)-DP, after a 0.12-DP private '
+                                                'quantile of the row L-inf norms '
+                                                "(feature_bound='auto', exponential "
+                                                'mechanism); basic composition',
+                                                'coef_ and intercept_ after every call (the '
+                                                'last Frank-Wolfe iterate, a function of the '
+                                                'selected vertices), and the step count '
+                                                'max_iter_ and feature_bound_ (the private '
+                                                'quantile of the row L-inf norms)',
+                                                'the records passed to fit',
+                                                'this release')}]},
+ 'fw-exponential-auto-inf': {'rho': math.inf,
+                             'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                                        'numbers': (math.inf,
+                                                    1e-06,
+                                                    math.nan,
+                                                    1.0,
+                                                    120.0,
+                                                    math.nan),
+                                        'texts': ('replace-one',
+                                                  'none: epsilon=inf selects the best vertex '
+                                                  'exactly (15 steps)',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'last Frank-Wolfe iterate, a function of the '
+                                                  'selected vertices), and the step count '
+                                                  'max_iter_, feature_bound_ (the private '
+                                                  'quantile of the row L-inf norms) and '
+                                                  'y_bound_ (the private quantile of |y|)',
+                                                  'the records passed to fit',
+                                                  'this release')}]},
+ 'fw-stream-auto-both': {'rho': 0.04553490995589513,
+                         'steps': [{'planned': (1.3, 1e-06, math.nan),
+                                    'numbers': (1.3, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'exponential mechanism (Gumbel-max) at each of '
+                                              '15 Frank-Wolfe steps, each 0.1182-bounded '
+                                              'range, hence 0.001747-zCDP; 0.02621-zCDP in '
+                                              'total, converted exactly to (epsilon, delta) at '
+                                              '(1.04, 1e-06)-DP, after a 0.13-DP private '
+                                              "quantile of the first batch's row L-inf norms "
+                                              "(feature_bound='auto') and a 0.13-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the last '
+                                              'Frank-Wolfe iterate, a function of the selected '
+                                              'vertices), and the step count max_iter_, '
+                                              'feature_bound_ (the private quantile of the row '
+                                              'L-inf norms) and y_bound_ (the private quantile '
+                                              'of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')},
+                                   {'planned': (1.3, 1e-06, math.nan),
+                                    'numbers': (1.3, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'exponential mechanism (Gumbel-max) at each of '
+                                              '15 Frank-Wolfe steps, each 0.1182-bounded '
+                                              'range, hence 0.001747-zCDP; 0.02621-zCDP in '
+                                              'total, converted exactly to (epsilon, delta) at '
+                                              '(1.04, 1e-06)-DP, after a 0.13-DP private '
+                                              "quantile of the first batch's row L-inf norms "
+                                              "(feature_bound='auto') and a 0.13-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the last '
+                                              'Frank-Wolfe iterate, a function of the selected '
+                                              'vertices), and the step count max_iter_, '
+                                              'feature_bound_ (the private quantile of the row '
+                                              'L-inf norms) and y_bound_ (the private quantile '
+                                              'of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')}]},
+ 'fw-fit-auto-then-stream': {'rho': 0.04553490995589513,
+                             'steps': [{'planned': (1.3, 1e-06, math.nan),
+                                        'numbers': (1.3, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'exponential mechanism (Gumbel-max) at each '
+                                                  'of 15 Frank-Wolfe steps, each '
+                                                  '0.1319-bounded range, hence 0.002176-zCDP; '
+                                                  '0.03264-zCDP in total, converted exactly to '
+                                                  '(epsilon, delta) at (1.17, 1e-06)-DP, after '
+                                                  'a 0.13-DP private quantile of the row L-inf '
+                                                  "norms (feature_bound='auto', exponential "
+                                                  'mechanism); basic composition',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'last Frank-Wolfe iterate, a function of the '
+                                                  'selected vertices), and the step count '
+                                                  'max_iter_ and feature_bound_ (the private '
+                                                  'quantile of the row L-inf norms)',
+                                                  'the records passed to fit',
+                                                  'this release')},
+                                       {'planned': (1.3, 1e-06, math.nan),
+                                        'numbers': (1.3, 1e-06, math.nan, 2.0, 160.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'exponential mechanism (Gumbel-max) at each '
+                                                  'of 15 Frank-Wolfe steps, each '
+                                                  '0.1319-bounded range, hence 0.002176-zCDP; '
+                                                  '0.03264-zCDP in total, converted exactly to '
+                                                  '(epsilon, delta) at (1.17, 1e-06)-DP; '
+                                                  'feature_bound_ from the fit this stream '
+                                                  'continues (released by it), so the '
+                                                  "quantiles' share of epsilon is not spent "
+                                                  'again',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'last Frank-Wolfe iterate, a function of the '
+                                                  'selected vertices), and the step count '
+                                                  'max_iter_ and feature_bound_ (the private '
+                                                  'quantile of the row L-inf norms)',
+                                                  'the records of fit (if it came first) and '
+                                                  'of every partial_fit call since, each '
+                                                  'covered by (epsilon, delta) through the one '
+                                                  'call (batch) that contained it; batches are '
+                                                  'disjoint, so the stream is (epsilon, '
+                                                  'delta)-DP per record by parallel '
+                                                  'composition (a record passed to k calls '
+                                                  'composes k times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')}]}})
 
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._auto_bounds import LINF, AutoBoundsMixin
 from .._base import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
@@ -22,7 +23,7 @@ from .._core import sets
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
 from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
-from ..privacy._spec import PrivacySpec, gaussian_spec, stream_regime
+from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
 from ..privacy._zcdp import zcdp_rho
 from ._dask_fit import check_frank_wolfe_dask_fit, frank_wolfe_problem, is_dask_array
 
@@ -32,7 +33,7 @@ _NEIGHBOURS = "replace-one"
 _WARM_START_RTOL = sets.START_RTOL
 
 
-class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     """Least squares over an L1 ball, trained by differentially private Frank-Wolfe.
 
     Minimises ``(1/2n) sum_i (<x_i, w> + b - y_i)^2`` subject to
@@ -55,12 +56,23 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     radius : float, default=1.0
         Radius of the L1 ball, ``> 0``. The intercept, when fitted, is the
         weight of a constant feature and shares the ball (see Notes).
-    feature_bound : float, default=1.0
+    feature_bound : float or "auto", default=1.0
         Every entry of ``X`` is clipped to ``[-feature_bound, feature_bound]``
         (max norm). Set it from public knowledge, never from the data.
-    y_bound : float, default=1.0
+        ``"auto"``: ``AUTO_DATA_NORM_SHARE`` (10%) of ``epsilon`` buys a
+        private 98% quantile of the rows' L-infinity norms ``max_j |x_ij|``
+        (exponential mechanism over the public grid ``2**(k/4)``, ``k/4`` in
+        ``[-20, 20]``; for sparse rows only the stored entries are read),
+        resolved into ``feature_bound_``; Frank-Wolfe gets the rest of the
+        budget, and the two compose by basic composition (``doc/privacy.md``,
+        "feature_bound='auto' for Frank-Wolfe"). A stream draws it from its
+        first batch and keeps it.
+    y_bound : float or "auto", default=1.0
         Targets are clipped to ``[-y_bound, y_bound]``. Set it from public
-        knowledge, never from the data.
+        knowledge, never from the data. ``"auto"``: ``AUTO_Y_BOUND_SHARE``
+        (10%) of ``epsilon`` buys a private 98% quantile of ``|y|`` (same
+        mechanism and grid), resolved into ``y_bound_``; with both ``"auto"``
+        each quantile takes its own 10%.
     fit_intercept : bool, default=True
         Fit an intercept as the weight of a constant feature equal to
         ``feature_bound``, so the bounds, and the privacy analysis, are those
@@ -139,6 +151,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         of the gradient (Gaussian) in the last call.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
+    feature_bound_ : float
+        The entry bound in use: ``feature_bound``, or its private quantile
+        with ``feature_bound="auto"`` (released, covered by ``privacy_``).
+    y_bound_ : float
+        The target bound in use: ``y_bound``, or its private quantile with
+        ``y_bound="auto"`` (released, covered by ``privacy_``).
 
     See Also
     --------
@@ -183,8 +201,8 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
         "radius": [POSITIVE],
-        "feature_bound": [POSITIVE],
-        "y_bound": [POSITIVE],
+        "feature_bound": [POSITIVE, StrOptions({"auto"})],
+        "y_bound": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "positive": ["boolean"],
         "selection": [StrOptions({fw.EXPONENTIAL, fw.GAUSSIAN})],
@@ -199,6 +217,11 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         "positive", "selection",
     )
     _private_state = ("_rng",)
+    # feature_bound="auto", y_bound="auto": private quantiles (``_auto_bounds.py``),
+    # the row bound an L-infinity one.
+    _auto_bound_params = ("feature_bound", "y_bound")
+    _auto_norm_param = "feature_bound"
+    _auto_norm_kind = LINF
 
     def __init__(
         self,
@@ -298,8 +321,13 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
     def _more_validate_params(self):
-        fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
-                        n_dims=1)
+        # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
+        fw.check_bounds(float(self.radius), self._feature_bound(worst=True),
+                        self._y_bound(worst=True), n_dims=1)
+
+    def _feature_bound(self, worst=False):
+        """The entry bound in use: the mixin's row bound (``feature_bound``, an L-inf bound)."""
+        return self._data_norm(worst=worst)
 
 
     def _privacy_spec(self, X=None, *, fitting=True, **_):
@@ -312,6 +340,15 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         ``(epsilon, delta)`` per batch by parallel composition.
         """
         regime = stream_regime(fitting, parallel=True)
+        if self._any_auto_bound():
+            # The quantiles, then the selections at (epsilon - epsilon_q, delta): basic.
+            _, eps_main, mu_main = self._budget_split()
+            if self.selection == fw.GAUSSIAN:
+                part = Part.gaussian("the noisy Frank-Wolfe gradients", mu_main)
+            else:
+                part = Part("the Frank-Wolfe selections (exponential mechanism, zCDP)",
+                            epsilon=eps_main, rho=zcdp_rho(eps_main, self.delta))
+            return self._spec_with_quantiles(regime, (part,))
         if self.selection == fw.GAUSSIAN:
             return gaussian_spec(self.epsilon, self.delta, regime)
         return PrivacySpec(regime, self.epsilon, self.delta, composition="zcdp",
@@ -321,6 +358,12 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         first_call = fitting or not hasattr(self, "coef_")
         dask_input = None
         if fitting and is_dask_array(X):  # the Gram matrix reduced on the workers
+            if self._any_auto_bound():
+                raise ValueError(
+                    "fit on a dask array takes neither feature_bound='auto' nor "
+                    "y_bound='auto' (the Gram matrix is clipped on the workers before any "
+                    "quantile could be drawn); pass public bounds, or compute X first. "
+                    "Nothing was read or charged.")
             dask_input = check_frank_wolfe_dask_fit(self, X, y, sample_weight)  # public
             n_samples = dask_input.n_rows
             n_dims = dask_input.n_features + int(self.fit_intercept)
@@ -330,16 +373,34 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             X = canonical_csr(X)
             sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
             n_samples, n_dims = X.shape[0], X.shape[1] + int(self.fit_intercept)
-        fw.check_bounds(float(self.radius), float(self.feature_bound), float(self.y_bound),
-                        n_dims)
-        n_steps = self._n_steps(n_samples, n_dims)
+        # "auto" bounds: a fit draws new quantiles, a stream's first call too (later
+        # calls keep the released ones). Public checks only, at the worst candidate.
+        resolve_bounds = (dask_input is None and self._any_auto_bound()
+                          and (fitting or self._unresolved_auto_bounds()))
+        if resolve_bounds:
+            self._check_auto_bounds_public(n_samples)
+            # The Gram sums' overflow check of the calibration (it grows with the bounds).
+            fw._check_sums_fit_in_floating_point(n_samples, float(self.radius),
+                                                 self._feature_bound(worst=True),
+                                                 self._y_bound(worst=True))
+        fw.check_bounds(float(self.radius), self._feature_bound(worst=resolve_bounds),
+                        self._y_bound(worst=resolve_bounds), n_dims)
+        if not resolve_bounds:
+            n_steps = self._n_steps(n_samples, n_dims)
         t_start = 0 if first_call else self.t_
         start = self._warm_start(first_call, n_dims)  # public values only
         self._mark_data_read()  # failures from here on are charged
+        if resolve_bounds:
+            if fitting:
+                self._forget_auto_bounds()   # a new fit draws its own quantiles
+            self._resolve_auto_bounds(X, np.asarray(y, dtype=np.float64), stream=not fitting)
+            # The public rule at the released bounds (post-processing).
+            n_steps = self._n_steps(n_samples, n_dims)
+        self.feature_bound_, self.y_bound_ = self._feature_bound(), self._y_bound()
         run = dict(
             selection=self.selection,
-            epsilon=float(self.epsilon), delta=float(self.delta), radius=float(self.radius),
-            feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
+            epsilon=self._budget_split()[1], delta=float(self.delta), radius=float(self.radius),
+            feature_bound=self._feature_bound(), y_bound=self._y_bound(),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
             on_steps=current_progress(self).steps,
@@ -361,9 +422,10 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         if self.max_iter is not None:
             return int(self.max_iter)
         return fw.default_iterations(
-            self.selection, n_samples=n_samples, n_dims=n_dims, epsilon=float(self.epsilon),
+            self.selection, n_samples=n_samples, n_dims=n_dims,
+            epsilon=self._budget_split()[1],   # after the "auto" bounds' quantiles, if any
             delta=float(self.delta), radius=float(self.radius),
-            feature_bound=float(self.feature_bound), y_bound=float(self.y_bound),
+            feature_bound=self._feature_bound(), y_bound=self._y_bound(),
             positive=self.positive, intercept=self.fit_intercept,
         )
 
@@ -374,7 +436,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
             return theta
         theta[:self.n_features_in_] = self.coef_
         if self.fit_intercept:
-            theta[-1] = self.intercept_ / self.feature_bound
+            theta[-1] = self.intercept_ / self._feature_bound()
         radius = float(self.radius)
         signs_ok = not self.positive or np.all(theta[:self.n_features_in_] >= 0)
         inside = sets.contains(sets.L1, theta, radius, rtol=_WARM_START_RTOL)
@@ -389,7 +451,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
     def _publish(self, theta):
         n_features = self.n_features_in_
         self.coef_ = theta[:n_features].copy()
-        self.intercept_ = float(theta[n_features] * self.feature_bound) if self.fit_intercept \
+        self.intercept_ = float(theta[n_features] * self._feature_bound()) if self.fit_intercept \
             else 0.0
 
     def _record_call(self, calibration, n_samples, first_call, fitting):
@@ -405,18 +467,23 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
 
     def _guarantee(self, calibration, fitting):
         """``privacy_`` from :meth:`_privacy_spec`, at the guarantee the calibration achieved."""
+        mechanism = _mechanism_description(calibration)
+        released = ("coef_ and intercept_ after every call (the last Frank-Wolfe iterate, "
+                    "a function of the selected vertices), and the step count max_iter_")
+        achieved = (calibration.epsilon, self.delta, calibration.mu)
+        if self._any_auto_bound():
+            # Basic composition with the quantiles: the spec's (epsilon, delta), no mu.
+            released += self._quantile_released()
+            if math.isfinite(self._budget_split()[1]):
+                mechanism += self._quantile_mechanisms(fitting)
+            achieved = None
         return self._privacy_spec(fitting=fitting).guarantee(
-            mechanism=_mechanism_description(calibration),
-            released=(
-                "coef_ and intercept_ after every call (the last Frank-Wolfe iterate, "
-                "a function of the selected vertices), and the step count max_iter_"
-            ),
-            n_releases=self._stream_calls, n_records=self._stream_records,
-            achieved=(calibration.epsilon, self.delta, calibration.mu),
+            mechanism=mechanism, released=released,
+            n_releases=self._stream_calls, n_records=self._stream_records, achieved=achieved,
         )
 
     def predict(self, X):
-        """Predict from features clipped to ``feature_bound``, as in training.
+        """Predict from features clipped to ``feature_bound_``, as in training.
 
         Parameters
         ----------
@@ -431,7 +498,7 @@ class PrivateFrankWolfeLasso(PrivateEstimatorMixin, RegressorMixin, BaseEstimato
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], accept_sparse="csr",
                           reset=False)
-        bound = float(self.feature_bound)
+        bound = self._feature_bound()
         if issparse(X):
             X = canonical_csr(X)
             clipped = sp.csr_matrix(
