@@ -112,29 +112,6 @@ def state_floats(name, horizon, dim=100, steps=300):
     return total / dim
 
 
-def anytime_lower_bound(n):
-    """Certified lower bound on any unbounded stream's largest ratio to the known horizon, t <= n.
-
-    The dual of the weighted problem at the minimax weights (doc/privacy.md, 38.1).
-    """
-    from sklearn_dpol._core import matrix_factorization as mf
-
-    D = np.array([mf.last_release_variance(*mf.final_weighted_factorization(t))
-                  for t in range(1, n + 1)])
-    w2 = mf.anytime_weights(n)
-    lam = w2 * D / np.sum(w2 * D)
-    A = np.tril(np.ones((n, n)))
-    G = A.T @ ((lam / D)[:, None] * A)
-    v = np.ones(n)
-    for _ in range(500):
-        s = np.sqrt(v)
-        w, V = np.linalg.eigh(s[:, None] * G * s)
-        v = np.diag((V * np.sqrt(np.clip(w, 0, None))) @ V.T).copy()
-    s = np.sqrt(v)
-    eigenvalues = np.linalg.eigvalsh(s[:, None] * G * s)
-    return 2 * np.sum(np.sqrt(np.clip(eigenvalues, 0, None))) - np.sum(v)
-
-
 def run_error(args):
     print("## Part 1: prefix-sum error variance (unit sensitivity, mu = 1, one row per step)\n")
     names = [("tree", "tree"), ("honaker", "tree + Honaker"), ("sqrt", "square root"),
@@ -189,7 +166,7 @@ def run_error(args):
     table(["t", "known horizon: variance", "unbounded dense / known",
            "unbounded BLT / known", "unbounded dense / BLT"], rows)
     print(f"Lower bound: every mechanism for unbounded streams has a ratio of at least "
-          f"{anytime_lower_bound(128):.4f} at some t <= 128 (dual certificate, doc/privacy.md "
+          f"{mf.anytime_lower_bound(128)[0]:.4f} at some t <= 128 (dual certificate, doc/privacy.md "
           "38.1; the unbounded dense stream: 2.2794).\n")
 
     print("State kept per stream (floats per coordinate, after 300 steps):\n")

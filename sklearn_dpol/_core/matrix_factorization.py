@@ -384,6 +384,39 @@ _ANYTIME_WEIGHTS = (
 )
 
 
+def anytime_lower_bound(n):
+    """``(lower, upper)``: certified bounds on the least largest ratio any unbounded stream can have.
+
+    Over the first ``n`` steps, the ratio of a mechanism's variance at ``t`` to the
+    known-horizon default's ``D_t``. ``upper`` is :func:`anytime_weights`' block's
+    largest ratio; ``lower`` the Lagrangian dual of the weighted problem at its
+    weights, ``2 tr((V^(1/2) G V^(1/2))^(1/2)) - sum(v)`` with ``G = A^T diag(lambda / D)
+    A`` (valid for any ``v > 0``; doc/privacy.md, "Unbounded streams", 38.1). Offline:
+    about as slow as :func:`anytime_weights`.
+    """
+    n = int(n)
+    D = np.array([last_release_variance(*final_weighted_factorization(t))
+                  for t in range(1, n + 1)])
+    w2 = anytime_weights(n)
+    C, B = weighted_factorization(tuple(w2))
+    upper = float(np.max(np.sum(B * B, axis=1) * np.max(np.sum(C * C, axis=0)) / D))
+    lam = w2 * D / np.sum(w2 * D)
+    A = np.tril(np.ones((n, n)))
+    G = A.T @ ((lam / D)[:, np.newaxis] * A)
+    v = np.ones(n)
+    for _ in range(_DENSE_ITERATIONS):      # the dual's fixed point; any v > 0 is a bound
+        s = np.sqrt(v)
+        updated = np.diag(_psd_sqrt(s[:, np.newaxis] * G * s)).copy()
+        done = np.max(np.abs(updated - v)) <= _DENSE_TOLERANCE * np.max(v)
+        v = updated
+        if done:
+            break
+    s = np.sqrt(v)
+    eigenvalues = np.linalg.eigvalsh(s[:, np.newaxis] * G * s)
+    lower = 2.0 * float(np.sum(np.sqrt(np.clip(eigenvalues, 0.0, None)))) - float(np.sum(v))
+    return lower, upper
+
+
 def anytime_factorization():
     """``(C, B)`` of the dense block (:data:`ANYTIME_STEPS` steps) of an unbounded stream."""
     return weighted_factorization(_ANYTIME_WEIGHTS)
