@@ -131,7 +131,7 @@ class PrivateQFTLRegressor(
         calls, weighted so that the last release (the model the stream ends
         with) gets about half BLT's variance; with ``horizon=None``, a dense
         block of 128 calls whose error is 2.28 times the known horizon's at
-        every call (the smallest possible largest ratio), then an unbounded
+        every call (the smallest largest ratio of any matrix factorization), then an unbounded
         BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128`` or
         ``horizon=None``, else ``"blt"``; the resolved name is
         ``prefix_sums_``. A factorization's
