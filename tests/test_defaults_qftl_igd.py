@@ -127,7 +127,8 @@ def test_adassp_ridge_formula():
     spectral = qftl.SPECTRAL_FRACTION * sV * math.sqrt(d * math.log(2 * d * d / 0.05))
     shift = s1 * math.sqrt(math.log(6 / delta))
     assert qftl.adassp_ridge(-50.0, d, s1, sV, delta) == pytest.approx(spectral)
-    assert qftl.adassp_ridge(shift + 1.0, d, s1, sV, delta) == pytest.approx(spectral - 1.0)
+    assert qftl.adassp_ridge(shift + spectral / 4, d, s1, sV, delta) == pytest.approx(
+        spectral * 3 / 4)
     assert qftl.adassp_ridge(shift + 10 * spectral, d, s1, sV, delta) == 0.0
 
 
@@ -148,7 +149,8 @@ def test_composed_mu_is_the_target(epsilon, delta):
     assert _calibrated_rho(reg) == pytest.approx(rho, rel=1e-9)
     check_released_guarantee(reg, rho)
     # Leaving the eigenvalue out of the measured rho would under-count it.
-    assert (mu_stats ** 2 / 2) < 0.95 * rho
+    assert mu_stats ** 2 / 2 == pytest.approx((1 - qftl.EIGENVALUE_SHARE) * rho, rel=1e-9)
+    assert mu_stats ** 2 / 2 < (1 - qftl.EIGENVALUE_SHARE / 2) * rho
 
 
 def test_selection_safety_net_catches_an_uncounted_eigenvalue_release(monkeypatch):

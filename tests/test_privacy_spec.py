@@ -923,8 +923,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                             0.2367043806634353),
                                 'texts': ('replace-one',
                                           'AdaSSP: Gaussian release of the packed (V, u) '
-                                          '(joint sensitivity, mu*sqrt(0.9)) and of '
-                                          'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                          '(joint sensitivity, mu*sqrt(0.95)) and of '
+                                          'lambda_min(V) (sensitivity R^2, mu*sqrt(0.05)), '
                                           'composing to mu*',
                                           'coef_ and intercept_, computed from one release of '
                                           'the noisy sufficient statistics (V, u)',
@@ -960,8 +960,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                    'numbers': (2.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                    'texts': ('replace-one',
                                              'AdaSSP: Gaussian release of the packed (V, u) '
-                                             '(joint sensitivity, mu*sqrt(0.9)) and of '
-                                             'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                             '(joint sensitivity, mu*sqrt(0.95)) and of '
+                                             'lambda_min(V) (sensitivity R^2, mu*sqrt(0.05)), '
                                              'composing to mu* at (1.8, 1e-06)-DP, after a '
                                              '0.2-DP private quantile of the row norms '
                                              "(data_norm='auto', exponential mechanism); basic "
@@ -1401,8 +1401,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                  0.2367043806634353),
                                      'texts': ('replace-one',
                                                'AdaSSP: Gaussian release of the packed (V, u) '
-                                               '(joint sensitivity, mu*sqrt(0.9)) and of '
-                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                               '(joint sensitivity, mu*sqrt(0.95)) and of '
+                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.05)), '
                                                'composing to mu*',
                                                'coef_ and intercept_, computed from one '
                                                'release of the noisy sufficient statistics (V, '
@@ -2122,8 +2122,8 @@ PINNED.update({'qftl-fit-auto-y': {'rho': 0.10050201972241131,
                                               'numbers': (2.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                               'texts': ('replace-one',
                                                         'AdaSSP: Gaussian release of the packed (V, u) '
-                                                        '(joint sensitivity, mu*sqrt(0.9)) and of '
-                                                        'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                                        '(joint sensitivity, mu*sqrt(0.95)) and of '
+                                                        'lambda_min(V) (sensitivity R^2, mu*sqrt(0.05)), '
                                                         'composing to mu* at (1.8, 1e-06)-DP, after a 0.2-DP '
                                                         "private quantile of |y| (y_bound='auto', "
                                                         'exponential mechanism); basic composition',
@@ -2437,8 +2437,8 @@ PINNED.update({'qftl-stream-auto': {'rho': 0.02801448191263024,
                                                  0.2367043806634353),
                                      'texts': ('replace-one',
                                                'AdaSSP: Gaussian release of the packed (V, u) '
-                                               '(joint sensitivity, mu*sqrt(0.9)) and of '
-                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.1)), '
+                                               '(joint sensitivity, mu*sqrt(0.95)) and of '
+                                               'lambda_min(V) (sensitivity R^2, mu*sqrt(0.05)), '
                                                'composing to mu*',
                                                'coef_ and intercept_, computed from one '
                                                'release of the noisy sufficient statistics (V, '

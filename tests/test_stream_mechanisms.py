@@ -222,6 +222,16 @@ def test_every_factorization_is_calibrated_with_the_rounding_allowance():
     assert dense.sigma == pytest.approx(
         (1 + ROUNDING_ALLOWANCE) * sensitivity * mf.dense_column_norm(dense.inner.C) / mu,
         rel=1e-14)
+    # The unbounded dense stream: the block on its own column norm, the BLT epoch on the
+    # column norm of an infinite stream (not of any finite horizon).
+    unbounded = make_stream_mechanism("dense", dim=3, sensitivity=sensitivity, mu=mu,
+                                      horizon=None)
+    block, tail = (unbounded.inner.make_epoch(k) for k in (0, 1))
+    assert block.sigma == pytest.approx((1 + ROUNDING_ALLOWANCE) * sensitivity * mf.dense_column_norm(
+        mf.anytime_factorization()[0]) / mu, rel=1e-14)
+    omega, theta = mf.blt_parameters(None)
+    assert tail.sigma == pytest.approx((1 + ROUNDING_ALLOWANCE) * sensitivity * mf.blt_column_norm(
+        omega, theta, None) / mu, rel=1e-14)
     sqrt = make_stream_mechanism("sqrt", dim=3, sensitivity=sensitivity, mu=mu, horizon=50)
     assert sqrt.sigma == pytest.approx(
         (1 + ROUNDING_ALLOWANCE) * sensitivity * mf.sqrt_column_norm(50) / mu, rel=1e-14)
@@ -238,7 +248,7 @@ def test_the_rounding_check_is_public_and_refuses_past_the_allowance(monkeypatch
     """The ratio is linear in the rows and the coordinate bound, grows with the steps and
     the dimension, is 0 for the trees, and check_rounding raises past the allowance."""
     for name, horizon in (("blt", 100), ("blt", None), ("sqrt", 100), ("sqrt", None),
-                          ("dense", 100)):
+                          ("dense", 100), ("dense", None)):
         stream = make_stream_mechanism(name, dim=10, sensitivity=1.0, mu=1.0, horizon=horizon)
         ratio = rounding_ratio(stream, 5, 1000, 0.5)
         assert 0 < ratio < 1e-6
@@ -260,6 +270,18 @@ def test_the_rounding_check_is_public_and_refuses_past_the_allowance(monkeypatch
     blt = make_stream_mechanism("blt", dim=56, sensitivity=1.0, mu=1.0, horizon=None)
     assert streams.rounding_growth(blt, 84) == pytest.approx(6.2e5, rel=0.01)
     assert rounding_ratio(blt, 84, 1000, 0.5) == pytest.approx(2.4e-6, rel=0.05)
+    # The unbounded dense stream: its block's bound while in the block, at least the
+    # unbounded BLT's (relative to each one's column norm) past it.
+    unbounded = make_stream_mechanism("dense", dim=56, sensitivity=1.0, mu=1.0, horizon=None)
+    block = make_stream_mechanism("dense", dim=56, sensitivity=1.0, mu=1.0, horizon=128)
+    for steps in (1, 17, 128):
+        assert rounding_ratio(unbounded, steps, 1000, 0.5) == pytest.approx(
+            rounding_ratio(block, steps, 1000, 0.5) * streams._dense_growth(
+                unbounded.inner.make_epoch(0).C, steps) / streams._dense_growth(
+                block.inner.C, steps), rel=1e-12)
+    for steps in (129, 1000):
+        assert rounding_ratio(unbounded, steps, 1000, 0.5) >= rounding_ratio(
+            blt, steps, 1000, 0.5) * (1 - 1e-12)
 
 
 def test_error_targets_of_issue_16_at_4096_steps():
@@ -345,9 +367,32 @@ def test_unbounded_dense_stream_crosses_into_blt_exactly_and_privately():
                     stream.advance(data[t:t + 1], np.random.default_rng(0))
             logs.append(log)
         gdp_squared = sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs))
-        assert math.sqrt(gdp_squared) <= mu * (1 + 1e-9)
-        if position in (0, 127):   # the block's columns all have norm 1: they attain mu
-            assert math.sqrt(gdp_squared) >= mu / (1 + 2 * ROUNDING_ALLOWANCE)
+        # Calibrated on (1 + a) times the sensitivity: a record spends at most mu / (1 + a)
+        # before rounding (the allowance is for the rounding).
+        assert math.sqrt(gdp_squared) <= mu / (1 + ROUNDING_ALLOWANCE) * (1 + 1e-9)
+        if position in (0, 127):   # the block's columns all have norm 1: they attain it
+            assert math.sqrt(gdp_squared) == pytest.approx(mu / (1 + ROUNDING_ALLOWANCE),
+                                                           rel=1e-8)
+    # A record in the BLT epoch over 2,000 of its steps spends almost all of mu (its
+    # column norm over 2,000 steps against the infinite stream's): calibrating the epoch
+    # on any finite horizon's norm would pass mu / (1 + a) here.
+    n_long = 128 + 2000
+    data = np.zeros((n_long, 2))
+    other = data.copy()
+    other[128] = [sensitivity, 0.0]
+    logs = []
+    for rows in (data, other):
+        stream = make_stream_mechanism("dense", dim=2, sensitivity=sensitivity, mu=mu,
+                                       horizon=None)
+        with recording_releases() as log:
+            for t in range(n_long):
+                stream.advance(rows[t:t + 1], np.random.default_rng(0))
+        logs.append(log)
+    spent = math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
+    omega, theta = mf.blt_parameters(None)
+    assert spent == pytest.approx(mu / (1 + ROUNDING_ALLOWANCE) * mf.blt_column_norm(
+        omega, theta, 2000) / mf.blt_column_norm(omega, theta, None), rel=1e-6)
+    assert 0.97 * mu / (1 + ROUNDING_ALLOWANCE) < spent <= mu / (1 + ROUNDING_ALLOWANCE)
     dim, t_end = 4000, 140
     stream = make_stream_mechanism("dense", dim=dim, sensitivity=1.0, mu=1.0, horizon=None)
     for t in range(t_end):

@@ -71,11 +71,11 @@ class PrivateQFTLRegressor(
         Ridge penalty per sample: after ``t`` samples the penalty is
         ``t * alpha / 2 ||x||^2`` (``Ridge(alpha=t * alpha)`` on the augmented
         data). It also bounds how far noise can move the model. ``"auto"``:
-        in ``fit``, AdaSSP (Wang 2018): a tenth of ``mu*^2`` releases the
+        in ``fit``, AdaSSP (Wang 2018): a twentieth of ``mu*^2`` releases the
         smallest eigenvalue of the clipped ``V = X^T X`` with Gaussian noise,
         and the ridge is a bound on the noise's spectral norm minus that
         private estimate (never below 0); the statistics get the other
-        ``0.9 mu*^2``.
+        ``0.95 mu*^2``.
         In a ``partial_fit`` stream, AdaSSP's rule with the smallest
         eigenvalue taken as 0, from each release's public noise level (no
         budget spent; per release), or the value of the ``fit`` the stream
@@ -131,7 +131,7 @@ class PrivateQFTLRegressor(
         calls, weighted so that the last release (the model the stream ends
         with) gets about half BLT's variance; with ``horizon=None``, a dense
         block of 128 calls whose error is 2.28 times the known horizon's at
-        every call (the smallest possible largest ratio), then an unbounded
+        every call (the smallest largest ratio of any matrix factorization), then an unbounded
         BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128`` or
         ``horizon=None``, else ``"blt"``; the resolved name is
         ``prefix_sums_``. A factorization's

@@ -242,12 +242,17 @@ def rounding_growth(mechanism, steps):
     if mechanism.granularity == "row":
         return 0.0
     if mechanism.name == "dense" and mechanism.horizon is None:
-        # The dense block's rows, then an unbounded BLT epoch (its own (C x)_t):
-        # the larger bound, in units of the calibrated column norm (see rounding_ratio)
-        # so that the epoch with the smaller norm is not under-counted.
-        dense, blt = (mechanism.inner.make_epoch(k) for k in (0, 1))
-        own = max(_dense_growth(dense.C, steps) / max(mechanism.column_norm, 1.0),
-                  _blt_growth(blt.omega, blt.theta) / max(mechanism.tail_norm, 1.0))
+        # The dense block's rows, then (past its steps) an unbounded BLT epoch with its
+        # own (C x)_t: a record's rounding stays in its block, so the block's bound up
+        # to its last step, the larger of the two after, each in units of the column
+        # norm its noise is calibrated on (see rounding_ratio), so that the epoch with
+        # the smaller norm is not under-counted.
+        epochs = mechanism.inner.make_epoch
+        block = epochs(0)
+        own = _dense_growth(block.C, steps) / max(mechanism.column_norm, 1.0)
+        if int(steps) > len(block.C):
+            tail = epochs(1)
+            own = max(own, _blt_growth(tail.omega, tail.theta) / max(mechanism.tail_norm, 1.0))
         return own * max(mechanism.column_norm, 1.0)
     if mechanism.name == "dense":
         return _dense_growth(mechanism.inner.C, steps)
