@@ -7,6 +7,8 @@ Prints five tables, every ratio = ours / counterpart measured in the same run:
 3. peak memory of a fit (tracemalloc) in units of X's size (n = 100,000, d = 50);
 4. ``partial_fit`` per-call overhead and rows/s against batch size (1, 100, 10,000)
    against ``SGDClassifier`` / ``SGDRegressor.partial_fit``; QFTL streams at d = 500;
+   QFTL's per-row trees (``prefix_sums="tree"`` / ``"honaker"``) against its default
+   mechanism at d = 10, 50, 200 and batches of 1 and 100;
 5. objective perturbation at the two cells issue 19 targets (n = 1e6, d = 50 and
    n = 1e5, d = 1,000): time ratio (interleaved rounds) and peak memory against X;
 6. cold-cache compile time: a fresh interpreter with ``NUMBA_CACHE_DIR`` set to an
@@ -248,6 +250,34 @@ def overhead(rounds):
     print(f"\nQFTL stream at d = {d}, batches of 100: {lazy * 1e3:.2f} ms/call without reading "
           f"coef_, {with_one_read * 1e3:.2f} ms/call with coef_ read once after {calls} "
           f"calls, {every * 1e3:.2f} ms/call reading coef_ after every call", flush=True)
+    per_row_paths(rounds)
+
+
+def per_row_paths(rounds):
+    """QFTL streams through the per-row trees against the default mechanism.
+
+    ``prefix_sums="tree"`` and ``"honaker"`` take one tree position per row
+    (a batch of m rows noises the new dyadic blocks, resp. every one of its
+    ~2m nodes); the default (``"auto"``: BLT for ``horizon=None``) takes one
+    step per call. Rows/s of the default and each tree's rows/s over the
+    default's, median of ``rounds`` interleaved rounds (target: at least 0.5x).
+    """
+    print(f"\n## QFTL per-row noise paths (horizon=None): rows/s over the default's, "
+          f"median of {rounds} interleaved rounds")
+    print("| d | batch | default rows/s | tree / default | honaker / default |")
+    print("|---|---|---|---|---|")
+    for d in (10, 50, 200):
+        X, y, _ = data(20_000, d)
+        for batch, calls in ((1, 100), (100, 20)):
+            times = {name: [] for name in ("auto", "tree", "honaker")}
+            for _ in range(rounds):
+                for name in times:
+                    times[name].append(stream_cost(
+                        PrivateQFTLRegressor(random_state=0, prefix_sums=name),
+                        X, y, batch, calls))
+            t = {name: float(np.median(v)) for name, v in times.items()}
+            print(f"| {d} | {batch} | {batch / t['auto']:,.0f} | {t['auto'] / t['tree']:.2f}x "
+                  f"| {t['auto'] / t['honaker']:.3f}x |", flush=True)
 
 
 def objective_perturbation_targets(rounds):

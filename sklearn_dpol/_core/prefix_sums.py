@@ -106,7 +106,7 @@ class DyadicTree:
             blocks[level] = (start, end, gaussian_release(exact, self.sigma, rng))
         self.tails = self._advanced_tails(blocks, new, slices)
         self.blocks, self.t = blocks, t1
-        return sum((block[2] for block in blocks.values()), np.zeros(self.dim))
+        return _summed((block[2] for block in blocks.values()), self.dim)
 
     def snapshot(self):
         """A copy to advance: ``advance`` replaces arrays and never writes into them."""
@@ -115,12 +115,12 @@ class DyadicTree:
         return twin
 
     def _advanced_tails(self, blocks, new, slices):
-        batch_total = sum(slices, np.zeros(self.dim))
+        batch_total = _summed(slices, self.dim)
         tails = {0: self.tails[0] + batch_total}
         new_ends = [end for _, _, end in new]
         for _, end, _ in blocks.values():
             if end in new_ends:
-                tails[end] = sum(slices[new_ends.index(end) + 1:], np.zeros(self.dim))
+                tails[end] = _summed(slices[new_ends.index(end) + 1:], self.dim)
             else:
                 tails[end] = self.tails[end] + batch_total
         return tails
@@ -157,10 +157,7 @@ class HonakerTree:
             exact, estimate, first = self._merge_level(level, first, exact, estimate, rng)
             level += 1
         self.t = t1
-        released = np.zeros(self.dim)
-        for level, pending in self.pending.items():
-            released += pending[1]
-        return released
+        return _summed((pending[1] for pending in self.pending.values()), self.dim)
 
     def snapshot(self):
         """A copy to advance: ``advance`` replaces arrays and never writes into them."""
@@ -169,25 +166,40 @@ class HonakerTree:
         return twin
 
     def _merge_level(self, level, first, exact, estimate, rng):
-        """Pair the new complete nodes of ``level``; return the complete parents."""
-        if first % 2:   # the first new node is a right child: its sibling waits in pending
-            left_exact, left_estimate = self.pending.pop(level)
-            exact = np.vstack([left_exact, exact])
-            estimate = np.vstack([left_estimate, estimate])
-            first -= 1
-        if len(exact) % 2:
+        """Pair the new complete nodes of ``level``; return the complete parents.
+
+        The nodes are never stacked: a pending left sibling pairs with the
+        first new node, the rest pair among themselves, each parent the sum of
+        its two children (left + right) written into one array of parents.
+        """
+        waiting = self.pending.pop(level) if first % 2 else None
+        n_nodes = len(exact) + (waiting is not None)
+        n_parents = n_nodes // 2
+        # The first new node is a right child (its sibling waits in pending) or a left one.
+        offset = 1 if waiting is not None else 0
+        if n_nodes % 2:     # the last new node is a left child whose sibling is still open
             self.pending[level] = (exact[-1], estimate[-1])
-            exact, estimate = exact[:-1], estimate[:-1]
-        if not len(exact):
-            return exact, estimate, first // 2
-        parent_exact = exact[0::2] + exact[1::2]
-        children = estimate[0::2] + estimate[1::2]
+        if not n_parents:
+            return exact[:0], estimate[:0], first // 2
+        parent_exact = np.empty((n_parents, exact.shape[1]))
+        children = np.empty((n_parents, exact.shape[1]))
+        if offset:
+            np.add(waiting[0], exact[0], out=parent_exact[0])
+            np.add(waiting[1], estimate[0], out=children[0])
+        # The other pairs: new nodes offset, offset + 1, ... up to the last complete pair.
+        stop = offset + 2 * (n_parents - offset)
+        np.add(exact[offset:stop:2], exact[offset + 1:stop:2], out=parent_exact[offset:])
+        np.add(estimate[offset:stop:2], estimate[offset + 1:stop:2], out=children[offset:])
         noisy = gaussian_release(parent_exact, self.sigma, rng)
         return parent_exact, self._combine(level + 1, noisy, children), first // 2
 
     def _combine(self, level, noisy, children):
+        """``w noisy + (1 - w) children`` in place, ``w`` the level's own weight."""
         own_weight = self.ratios[level]
-        return own_weight * noisy + (1.0 - own_weight) * children
+        noisy *= own_weight
+        children *= 1.0 - own_weight
+        noisy += children
+        return noisy
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix sum at ``t``."""
@@ -305,6 +317,14 @@ class EpochTree:
     def spent_fraction(self):
         """Every record of a completed epoch may have all its nodes noised: the full budget."""
         return 1.0 if self.t else 0.0
+
+
+def _summed(arrays, dim):
+    """``sum(arrays, np.zeros(dim))`` in one fresh array: the same additions, in order."""
+    total = np.zeros(dim)
+    for array in arrays:
+        total += array
+    return total
 
 
 def _node_sigma(sensitivity, mu, levels):

@@ -173,8 +173,14 @@ class PackedStatistics:
             rows = rows.toarray()  # this slice's atoms are dense (hi - lo, dim) anyway
         if self.intercept is not None:
             rows = np.hstack([rows, np.full((hi - lo, 1), self.intercept)])
-        outer = rows[:, self.upper[0]] * rows[:, self.upper[1]] * self.scale
-        atoms = np.hstack([outer, rows * self.y[lo:hi, np.newaxis]])
+        # Written in place into one array (no stacked copy): the same products,
+        # (x_i x_j) * scale and x_i * y, in the same order.
+        n_upper = len(self.scale)
+        atoms = np.empty((hi - lo, self.dim))
+        outer = atoms[:, :n_upper]
+        np.multiply(rows[:, self.upper[0]], rows[:, self.upper[1]], out=outer)
+        outer *= self.scale
+        np.multiply(rows, self.y[lo:hi, np.newaxis], out=atoms[:, n_upper:])
         if self.weights is not None:
             atoms *= self.weights[lo:hi, np.newaxis]
         return atoms
