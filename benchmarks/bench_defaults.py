@@ -65,6 +65,13 @@ MD_GRID = (10, 30, 100, 300, 1000, 3000, 10_000)
 OP_GRID = tuple(10.0 ** (k / 2.0) for k in range(-12, 1))    # 1e-6 .. 1 in half decades
 
 
+def seeds_text(seeds):
+    """``[0, 1, ..., 99]`` as ``0..99 (100 seeds)``; other lists as they are."""
+    if len(seeds) > 3 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}..{seeds[-1]} ({len(seeds)} seeds)"
+    return str(seeds)
+
+
 def table(header, rows):
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
@@ -138,7 +145,7 @@ def run_qftl(args):
         rows += part
         misses += miss
     print("\nPrivateQFTLRegressor.fit, test R^2 (mean over seeds "
-          f"{args.seeds}), delta={DELTA:g}; target: gap <= 0.03\n")
+          f"{seeds_text(args.seeds)}), delta={DELTA:g}; target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "alpha_ (mean)", "best R^2", "best alpha", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge"], rows)
     return misses
@@ -166,7 +173,7 @@ def run_igd(args):
           f"sklearn LogisticRegression test accuracy = {baseline:.4f}")
     rows, misses = compare("covertype", 0.02, baseline, score_of, IGD_GRID, args.seeds,
                            extra="seed")
-    print(f"\nPrivateIGDClassifier.fit, test accuracy (mean over seeds {args.seeds}), "
+    print(f"\nPrivateIGDClassifier.fit, test accuracy (mean over seeds {seeds_text(args.seeds)}), "
           f"delta={DELTA:g}; target: gap <= 0.02\n")
     table(["data", "eps", "acc default", "alpha_ (mean)", "best acc", "best alpha", "gap",
            "se(gap)", "within", "default / LogReg", "best / LogReg", "acc alpha='seed'"], rows)
@@ -226,7 +233,7 @@ def run_fw(args):
         rows += part
         misses += miss
     print(f"\nPrivateFrankWolfeLasso.fit at defaults (max_iter=None, radius {r_text}), test R^2 "
-          f"(mean over seeds {args.seeds}), delta={DELTA:g}, against the best over max_iter in "
+          f"(mean over seeds {seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in "
           f"{FW_GRID}; target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter", "gap",
            "se(gap)", "within", "default / Lasso", "best / Lasso"], rows)
@@ -273,12 +280,12 @@ def run_md(args):
         misses += miss
     print("\nPrivateMirrorDescentRegressor.fit at defaults (solver='mirror_descent', "
           f"max_iter=None, squared loss, L2 ball of radius {r_text}), test R^2 (mean over seeds "
-          f"{args.seeds}), delta={DELTA:g}, against the best over max_iter in {MD_GRID}; "
+          f"{seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in {MD_GRID}; "
           "target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge"], rows)
     print("PrivateMirrorDescentRegressor(solver='objective_perturbation') at alpha='auto', "
-          f"test R^2 (mean over seeds {args.seeds}), against the best over alpha in 1e-6..1 "
+          f"test R^2 (mean over seeds {seeds_text(args.seeds)}), against the best over alpha in 1e-6..1 "
           "(half decades); target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "alpha_ (mean)", "best R^2", "best alpha", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge"], op_rows)
