@@ -102,6 +102,9 @@ def compare(name, target, baseline, score_of, grid, seeds, extra=None, default="
             if value > best:
                 best_alpha, best, best_scores = alpha, value, values
         gap = best - at_default
+        # Step counts exactly; ridges to 3 digits.
+        resolved_text = (f"{resolved:,.0f}" if float(resolved).is_integer()
+                         else f"{resolved:.3g}")
         if len(seeds) > 1:
             se = np.sqrt((np.var(scores, ddof=1) + np.var(best_scores, ddof=1)) / len(seeds))
             se_text = f"{se:.4f}"
@@ -109,7 +112,7 @@ def compare(name, target, baseline, score_of, grid, seeds, extra=None, default="
             se_text = "-"
         ok = gap <= target
         misses += not ok
-        rows.append([name, f"{eps:g}", f"{at_default:.4f}", f"{resolved:.3g}", f"{best:.4f}",
+        rows.append([name, f"{eps:g}", f"{at_default:.4f}", resolved_text, f"{best:.4f}",
                      f"{best_alpha:g}", f"{gap:+.4f}", se_text, "yes" if ok else "**MISS**",
                      f"{at_default / baseline:.3f}", f"{best / baseline:.3f}"])
         if extra is not None:
