@@ -236,7 +236,8 @@ def run_fw(args):
         rows += part
         misses += miss
     print(f"\nPrivateFrankWolfeLasso.fit at defaults (max_iter=None, radius {r_text}), test R^2 "
-          f"(mean over seeds {seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in "
+          f"(mean over seeds {seeds_text(args.seeds)}), delta={DELTA:g}, against the best "
+          "over max_iter in "
           f"{FW_GRID}; target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter", "gap",
            "se(gap)", "within", "default / Lasso", "best / Lasso"], rows)
@@ -283,12 +284,14 @@ def run_md(args):
         misses += miss
     print("\nPrivateMirrorDescentRegressor.fit at defaults (solver='mirror_descent', "
           f"max_iter=None, squared loss, L2 ball of radius {r_text}), test R^2 (mean over seeds "
-          f"{seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in {MD_GRID}; "
+          f"{seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in "
+          f"{MD_GRID}; "
           "target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge"], rows)
     print("PrivateMirrorDescentRegressor(solver='objective_perturbation') at alpha='auto', "
-          f"test R^2 (mean over seeds {seeds_text(args.seeds)}), against the best over alpha in 1e-6..1 "
+          f"test R^2 (mean over seeds {seeds_text(args.seeds)}), against the best over alpha "
+          "in 1e-6..1 "
           "(half decades); target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "alpha_ (mean)", "best R^2", "best alpha", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge"], op_rows)

@@ -238,7 +238,7 @@ def test_frank_wolfe_rule_beats_the_seeds_count_at_n_32000():
     assert ours < 0.75 * former < 0.75 * seeds
 
 
-# -- the defaults of benchmarks/bench_defaults.py (parts fw and md), resolved without the data ------
+# -- the defaults of benchmarks/bench_defaults.py (parts fw and md), resolved without the data ---
 
 
 # (n, d, feature_bound, y_bound) of the benchmark's training splits and public scaling
