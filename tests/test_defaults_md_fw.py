@@ -236,3 +236,43 @@ def test_frank_wolfe_rule_beats_the_seeds_count_at_n_32000():
     seeds = np.mean([risk(1600, seed) for seed in range(2)])
     former = np.mean([risk(253, seed) for seed in range(2)])
     assert ours < 0.75 * former < 0.75 * seeds
+
+
+# -- the defaults of benchmarks/bench_defaults.py (parts fw and md), resolved without the data ---
+
+
+# (n, d, feature_bound, y_bound) of the benchmark's training splits and public scaling
+# (bench_qftl.py's loaders: rows of L2 norm <= 1; cal_housing entries in +-0.5/sqrt(2),
+# protein's in +-1/3), and the resolved defaults its tables and the README report at
+# epsilon = 0.5 / 1 / 2: Frank-Wolfe's max_iter_, mirror descent's max_iter_, objective
+# perturbation's alpha_.
+BENCHMARK_DEFAULTS = {
+    "cal_housing": ((16_512, 8, 0.5 / math.sqrt(2.0), 0.5),
+                    (31, 49, 75), (306, 583, 1105), (0.01616, 0.008385, 0.004363)),
+    "protein": ((36_584, 9, 1.0 / 3.0, 2.0),
+                (26, 40, 61), (873, 1666, 3155), (0.009607, 0.004986, 0.002594)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARK_DEFAULTS))
+def test_benchmark_defaults_resolve_from_the_shape_and_bounds_only(name):
+    (n, d, B, Y), fw_steps, md_steps, op_alphas = BENCHMARK_DEFAULTS[name]
+    rng = np.random.default_rng(4)
+    # Data of the benchmark's shape within its bounds, but not its data: two draws
+    # (and zeros) resolve to the counts the benchmark reported on the real split.
+    draws = [(rng.uniform(-B, B, (n, d)), rng.uniform(-Y, Y, n)),
+             (np.zeros((n, d)), np.zeros(n))]
+    for k, epsilon in enumerate((0.5, 1.0, 2.0)):
+        for X, y in draws:
+            frank_wolfe = PrivateFrankWolfeLasso(
+                epsilon=epsilon, feature_bound=B, y_bound=Y, random_state=0).fit(X, y)
+            assert frank_wolfe.max_iter_ == fw_steps[k]
+            mirror = PrivateMirrorDescentRegressor(
+                epsilon=epsilon, data_norm=1.0, y_bound=Y, random_state=0).fit(X, y)
+            assert mirror.max_iter_ == md_steps[k]
+            perturbed = PrivateMirrorDescentRegressor(
+                epsilon=epsilon, data_norm=1.0, y_bound=Y, solver="objective_perturbation",
+                random_state=0).fit(X, y)
+            assert perturbed.alpha_ == pytest.approx(op_alphas[k], rel=1e-3)
+            assert frank_wolfe.max_iter is None and mirror.max_iter is None
+            assert perturbed.alpha == "auto"
