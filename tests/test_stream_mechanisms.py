@@ -341,6 +341,19 @@ def test_unbounded_dense_block_is_minimax_against_the_known_horizon():
     assert 1.5 < lower < 2.2794               # and grows with n (2.2794 at n = 128)
 
 
+def _gdp_between(rows, other, sensitivity, mu):
+    """GDP spent between two unbounded dense streams of the same seed, noise recorded."""
+    logs = []
+    for data in (rows, other):
+        stream = make_stream_mechanism("dense", dim=rows.shape[1], sensitivity=sensitivity,
+                                       mu=mu, horizon=None)
+        with recording_releases() as log:
+            for t in range(len(data)):
+                stream.advance(data[t:t + 1], np.random.default_rng(0))
+        logs.append(log)
+    return math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
+
+
 def test_unbounded_dense_stream_crosses_into_blt_exactly_and_privately():
     """Past its 128-step block the unbounded dense stream continues with an unbounded
     BLT epoch: exact without noise, every record's noised values within mu (a record
@@ -358,37 +371,19 @@ def test_unbounded_dense_stream_crosses_into_blt_exactly_and_privately():
     for position in (0, 127, 128, 149):
         other = values.copy()
         other[position] = -values[position]
-        logs = []
-        for data in (values, other):
-            stream = make_stream_mechanism("dense", dim=2, sensitivity=sensitivity, mu=mu,
-                                           horizon=None)
-            with recording_releases() as log:
-                for t in range(n):
-                    stream.advance(data[t:t + 1], np.random.default_rng(0))
-            logs.append(log)
-        gdp_squared = sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs))
+        spent = _gdp_between(values, other, sensitivity, mu)
         # Calibrated on (1 + a) times the sensitivity: a record spends at most mu / (1 + a)
         # before rounding (the allowance is for the rounding).
-        assert math.sqrt(gdp_squared) <= mu / (1 + ROUNDING_ALLOWANCE) * (1 + 1e-9)
+        assert spent <= mu / (1 + ROUNDING_ALLOWANCE) * (1 + 1e-9)
         if position in (0, 127):   # the block's columns all have norm 1: they attain it
-            assert math.sqrt(gdp_squared) == pytest.approx(mu / (1 + ROUNDING_ALLOWANCE),
-                                                           rel=1e-8)
+            assert spent == pytest.approx(mu / (1 + ROUNDING_ALLOWANCE), rel=1e-8)
     # A record in the BLT epoch over 2,000 of its steps spends almost all of mu (its
     # column norm over 2,000 steps against the infinite stream's): calibrating the epoch
     # on any finite horizon's norm would pass mu / (1 + a) here.
-    n_long = 128 + 2000
-    data = np.zeros((n_long, 2))
+    data = np.zeros((128 + 2000, 2))
     other = data.copy()
     other[128] = [sensitivity, 0.0]
-    logs = []
-    for rows in (data, other):
-        stream = make_stream_mechanism("dense", dim=2, sensitivity=sensitivity, mu=mu,
-                                       horizon=None)
-        with recording_releases() as log:
-            for t in range(n_long):
-                stream.advance(rows[t:t + 1], np.random.default_rng(0))
-        logs.append(log)
-    spent = math.sqrt(sum(np.sum((a[0] - b[0]) ** 2) / a[1] ** 2 for a, b in zip(*logs)))
+    spent = _gdp_between(data, other, sensitivity, mu)
     omega, theta = mf.blt_parameters(None)
     assert spent == pytest.approx(mu / (1 + ROUNDING_ALLOWANCE) * mf.blt_column_norm(
         omega, theta, 2000) / mf.blt_column_norm(omega, theta, None), rel=1e-6)

@@ -287,15 +287,8 @@ def weighted_factorization(squared_weights):
         raise ValueError(f"need 1 to {DENSE_MAX_STEPS} positive finite weights; got {n}.")
     A = np.tril(np.ones((n, n)))
     G = A.T @ (w2[:, np.newaxis] * A)
-    v = np.ones(n)
     with single_blas_thread():
-        for _ in range(_DENSE_ITERATIONS):
-            s = np.sqrt(v)
-            updated = np.diag(_psd_sqrt(s[:, np.newaxis] * G * s)).copy()
-            done = np.max(np.abs(updated - v)) <= _DENSE_TOLERANCE * np.max(v)
-            v = updated
-            if done:
-                break
+        v = _dual_fixed_point(G)
         s = np.sqrt(v)
         X = _psd_sqrt(s[:, np.newaxis] * G * s) / np.outer(s, s)
         X = (X + X.T) / 2.0
@@ -305,6 +298,25 @@ def weighted_factorization(squared_weights):
     for array in (C, B):
         array.setflags(write=False)
     return C, B
+
+
+def _dual_fixed_point(G):
+    """``v`` with ``v = diag((V^(1/2) G V^(1/2))^(1/2))``, ``V = diag(v)``, by iteration from 1.
+
+    At most ``_DENSE_ITERATIONS`` steps, stopping when ``v`` moves by at most
+    ``_DENSE_TOLERANCE`` relatively. Any ``v > 0`` it returns is usable: the
+    factorization reads the column norms of what it builds, and the dual bound
+    of :func:`anytime_lower_bound` holds for every ``v > 0``.
+    """
+    v = np.ones(len(G))
+    for _ in range(_DENSE_ITERATIONS):
+        s = np.sqrt(v)
+        updated = np.diag(_psd_sqrt(s[:, np.newaxis] * G * s)).copy()
+        done = np.max(np.abs(updated - v)) <= _DENSE_TOLERANCE * np.max(v)
+        v = updated
+        if done:
+            break
+    return v
 
 
 def last_release_variance(C, B):
@@ -403,14 +415,7 @@ def anytime_lower_bound(n):
     lam = w2 * D / np.sum(w2 * D)
     A = np.tril(np.ones((n, n)))
     G = A.T @ ((lam / D)[:, np.newaxis] * A)
-    v = np.ones(n)
-    for _ in range(_DENSE_ITERATIONS):      # the dual's fixed point; any v > 0 is a bound
-        s = np.sqrt(v)
-        updated = np.diag(_psd_sqrt(s[:, np.newaxis] * G * s)).copy()
-        done = np.max(np.abs(updated - v)) <= _DENSE_TOLERANCE * np.max(v)
-        v = updated
-        if done:
-            break
+    v = _dual_fixed_point(G)                # any v > 0 gives a valid bound
     s = np.sqrt(v)
     eigenvalues = np.linalg.eigvalsh(s[:, np.newaxis] * G * s)
     lower = 2.0 * float(np.sum(np.sqrt(np.clip(eigenvalues, 0.0, None)))) - float(np.sum(v))
