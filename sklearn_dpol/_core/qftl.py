@@ -132,10 +132,10 @@ class PackedStatistics:
 
     def sum(self, lo, hi):
         """Packed sum over rows ``lo:hi`` (one BLAS product)."""
+        from ._stream_kernels import pack_upper
+
         rows, y = self.rows[lo:hi], self.y[lo:hi]
         d = self.dim_features
-        gram = _scratch("gram", (d, d))    # read by the packing below only
-        cross = np.empty(d)
         p = rows.shape[1]
         if self.weights is None:
             weighted, wy, total = rows, y, hi - lo
@@ -144,25 +144,37 @@ class PackedStatistics:
             weighted = (rows.multiply(w[:, np.newaxis]).tocsr() if self.sparse
                         else rows * w[:, np.newaxis])
             wy, total = w * y, w.sum()
+        # ``square``'s upper triangle holds the p x p gram (all that is packed).
         if self.sparse:
-            gram[:p, :p] = (weighted.T @ rows).toarray()
-            cross[:p] = rows.T @ wy
+            square = (weighted.T @ rows).toarray()
+        elif self.weights is None and rows.flags.c_contiguous:
+            # rows.T @ rows is what numpy computes by BLAS syrk (one triangle, then a
+            # mirror copy): the same call, bit for bit, into this thread's reused
+            # array, and no mirror (its Fortran lower triangle is our upper one).
+            from scipy.linalg.blas import dsyrk
+
+            square = _scratch("gram", (p, p))
+            out = dsyrk(1.0, rows.T, beta=0.0, c=square.T, trans=0, lower=1, overwrite_c=1)
+            if not np.shares_memory(out, square):
+                square = np.ascontiguousarray(out.T)
         else:
-            # The product into a reused array (no fresh d x d array per batch), then
-            # into the gram (whose last row and column hold the intercept's sums).
-            product = np.matmul(weighted.T, rows, out=_scratch("product", (p, p)))
-            gram[:p, :p] = product
-            cross[:p] = rows.T @ wy
+            # The product into a reused array (no fresh d x d array per batch).
+            square = np.matmul(weighted.T, rows, out=_scratch("gram", (p, p)))
+        cross = np.empty(d)
+        cross[:p] = rows.T @ wy
         if self.intercept is not None:
             c = self.intercept
-            gram[:p, p] = c * np.asarray(weighted.sum(axis=0)).ravel()
-            gram[p, p] = c * c * total
+            last = c * np.asarray(weighted.sum(axis=0)).ravel()   # the intercept's column
+            corner = c * c * total
             cross[p] = c * wy.sum()
-        # The upper triangle is all that is packed, so the lower one is never filled.
+        else:
+            last, corner = np.empty(0), 0.0
+        # The packing (scale sqrt(2) off the diagonal) in one pass, the intercept's
+        # column appended to each row: the values of packing the full d x d gram.
         n_upper = len(self.scale)
         packed = np.empty(self.dim)
-        np.take(gram, _flat_upper(d), out=packed[:n_upper])
-        packed[:n_upper] *= self.scale
+        pack_upper(square, last, float(corner), self.intercept is not None, SQRT2,
+                   packed[:n_upper])
         packed[n_upper:] = cross
         return packed
 
@@ -362,6 +374,8 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
     """
     from scipy.linalg.blas import dsymv
 
+    from ._stream_kernels import lanczos_orthogonalize as orthogonalize
+
     d = len(u)
     # V @ x by BLAS symv on V's lower triangle (the one eigh and the certificate
     # read): half the memory traffic of a general product. V.T is the
@@ -386,24 +400,9 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
     next_check, last_residual = _LANCZOS_CHECK, None
     for j in range(steps):
         w = dsymv(1.0, lower_t, basis[j], lower=0)
-        raw = w @ w
-        # Full reorthogonalization (its coefficient on basis[j] is the diagonal
-        # entry), repeated when it cancelled most of what the three-term
-        # recurrence leaves, ||w||^2 - alpha_j^2 - beta_{j-1}^2 (the
-        # Daniel-Gragg-Kaufman-Stewart test, "twice is enough"), or nearly all of w.
-        coefficients = basis[:j + 1] @ w
-        diagonal[j] = coefficients[j]
-        w -= coefficients @ basis[:j + 1]
-        square = w @ w
-        rest = raw - coefficients[j] ** 2 - (coefficients[j - 1] ** 2 if j else 0.0)
-        if square < 0.5 * rest or square < 1e-6 * raw:
-            w -= (basis[:j + 1] @ w) @ basis[:j + 1]
-            square = w @ w
-        off[j] = math.sqrt(square)
+        # Full reorthogonalization, diagonal[j], off[j] and basis[j + 1] (one numba call).
+        breakdown = orthogonalize(basis, j, w, diagonal, off)
         m = j + 1
-        breakdown = not off[j] > 1e-300
-        if not breakdown:
-            np.divide(w, off[j], out=basis[m])
         if not (breakdown or m >= next_check or m == steps):
             continue
         # The top of T's spectrum only: every Ritz value above the floor and the
