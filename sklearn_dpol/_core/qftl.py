@@ -468,7 +468,8 @@ def _top_of_tridiagonal(diagonal, off, floor, wanted):
     e[m - 1] = 0.0
     q = max(1, min(m, int(wanted)))
     while True:
-        found, values, vectors, info = dstemr(diagonal, e, 3, 0.0, 0.0, m - q + 1, m,
+        # stemr overwrites its e (scipy's wrapper does not copy it): a fresh copy per call.
+        found, values, vectors, info = dstemr(diagonal, e.copy(), 3, 0.0, 0.0, m - q + 1, m,
                                               compute_v=1, lwork=18 * m, liwork=10 * m)
         if info or found != q:
             break
@@ -476,8 +477,8 @@ def _top_of_tridiagonal(diagonal, off, floor, wanted):
         if q == m:
             return values[0], values, vectors
         if values[0] <= floor:
-            found, lowest, _, info = dstemr(diagonal, e, 3, 0.0, 0.0, 1, 1, compute_v=0,
-                                            lwork=18 * m, liwork=10 * m)
+            found, lowest, _, info = dstemr(diagonal, e.copy(), 3, 0.0, 0.0, 1, 1,
+                                            compute_v=0, lwork=18 * m, liwork=10 * m)
             if info or found != 1:
                 break
             return lowest[0], values, vectors
