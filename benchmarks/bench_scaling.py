@@ -201,15 +201,18 @@ def peak_memory(n, d, skip=()):
         print(f"| {name} | {out[0]:.2f}x | {out[1]:.2f}x |", flush=True)
 
 
-def stream_cost(est, X, t, batch, calls, classes=None, read_coef=False):
+def stream_cost(est, X, t, batch, calls, classes=None, read_coef=False, cpu=None):
+    """Seconds per call (wall); ``cpu``, a list, also gets this process's CPU seconds per call."""
     kwargs = {} if classes is None else {"classes": classes}
     est.partial_fit(X[:batch], t[:batch], **kwargs)     # first call: set-up, compile
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for i in range(1, calls + 1):
         lo = (i * batch) % (X.shape[0] - batch + 1)
         est.partial_fit(X[lo:lo + batch], t[lo:lo + batch], **kwargs)
         if read_coef:
             est.coef_
+    if cpu is not None:
+        cpu.append((time.process_time() - start_cpu) / calls)
     return (time.perf_counter() - start) / calls
 
 
@@ -236,20 +239,31 @@ def overhead(rounds):
             o, s = float(np.median(o_t)), float(np.median(s_t))
             print(f"| {name} | {batch} | {o * 1e6:.0f} | {s * 1e6:.0f} | {o / s:.2f}x "
                   f"| {batch / o:,.0f} | {s / o:.2f}x |", flush=True)
-    # QFTL at d = 500: the release is O(d^2); the model is solved when read.
+    # QFTL at d = 500: the release is O(d^2); the model is solved when read. Median of
+    # `rounds` interleaved rounds (fresh streams), wall and CPU time per call: on a shared
+    # machine the CPU time (one BLAS thread) is the steadier of the two.
     d = 500
     X, y, _ = data(20_000, d)
     calls = 30
-    lazy = stream_cost(PrivateQFTLRegressor(random_state=0), X, y, 100, calls)
-    est = PrivateQFTLRegressor(random_state=0)
-    start = time.perf_counter()
-    stream_cost(est, X, y, 100, calls)
-    est.coef_
-    with_one_read = (time.perf_counter() - start) / calls
-    every = stream_cost(PrivateQFTLRegressor(random_state=0), X, y, 100, 10, read_coef=True)
-    print(f"\nQFTL stream at d = {d}, batches of 100: {lazy * 1e3:.2f} ms/call without reading "
-          f"coef_, {with_one_read * 1e3:.2f} ms/call with coef_ read once after {calls} "
-          f"calls, {every * 1e3:.2f} ms/call reading coef_ after every call", flush=True)
+    lazy, once, every = [], [], []
+    lazy_cpu, every_cpu = [], []
+    stream_cost(PrivateQFTLRegressor(random_state=0), X, y, 100, 10, read_coef=True)  # warm-up
+    for _ in range(rounds):
+        lazy.append(stream_cost(PrivateQFTLRegressor(random_state=0), X, y, 100, calls,
+                                cpu=lazy_cpu))
+        est = PrivateQFTLRegressor(random_state=0)
+        start = time.perf_counter()
+        stream_cost(est, X, y, 100, calls)
+        est.coef_
+        once.append((time.perf_counter() - start) / calls)
+        every.append(stream_cost(PrivateQFTLRegressor(random_state=0), X, y, 100, 10,
+                                 read_coef=True, cpu=every_cpu))
+    ms = lambda v: float(np.median(v)) * 1e3  # noqa: E731
+    print(f"\nQFTL stream at d = {d}, batches of 100 (median of {rounds} rounds): "
+          f"{ms(lazy):.2f} ms/call without reading coef_ (CPU {ms(lazy_cpu):.2f}), "
+          f"{ms(once):.2f} ms/call with coef_ read once after {calls} calls, "
+          f"{ms(every):.2f} ms/call reading coef_ after every call (CPU {ms(every_cpu):.2f})",
+          flush=True)
     per_row_paths(rounds)
 
 
@@ -258,8 +272,8 @@ def per_row_paths(rounds):
 
     ``prefix_sums="tree"`` and ``"honaker"`` take one tree position per row
     (a batch of m rows noises the new dyadic blocks, resp. every one of its
-    ~2m nodes); the default (``"auto"``: BLT for ``horizon=None``) takes one
-    step per call. Rows/s of the default and each tree's rows/s over the
+    ~2m nodes); the default (``"auto"``: for ``horizon=None`` the unbounded dense
+    stream, a dense block then BLT) takes one step per call. Rows/s of the default and each tree's rows/s over the
     default's, median of ``rounds`` interleaved rounds (target: at least 0.5x).
     """
     print(f"\n## QFTL per-row noise paths (horizon=None): rows/s over the default's, "

@@ -281,3 +281,23 @@ def test_a_wrong_warm_start_is_refused_by_the_certificate(kind, monkeypatch):
     if kind == "stale":
         assert False in verdicts        # the early certificate was tried and refused
     assert warm["ritz"].shape == (d, 2)  # both eigenpairs above the floor, recorded
+
+
+@pytest.mark.parametrize("m", [1, 2, 8, 40, 100])
+def test_top_of_tridiagonal_matches_the_full_eigendecomposition(m):
+    """The Lanczos check's few top eigenpairs are those of eigh_tridiagonal (every floor)."""
+    from scipy.linalg import eigh_tridiagonal
+
+    rng = np.random.default_rng(m)
+    diagonal, off = rng.standard_normal(m), rng.uniform(0.1, 1.0, m - 1)
+    values, vectors = eigh_tridiagonal(diagonal, off)
+    for floor in (values[-1] + 1.0, values[-1] - 1e-9, np.median(values), values[0] - 1.0):
+        for wanted in (1, 3):
+            smallest, top, small = qftl._top_of_tridiagonal(diagonal, off, floor, wanted)
+            q = len(top)
+            assert q == m or top[0] <= floor          # the largest value below the floor is in
+            assert np.count_nonzero(top > floor) == np.count_nonzero(values > floor)
+            np.testing.assert_allclose(smallest, values[0], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(top, values[m - q:], rtol=1e-12, atol=1e-12)
+            # Unit eigenvectors, up to sign (the values are simple here).
+            np.testing.assert_allclose(np.abs(small), np.abs(vectors[:, m - q:]), atol=1e-9)
