@@ -1206,16 +1206,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                        0.2367043806634353,
                                                        1.0,
                                                        40.0,
-                                                       0.15678384139478224),
+                                                       0.12242424318804518),
                                            'texts': ('replace-one',
                                                      'Gaussian continual release of (V, u): '
-                                                     'dense lower-triangular factorization '
-                                                     'over the first 128 steps of an unbounded '
-                                                     'stream (one batch per step), weighted '
-                                                     'for the smallest largest ratio to a '
-                                                     "known horizon's error, then BLT for an "
-                                                     'unbounded stream (column norms 1 and '
-                                                     '1.933, each block calibrated on its own)',
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1231,16 +1229,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                        0.2367043806634353,
                                                        2.0,
                                                        80.0,
-                                                       0.16987369547117834),
+                                                       0.1365679611707179),
                                            'texts': ('replace-one',
                                                      'Gaussian continual release of (V, u): '
-                                                     'dense lower-triangular factorization '
-                                                     'over the first 128 steps of an unbounded '
-                                                     'stream (one batch per step), weighted '
-                                                     'for the smallest largest ratio to a '
-                                                     "known horizon's error, then BLT for an "
-                                                     'unbounded stream (column norms 1 and '
-                                                     '1.933, each block calibrated on its own)',
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1256,16 +1252,14 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                        0.2367043806634353,
                                                        3.0,
                                                        120.0,
-                                                       0.17759784272986318),
+                                                       0.14450099004078973),
                                            'texts': ('replace-one',
                                                      'Gaussian continual release of (V, u): '
-                                                     'dense lower-triangular factorization '
-                                                     'over the first 128 steps of an unbounded '
-                                                     'stream (one batch per step), weighted '
-                                                     'for the smallest largest ratio to a '
-                                                     "known horizon's error, then BLT for an "
-                                                     'unbounded stream (column norms 1 and '
-                                                     '1.933, each block calibrated on its own)',
+                                                     'BLT matrix factorization (4 buffers) '
+                                                     'over an unbounded stream (fitted for '
+                                                     '4096 steps, column norm of the infinite '
+                                                     'stream) (one batch per step), column '
+                                                     'norm 1.933, noise 28.91 per step',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '

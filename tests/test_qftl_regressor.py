@@ -205,9 +205,12 @@ def test_private_fit_is_useful_on_enough_data():
 def test_auto_prefix_sums_is_resolved_and_never_written_back():
     X, y = regression_data(d=4)
     reg = PrivateQFTLRegressor().partial_fit(X, y)    # horizon=None: the unbounded dense stream
-    assert reg.prefix_sums_ == "dense" and reg.prefix_sums == "auto"
+    assert len(y) >= 128 and reg.prefix_sums_ == "dense" and reg.prefix_sums == "auto"
+    # a first batch of fewer than 128 rows, or very wide rows: BLT's O(dim) steps
     wide = np.random.default_rng(0).normal(size=(10, 30)) / 10
-    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "dense"
+    assert PrivateQFTLRegressor().partial_fit(wide, y[:10]).prefix_sums_ == "blt"
+    wider = np.random.default_rng(0).normal(size=(128, 260)) / 100
+    assert PrivateQFTLRegressor().partial_fit(wider, y[:128]).prefix_sums_ == "blt"
     assert PrivateQFTLRegressor(horizon=10**6).partial_fit(X[:10], y[:10]).prefix_sums_ == "blt"
     assert PrivateQFTLRegressor(prefix_sums="tree").partial_fit(X, y).prefix_sums_ == "tree"
     assert PrivateQFTLRegressor().fit(X, y).prefix_sums_ is None

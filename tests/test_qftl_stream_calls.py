@@ -231,7 +231,7 @@ def test_auto_is_dense_for_at_most_128_calls_then_blt():
     an unbounded stream is the unbounded dense one (a minimax block, then BLT)."""
     (X, y), _ = worst_case_pair(n=30)
     for horizon, batch, expected in ((30, 5, "dense"), (128 * 5, 5, "dense"),
-                                     (128 * 5 + 1, 5, "blt"), (None, 5, "dense")):
+                                     (128 * 5 + 1, 5, "blt"), (None, 5, "blt")):
         reg = PrivateQFTLRegressor(random_state=0, horizon=horizon, **TIGHT)
         reg.partial_fit(X[:batch], y[:batch])
         assert reg.prefix_sums == "auto" and reg.prefix_sums_ == expected

@@ -479,7 +479,12 @@ def test_streams_pickle_and_continue_identically(name, horizon):
 
 def test_factory_validates_and_auto_is_blt():
     assert resolve_mechanism("auto") == "blt"        # a caller that does not count steps
-    assert resolve_mechanism("auto", None) == "dense"   # an unbounded stream on steps
+    # An unbounded stream on steps: the dense block for batches of >= 128 rows of at most
+    # 2^15 coordinates (public shapes), else BLT's O(dim) steps and memory.
+    assert resolve_mechanism("auto", None, first_rows=128, dim=1 << 15) == "dense"
+    assert resolve_mechanism("auto", None, first_rows=127, dim=10) == "blt"
+    assert resolve_mechanism("auto", None, first_rows=1000, dim=(1 << 15) + 1) == "blt"
+    assert resolve_mechanism("auto", None) == "blt"
     assert resolve_mechanism("auto", 17) == resolve_mechanism("auto", 128) == "dense"
     assert resolve_mechanism("auto", 129) == "blt"
     assert resolve_mechanism("blt", 17) == resolve_mechanism("blt", None) == "blt"

@@ -132,8 +132,10 @@ class PrivateQFTLRegressor(
         with) gets about half BLT's variance; with ``horizon=None``, a dense
         block of 128 calls whose error is 2.28 times the known horizon's at
         every call (the smallest largest ratio of any matrix factorization), then an unbounded
-        BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128`` or
-        ``horizon=None``, else ``"blt"``; the resolved name is
+        BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128``, or
+        with ``horizon=None`` when the first batch has at least 128 rows and
+        at most about 250 features (the block's steps cost ``O(128 x packed
+        dim)``), else ``"blt"``; the resolved name is
         ``prefix_sums_``. A factorization's
         noise carries the stream layer's rounding allowance (``1 + 1e-3``),
         and a call whose public worst-case rounding (call count, largest
@@ -590,7 +592,7 @@ class PrivateQFTLRegressor(
         steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
         self._stream_first_batch = int(n_rows)   # public (a shape), for the error message
         return make_stream_mechanism(
-            resolve_mechanism(self.prefix_sums, steps), dim=dim,
+            resolve_mechanism(self.prefix_sums, steps, first_rows=n_rows, dim=dim), dim=dim,
             sensitivity=self.sensitivity(), mu=self._budget_split()[2], horizon=steps,
         )
 
@@ -622,7 +624,8 @@ class PrivateQFTLRegressor(
         if stream is None:
             calls = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
             stream = make_stream_mechanism(
-                resolve_mechanism(self.prefix_sums, calls), dim=dim, sensitivity=1.0, mu=1.0,
+                resolve_mechanism(self.prefix_sums, calls, first_rows=n_rows, dim=dim), dim=dim,
+                sensitivity=1.0, mu=1.0,
                 horizon=calls)
         steps = stream.t + 1
         check_rounding(stream, steps, max_rows, qftl.ATOM_COORDINATE_FRACTION,

@@ -139,22 +139,35 @@ class StreamMechanism(Protocol):
 
 
 _NOT_ON_STEPS = object()
+#: An unbounded stream takes the dense block by default only if its first batch has at
+#: least this many rows: the block's step costs ``O(t dim)`` (``t <= 128``) against
+#: BLT's ``O(dim)``, at most ``256 / rows`` times the batch's own statistics.
+UNBOUNDED_DENSE_MIN_ROWS = 128
+#: ... and only if the block's memory, ``2 * 128 * dim`` floats, stays within 64 MB.
+UNBOUNDED_DENSE_MAX_DIM = 1 << 15
 
 
-def resolve_mechanism(requested, steps=_NOT_ON_STEPS):
+def resolve_mechanism(requested, steps=_NOT_ON_STEPS, *, first_rows=None, dim=None):
     """The mechanism ``"auto"`` stands for; others pass through after a check.
 
     ``steps`` is public: a stream's horizon in calls (:func:`calibration_horizon`),
     ``None`` for an unbounded stream; omitted when the caller does not calibrate
     on steps. ``"auto"`` is ``"dense"`` for a known horizon of ``steps <=
-    DENSE_MAX_STEPS`` (128) steps and for ``steps=None`` (the unbounded dense
-    stream: a minimax block of 128 steps, then BLT), else ``"blt"``.
+    DENSE_MAX_STEPS`` (128) steps, and for ``steps=None`` (the unbounded dense
+    stream: a minimax block of 128 steps, then BLT) when the stream's first
+    batch has at least :data:`UNBOUNDED_DENSE_MIN_ROWS` rows and its vectors at
+    most :data:`UNBOUNDED_DENSE_MAX_DIM` coordinates (``first_rows`` and
+    ``dim``, public shapes; per-row or very wide unbounded streams keep BLT's
+    ``O(dim)`` steps and memory), else ``"blt"``.
     """
     if requested == "auto":
         from .._core.matrix_factorization import DENSE_MAX_STEPS
 
-        if steps is None or (steps is not _NOT_ON_STEPS
-                             and 1 <= int(steps) <= DENSE_MAX_STEPS):
+        if steps is None:
+            batchy = first_rows is not None and int(first_rows) >= UNBOUNDED_DENSE_MIN_ROWS
+            narrow = dim is not None and int(dim) <= UNBOUNDED_DENSE_MAX_DIM
+            return "dense" if batchy and narrow else "blt"
+        if steps is not _NOT_ON_STEPS and 1 <= int(steps) <= DENSE_MAX_STEPS:
             return "dense"
         return "blt"
     if requested not in MECHANISMS:
