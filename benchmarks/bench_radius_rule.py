@@ -1,4 +1,4 @@
-"""The constant of ``radius="auto"`` chosen on synthetic data (issue 17: none tuned on the benchmarks).
+"""The constant of ``radius="auto"`` chosen on synthetic data (issue 17: none tuned on real data).
 
 ``PrivateFrankWolfeLasso`` and ``PrivateMirrorDescentRegressor`` resolve
 ``radius="auto"`` by a public, scale-equivariant rule (``doc/privacy.md``,
