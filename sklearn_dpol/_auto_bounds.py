@@ -16,8 +16,14 @@ parameter and the norm (``_auto_norm_param``, ``_auto_norm_kind``), and the
 quantile is then of the rows' L-infinity norms (``doc/privacy.md``,
 "feature_bound='auto' for Frank-Wolfe"); everything else is the same.
 
-The resolved values are fitted attributes (``data_norm_``, ``y_bound_``); the
-parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
+A class with a constraint set may also take ``radius="auto"`` (its
+``AUTO_RADIUS_FACTOR``): a public rule on the bounds in use, ``radius_ = c *
+y_bound / B`` (:func:`auto_radius`), post-processing of released values that
+spends no budget (``doc/privacy.md``, "radius='auto' for Frank-Wolfe and
+mirror descent").
+
+The resolved values are fitted attributes (``data_norm_``, ``y_bound_``,
+``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
 stands for the grid's largest candidate, the worst case of every check, so a
 configuration refused at the worst case is refused before any data is read.
 """
