@@ -21,6 +21,18 @@ It prints, for every ``c``, the mean R^2 over tasks, seeds and epsilons
 oracle picked on the test score)::
 
     python benchmarks/bench_radius_rule.py [--seeds 0 1 2 3] [--parts fw md]
+
+Two checks on the real sets (``../shared/data``, ``bench_defaults.py``'s loaders and
+bounds; never used to choose ``c``)::
+
+    python benchmarks/bench_radius_rule.py --parts grid --seeds $(seq 0 9)
+    python benchmarks/bench_radius_rule.py --parts private --seeds $(seq 0 9)
+
+``grid``: the test R^2 at defaults for fixed radii (an oracle's choice, for
+reference). ``private``: option (b) of ``doc/privacy.md`` section 41, simulated
+(the radius from the norm of QFTL's AdaSSP ridge at 10% of ``epsilon`` and
+``delta``, times a factor, rounded up on ``2^(k/4)``; the estimator at the other
+90%), against the rule at the full budget on the same draws.
 """
 
 import argparse
@@ -66,28 +78,100 @@ def task(d, rho, sparse, signal_share, offset, rng, looseness=2.5):
     return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:], bounds
 
 
-def fit_score(part, c, eps, seed, data):
+def fit_score(part, c, eps, seed, data, radius=None, delta=DELTA):
+    """Test R^2 at defaults with ``radius = c * y_bound / B`` (or ``radius`` when given)."""
     X_tr, y_tr, X_te, y_te, bounds = data
     if part == "fw":
-        radius = c * bounds["y_bound"] / bounds["feature_bound"]
-        reg = PrivateFrankWolfeLasso(epsilon=eps, delta=DELTA, radius=radius,
+        if radius is None:
+            radius = c * bounds["y_bound"] / bounds["feature_bound"]
+        reg = PrivateFrankWolfeLasso(epsilon=eps, delta=delta, radius=radius,
                                      feature_bound=bounds["feature_bound"],
                                      y_bound=bounds["y_bound"], random_state=seed)
     else:
-        radius = c * bounds["y_bound"] / bounds["data_norm"]
-        reg = PrivateMirrorDescentRegressor(epsilon=eps, delta=DELTA, radius=radius,
+        if radius is None:
+            radius = c * bounds["y_bound"] / bounds["data_norm"]
+        reg = PrivateMirrorDescentRegressor(epsilon=eps, delta=delta, radius=radius,
                                             data_norm=bounds["data_norm"],
                                             y_bound=bounds["y_bound"], random_state=seed)
     reg.fit(X_tr, y_tr)
     return r2_score(y_te, reg.predict(X_te))
 
 
+def real_sets(data_dir):
+    import argparse as _argparse
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_defaults
+
+    return list(bench_defaults.real_regression_sets(_argparse.Namespace(data_dir=data_dir)))
+
+
+def run_grid(args):
+    """Default test R^2 at fixed radii on the real sets (a reference, not a choice)."""
+    grids = {"fw": (1, 2, 3, 5, 8, 12, 20, 30), "md": (0.5, 1, 2, 3, 5, 8, 12, 20)}
+    print("\n| data | estimator | radius | R^2 eps=0.5 | eps=1 | eps=2 |")
+    print("|---|---|---|---|---|---|")
+    for name, (X_tr, X_te, y_tr, y_te), bounds in real_sets(args.data_dir):
+        data = (X_tr, y_tr, X_te, y_te, bounds)
+        for part, grid in grids.items():
+            for radius in grid:
+                row = [statistics.mean(fit_score(part, None, eps, s, data, radius=radius)
+                                       for s in args.seeds) for eps in EPSILONS]
+                print(f"| {name} | {part} | {radius:g} | "
+                      + " | ".join(f"{v:.4f}" for v in row) + " |", flush=True)
+
+
+def run_private(args):
+    """Option (b), simulated: a private ridge's norm sets the radius, against the rule."""
+    import math
+
+    from sklearn_dpol import PrivateQFTLRegressor
+
+    factors = (1.0, 2.0, 4.0)
+    print("\n| data | eps | FW rule | " + " | ".join(f"FW (b) x{f:g}" for f in factors)
+          + " | MD rule | " + " | ".join(f"MD (b) x{f:g}" for f in factors) + " |")
+    print("|---|---|" + "---|" * (2 + 2 * len(factors)))
+    for name, (X_tr, X_te, y_tr, y_te), bounds in real_sets(args.data_dir):
+        data = (X_tr, y_tr, X_te, y_te, bounds)
+        fb, yb, R = bounds["feature_bound"], bounds["y_bound"], bounds["data_norm"]
+        for eps in EPSILONS:
+            fw_b = {f: [] for f in factors}
+            md_b = {f: [] for f in factors}
+            fw_a, md_a = [], []
+            for s in args.seeds:
+                ridge = PrivateQFTLRegressor(epsilon=0.1 * eps, delta=0.1 * DELTA, data_norm=R,
+                                             y_bound=yb, random_state=1000 + s).fit(X_tr, y_tr)
+                norm1 = np.abs(ridge.coef_).sum() + abs(ridge.intercept_) / fb
+                norm2 = np.linalg.norm(ridge.coef_)
+                for f in factors:
+                    up = [2.0 ** (math.ceil(4 * math.log2(f * v)) / 4) for v in (norm1, norm2)]
+                    fw_b[f].append(fit_score("fw", None, 0.9 * eps, s, data, radius=up[0],
+                                             delta=0.9 * DELTA))
+                    md_b[f].append(fit_score("md", None, 0.9 * eps, s, data, radius=up[1],
+                                             delta=0.9 * DELTA))
+                fw_a.append(fit_score("fw", None, eps, s, data, radius="auto"))
+                md_a.append(fit_score("md", None, eps, s, data, radius="auto"))
+            cells = ([statistics.mean(fw_a)] + [statistics.mean(fw_b[f]) for f in factors]
+                     + [statistics.mean(md_a)] + [statistics.mean(md_b[f]) for f in factors])
+            print(f"| {name} | {eps:g} | " + " | ".join(f"{v:.4f}" for v in cells) + " |",
+                  flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
-    parser.add_argument("--parts", nargs="+", default=["fw", "md"], choices=["fw", "md"])
+    parser.add_argument("--parts", nargs="+", default=["fw", "md"],
+                        choices=["fw", "md", "grid", "private"])
+    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    if "grid" in args.parts:
+        run_grid(args)
+    if "private" in args.parts:
+        run_private(args)
+    args.parts = [part for part in args.parts if part in ("fw", "md")]
+    if not args.parts:
+        return
     specs = list(itertools.product((8, 30), (0.0, 0.6), (False, True), (0.3, 0.7), (2.5, 5.0)))
     tasks = []
     for k, (d, rho, sparse, share, loose) in enumerate(specs):
