@@ -12,7 +12,8 @@ given as a ratio to it.
 Parts and knobs: ``qftl`` (``PrivateQFTLRegressor.fit``, ``alpha="auto"``: AdaSSP),
 ``igd`` (``PrivateIGDClassifier``, ``alpha="auto"``), ``fw``
 (``PrivateFrankWolfeLasso``, ``max_iter=None``: the step count of
-``doc/privacy.md`` section 23; radius left at its default 1 unless ``--radius``),
+``doc/privacy.md`` section 23; radius left at its default ``"auto"``, the public
+rule of section 41, unless ``--radius``),
 ``md`` (``PrivateMirrorDescentRegressor``, ``max_iter=None`` of section 8.11 for the
 default solver, and ``alpha="auto"`` of ``solver="objective_perturbation"``).
 
@@ -27,6 +28,7 @@ Run from anywhere::
     python benchmarks/bench_defaults.py                   # all four parts, 10 seeds
     python benchmarks/bench_defaults.py --parts qftl --seeds 0
     python benchmarks/bench_defaults.py --parts fw md --seeds $(seq 0 19)
+    python benchmarks/bench_defaults.py --parts fw md --radius 1   # the old default radius
     python benchmarks/bench_defaults.py --parts fw md --radius 5   # a looser constraint
 """
 
@@ -203,11 +205,22 @@ def real_regression_sets(args):
         yield name, (X_tr, X_te, y_tr, y_te), dict(bounds, feature_bound=feature_bound)
 
 
+def radius_option(text):
+    """``--radius``: a float, or ``auto`` (the public rule of ``radius="auto"``)."""
+    return text if text == "auto" else float(text)
+
+
+def radius_args(args):
+    """The radius passed to the fw and md parts, and its text for the tables."""
+    if args.radius is None:
+        return {}, "the default"
+    return {"radius": args.radius}, f"{args.radius:g}" if args.radius != "auto" else "'auto'"
+
+
 def run_fw(args):
     """PrivateFrankWolfeLasso: default ``max_iter=None`` against fixed step counts."""
     rows, misses = [], 0
-    radius = {} if args.radius is None else {"radius": args.radius}
-    r_text = "1 (default)" if args.radius is None else f"{args.radius:g}"
+    radius, r_text = radius_args(args)
     for name, (X_tr, X_te, y_tr, y_te), bounds in real_regression_sets(args):
         ridge = r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te))
         lasso = Lasso(alpha=1e-4).fit(X_tr, y_tr)
@@ -215,6 +228,9 @@ def run_fw(args):
         noiseless = r2_score(y_te, PrivateFrankWolfeLasso(
             epsilon=np.inf, feature_bound=bounds["feature_bound"], y_bound=bounds["y_bound"],
             max_iter=2000, **radius).fit(X_tr, y_tr).predict(X_te))
+        radius_ = PrivateFrankWolfeLasso(
+            epsilon=1.0, feature_bound=bounds["feature_bound"], y_bound=bounds["y_bound"],
+            max_iter=1, **radius).fit(X_tr, y_tr).radius_
         cache = {}
 
         def score_of(eps, max_iter, seed):
@@ -228,7 +244,8 @@ def run_fw(args):
             return cache[key]
 
         print(f"{name}: {len(y_tr):,} train / {len(y_te):,} test, feature_bound "
-              f"{bounds['feature_bound']:.4g}, y_bound {bounds['y_bound']:g}, radius {r_text}; "
+              f"{bounds['feature_bound']:.4g}, y_bound {bounds['y_bound']:g}, radius {r_text} "
+              f"(radius_ = {radius_:.4g}); "
               f"sklearn Lasso(alpha=1e-4) test R^2 = {baseline:.4f} (||coef||_1 = "
               f"{np.abs(lasso.coef_).sum():.3g}), Ridge(alpha=1) {ridge:.4f}, noiseless "
               f"Frank-Wolfe (epsilon=inf, 2,000 steps, same radius) {noiseless:.4f}", flush=True)
@@ -248,8 +265,7 @@ def run_md(args):
     """PrivateMirrorDescentRegressor: default ``max_iter=None`` against fixed step counts,
     and objective perturbation's ``alpha="auto"`` against fixed ``alpha``."""
     rows, op_rows, misses = [], [], 0
-    radius = {} if args.radius is None else {"radius": args.radius}
-    r_text = "1 (default)" if args.radius is None else f"{args.radius:g}"
+    radius, r_text = radius_args(args)
     for name, (X_tr, X_te, y_tr, y_te), bounds in real_regression_sets(args):
         baseline = r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te))
         cache = {}
@@ -273,9 +289,11 @@ def run_md(args):
                 cache[key] = (r2_score(y_te, reg.predict(X_te)), reg.alpha_)
             return cache[key]
 
+        radius_ = make(1.0, 0, max_iter=1).radius_
         print(f"{name}: {len(y_tr):,} train / {len(y_te):,} test, data_norm "
               f"{bounds['data_norm']:g}, y_bound {bounds['y_bound']:g}, L2 ball of radius "
-              f"{r_text}; sklearn Ridge(alpha=1) test R^2 = {baseline:.4f}", flush=True)
+              f"{r_text} (radius_ = {radius_:.4g}); sklearn Ridge(alpha=1) test R^2 = "
+              f"{baseline:.4f}", flush=True)
         part, miss = compare(name, 0.03, baseline, score_md, MD_GRID, args.seeds, default=None)
         rows += part
         misses += miss
@@ -304,8 +322,9 @@ def main(argv=None):
                         choices=["qftl", "igd", "fw", "md"])
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(10)))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    parser.add_argument("--radius", type=float, default=None,
-                        help="radius for the fw and md parts (default: the estimators' default, 1)")
+    parser.add_argument("--radius", type=radius_option, default=None,
+                        help="radius for the fw and md parts: a float or 'auto' (default: the "
+                             "estimators' default)")
     args = parser.parse_args(argv)
     # The bounds passed are the public ones of the loaders; data_norm=1 and y_bound=1 coincide
     # with the estimators' defaults, which warn when left at them.

@@ -16,8 +16,14 @@ parameter and the norm (``_auto_norm_param``, ``_auto_norm_kind``), and the
 quantile is then of the rows' L-infinity norms (``doc/privacy.md``,
 "feature_bound='auto' for Frank-Wolfe"); everything else is the same.
 
-The resolved values are fitted attributes (``data_norm_``, ``y_bound_``); the
-parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
+A class with a constraint set may also take ``radius="auto"`` (its
+``AUTO_RADIUS_FACTOR``): a public rule on the bounds in use, ``radius_ = c *
+y_bound / B`` (:func:`auto_radius`), post-processing of released values that
+spends no budget (``doc/privacy.md``, "radius='auto' for Frank-Wolfe and
+mirror descent").
+
+The resolved values are fitted attributes (``data_norm_``, ``y_bound_``,
+``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
 stands for the grid's largest candidate, the worst case of every check, so a
 configuration refused at the worst case is refused before any data is read.
 """
@@ -31,7 +37,7 @@ from .privacy._gaussian import gaussian_mu
 from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
 
-__all__ = ["AUTO_GRID", "L2", "LINF", "AutoBoundsMixin", "row_norms"]
+__all__ = ["AUTO_GRID", "L2", "LINF", "AutoBoundsMixin", "auto_radius", "row_norms"]
 
 #: The public candidates of an "auto" bound: ``2**(k/4)``, ``k/4`` in ``[-20, 20]``.
 AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
@@ -103,6 +109,19 @@ def _cached_mu(epsilon, delta):
     return mu
 
 
+def auto_radius(factor, y_bound, row_bound):
+    """``radius="auto"``: ``factor * y_bound / row_bound``, a public rule.
+
+    ``row_bound`` bounds every row in the dual norm of the constraint set
+    (``||x||_inf`` for an L1 ball, ``||x||_2`` for an L2 ball), so a model of
+    norm ``r`` predicts at most ``r * row_bound`` in absolute value; the rule
+    gives the set room for predictions ``factor`` times the target bound.
+    Scale-equivariant: scaling ``X`` by ``k`` divides it by ``k``, scaling
+    ``y`` by ``k`` multiplies it by ``k``.
+    """
+    return float(factor) * float(y_bound) / float(row_bound)
+
+
 class AutoBoundsMixin:
     """``data_norm="auto"`` (and ``y_bound="auto"`` where the class has ``y_bound``).
 
@@ -119,6 +138,8 @@ class AutoBoundsMixin:
     AUTO_DATA_NORM_QUANTILE = 0.98
     AUTO_Y_BOUND_SHARE = 0.1
     AUTO_Y_BOUND_QUANTILE = 0.98
+    # radius="auto": the constant c of radius_ = c * y_bound / B (None: no "auto" radius).
+    AUTO_RADIUS_FACTOR = None
 
     # -- which bounds are "auto" (public: the parameters) -------------------------------
     def _auto_norm(self):
@@ -154,6 +175,32 @@ class AutoBoundsMixin:
         if worst:
             return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_y_bound", AUTO_GRID[-1]))
+
+    # -- radius="auto": a public rule on the bounds in use (post-processing) ---------------
+    def _auto_radius(self):
+        return (self.AUTO_RADIUS_FACTOR is not None and isinstance(self.radius, str)
+                and self.radius == "auto")
+
+    def _radius(self, worst=False):
+        """The radius in use: ``radius``, or ``c * y_bound / B`` for ``radius="auto"``.
+
+        ``B`` is the row bound of the class (``_auto_norm_param``) in the dual
+        norm of the constraint set, or one above it, so that ``|<x, w>| <= B
+        ||w||`` and the ball of ``radius_`` holds the models whose predictions
+        reach ``c`` times ``y_bound`` (``doc/privacy.md``, "radius='auto' for
+        Frank-Wolfe and mirror descent"). It reads the bounds in use only:
+        public values, or the released private quantiles of "auto" bounds
+        (post-processing, no budget). ``worst``: the largest radius the rule
+        can give before the quantiles are drawn (the largest ``y_bound``
+        candidate over the smallest row-bound candidate), which the parameter
+        checks pair with the bounds' worst cases (:meth:`_data_norm`): every
+        checked quantity grows with each of the three.
+        """
+        if not self._auto_radius():
+            return float(self.radius)
+        row_bound = (float(AUTO_GRID[0]) if worst and self._auto_norm()
+                     else self._data_norm(worst=worst))
+        return auto_radius(self.AUTO_RADIUS_FACTOR, self._y_bound(worst=worst), row_bound)
 
     # -- the budget ---------------------------------------------------------------------------
     def _quantile_epsilons(self):

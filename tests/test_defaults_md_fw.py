@@ -245,18 +245,22 @@ def test_frank_wolfe_rule_beats_the_seeds_count_at_n_32000():
 # (bench_qftl.py's loaders: rows of L2 norm <= 1; cal_housing entries in +-0.5/sqrt(2),
 # protein's in +-1/3), and the resolved defaults its tables and the README report at
 # epsilon = 0.5 / 1 / 2: Frank-Wolfe's max_iter_, mirror descent's max_iter_, objective
-# perturbation's alpha_.
+# perturbation's alpha_; all at the default radius="auto" (doc/privacy.md section 41:
+# radius_ = 1.5 y_bound / feature_bound for Frank-Wolfe, 3 y_bound / data_norm for mirror
+# descent, the last entry).
 BENCHMARK_DEFAULTS = {
     "cal_housing": ((16_512, 8, 0.5 / math.sqrt(2.0), 0.5),
-                    (31, 49, 75), (306, 583, 1105), (0.01616, 0.008385, 0.004363)),
+                    (40, 63, 97), (329, 627, 1188), (0.01428, 0.007411, 0.003856),
+                    (1.5 * 0.5 * math.sqrt(2.0) / 0.5, 1.5)),
     "protein": ((36_584, 9, 1.0 / 3.0, 2.0),
-                (26, 40, 61), (873, 1666, 3155), (0.009607, 0.004986, 0.002594)),
+                (68, 104, 161), (690, 1316, 2492), (0.006793, 0.003526, 0.001835),
+                (9.0, 6.0)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(BENCHMARK_DEFAULTS))
 def test_benchmark_defaults_resolve_from_the_shape_and_bounds_only(name):
-    (n, d, B, Y), fw_steps, md_steps, op_alphas = BENCHMARK_DEFAULTS[name]
+    (n, d, B, Y), fw_steps, md_steps, op_alphas, radii = BENCHMARK_DEFAULTS[name]
     rng = np.random.default_rng(4)
     # Data of the benchmark's shape within its bounds, but not its data: two draws
     # (and zeros) resolve to the counts the benchmark reported on the real split.
@@ -274,5 +278,8 @@ def test_benchmark_defaults_resolve_from_the_shape_and_bounds_only(name):
                 epsilon=epsilon, data_norm=1.0, y_bound=Y, solver="objective_perturbation",
                 random_state=0).fit(X, y)
             assert perturbed.alpha_ == pytest.approx(op_alphas[k], rel=1e-3)
+            assert frank_wolfe.radius_ == pytest.approx(radii[0], rel=1e-12)
+            assert mirror.radius_ == perturbed.radius_ == pytest.approx(radii[1], rel=1e-12)
+            assert frank_wolfe.radius == mirror.radius == "auto"
             assert frank_wolfe.max_iter is None and mirror.max_iter is None
             assert perturbed.alpha == "auto"

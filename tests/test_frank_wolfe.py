@@ -574,7 +574,7 @@ def test_partial_fit_warm_starts_from_the_released_model():
 
 def test_decreasing_steps_continue_across_calls():
     X, y = small_problem(2, n=120)
-    model = PrivateFrankWolfeLasso(epsilon=np.inf, max_iter=4).fit(X[:60], y[:60])
+    model = PrivateFrankWolfeLasso(epsilon=np.inf, max_iter=4, radius=1.0).fit(X[:60], y[:60])
     theta = theta_of(model)
     model.partial_fit(X[60:], y[60:])
     Z, yc = clipped(X[60:], y[60:])
@@ -632,7 +632,7 @@ def test_bad_input_leaves_the_estimator_unchanged(bad):
     assert pickle.dumps(model) == before
 
 
-@pytest.mark.parametrize("params", [dict(radius=1e300), dict(feature_bound=1e200),
+@pytest.mark.parametrize("params", [dict(radius=1e300), dict(feature_bound=1e200, radius=1.0),
                                     dict(y_bound=1e305)])
 def test_overflowing_bounds_raise_a_clear_error(params):
     with pytest.raises(ValueError, match="infinite sensitivity"):

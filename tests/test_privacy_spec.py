@@ -2832,6 +2832,397 @@ PINNED.update({'fw-exponential-auto-both': {'rho': 0.039272483805919425,
                                                   'each batch, for a stream however long '
                                                   '(parallel composition)')}]}})
 
+# radius="auto" became the default of Frank-Wolfe and mirror descent (doc/privacy.md section 41):
+# these rows were re-recorded deliberately. Only their mechanism texts changed (the noise
+# scale and sensitivity printed there grow with the radius, 1 before, now c * y_bound / B);
+# their numbers (epsilon, delta, mu, rho, planned cost) are those of the rows above.
+PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
+                 'steps': [{'planned': (0.9, 1e-06, 0.21464540735739449),
+                            'numbers': (0.9,
+                                        1e-06,
+                                        0.21464540735739449,
+                                        1.0,
+                                        120.0,
+                                        0.21464540735739449),
+                            'texts': ('replace-one',
+                                      'Gaussian noise on the gradient at each of 15 '
+                                      'Frank-Wolfe steps (analytic Gaussian, sigma=1.504), '
+                                      'GDP-composed to mu=0.2146',
+                                      'coef_ and intercept_ after every call (the last '
+                                      'Frank-Wolfe iterate, a function of the selected '
+                                      'vertices), and the step count max_iter_',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'fw-gaussian-stream': {'rho': 0.04553490995589513,
+                        'steps': [{'planned': (1.3, 1e-06, 0.3017777657677753),
+                                   'numbers': (1.3,
+                                               1e-06,
+                                               0.30177776576777526,
+                                               1.0,
+                                               40.0,
+                                               0.30177776576777526),
+                                   'texts': ('replace-one',
+                                             'Gaussian noise on the gradient at each of 15 '
+                                             'Frank-Wolfe steps (analytic Gaussian, '
+                                             'sigma=3.208), GDP-composed to mu=0.3018',
+                                             'coef_ and intercept_ after every call (the last '
+                                             'Frank-Wolfe iterate, a function of the selected '
+                                             'vertices), and the step count max_iter_',
+                                             'the records of fit (if it came first) and of '
+                                             'every partial_fit call since, each covered by '
+                                             '(epsilon, delta) through the one call (batch) '
+                                             'that contained it; batches are disjoint, so the '
+                                             'stream is (epsilon, delta)-DP per record by '
+                                             'parallel composition (a record passed to k calls '
+                                             'composes k times)',
+                                             'each batch, for a stream however long (parallel '
+                                             'composition)')},
+                                  {'planned': (1.3, 1e-06, 0.3017777657677753),
+                                   'numbers': (1.3,
+                                               1e-06,
+                                               0.30177776576777526,
+                                               2.0,
+                                               80.0,
+                                               0.30177776576777526),
+                                   'texts': ('replace-one',
+                                             'Gaussian noise on the gradient at each of 15 '
+                                             'Frank-Wolfe steps (analytic Gaussian, '
+                                             'sigma=3.208), GDP-composed to mu=0.3018',
+                                             'coef_ and intercept_ after every call (the last '
+                                             'Frank-Wolfe iterate, a function of the selected '
+                                             'vertices), and the step count max_iter_',
+                                             'the records of fit (if it came first) and of '
+                                             'every partial_fit call since, each covered by '
+                                             '(epsilon, delta) through the one call (batch) '
+                                             'that contained it; batches are disjoint, so the '
+                                             'stream is (epsilon, delta)-DP per record by '
+                                             'parallel composition (a record passed to k calls '
+                                             'composes k times)',
+                                             'each batch, for a stream however long (parallel '
+                                             'composition)')}]},
+ 'fw-gaussian-auto-norm': {'rho': 0.039272483805919425,
+                           'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                      'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian noise on the gradient at each of 15 '
+                                                'Frank-Wolfe steps (analytic Gaussian, '
+                                                'sigma=2.88e-06), GDP-composed to mu=0.2542 at '
+                                                '(1.08, 1e-06)-DP, after a 0.12-DP private '
+                                                'quantile of the row L-inf norms '
+                                                "(feature_bound='auto', exponential "
+                                                'mechanism); basic composition',
+                                                'coef_ and intercept_ after every call (the '
+                                                'last Frank-Wolfe iterate, a function of the '
+                                                'selected vertices), and the step count '
+                                                'max_iter_ and feature_bound_ (the private '
+                                                'quantile of the row L-inf norms)',
+                                                'the records passed to fit',
+                                                'this release')}]},
+ 'md-fit': {'rho': 0.039272483805919425,
+            'steps': [{'planned': (1.2, 1e-06, 0.28025875117797633),
+                       'numbers': (1.2,
+                                   1e-06,
+                                   0.28025875117797633,
+                                   1.0,
+                                   120.0,
+                                   0.28025875117797633),
+                       'texts': ('replace-one',
+                                 'Gaussian noise (sigma=1.881) on the mean gradient (L2 '
+                                 'sensitivity 0.1179) at each of T=20 mirror-descent steps, '
+                                 'GDP-composed to mu=0.2803',
+                                 'coef_ and intercept_ after every call (the average '
+                                 'mirror-descent iterate, a function of the noisy gradients), '
+                                 'and the step count max_iter_',
+                                 'the records passed to fit',
+                                 'this release')}]},
+ 'md-stream': {'rho': 0.039272483805919425,
+               'steps': [{'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      1.0,
+                                      120.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=1.881) on the mean gradient (L2 '
+                                    'sensitivity 0.1179) at each of T=20 mirror-descent steps, '
+                                    'GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records passed to fit',
+                                    'this release')},
+                         {'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      2.0,
+                                      160.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=5.642) on the mean gradient (L2 '
+                                    'sensitivity 0.3536) at each of T=20 mirror-descent steps, '
+                                    'GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records of fit (if it came first) and of every '
+                                    'partial_fit call since, each covered by (epsilon, delta) '
+                                    'through the one call (batch) that contained it; batches '
+                                    'are disjoint, so the stream is (epsilon, delta)-DP per '
+                                    'record by parallel composition (a record passed to k '
+                                    'calls composes k times)',
+                                    'each batch, for a stream however long (parallel '
+                                    'composition)')},
+                         {'planned': (1.2, 1e-06, 0.28025875117797633),
+                          'numbers': (1.2,
+                                      1e-06,
+                                      0.28025875117797633,
+                                      3.0,
+                                      200.0,
+                                      0.28025875117797633),
+                          'texts': ('replace-one',
+                                    'Gaussian noise (sigma=5.642) on the mean gradient (L2 '
+                                    'sensitivity 0.3536) at each of T=20 mirror-descent steps, '
+                                    'GDP-composed to mu=0.2803',
+                                    'coef_ and intercept_ after every call (the average '
+                                    'mirror-descent iterate, a function of the noisy '
+                                    'gradients), and the step count max_iter_',
+                                    'the records of fit (if it came first) and of every '
+                                    'partial_fit call since, each covered by (epsilon, delta) '
+                                    'through the one call (batch) that contained it; batches '
+                                    'are disjoint, so the stream is (epsilon, delta)-DP per '
+                                    'record by parallel composition (a record passed to k '
+                                    'calls composes k times)',
+                                    'each batch, for a stream however long (parallel '
+                                    'composition)')}]},
+ 'md-op': {'rho': "ValueError: PrivateMirrorDescentRegressor(solver='objective_perturbation') "
+                  'has a custom privacy profile that is not Gaussian DP and not accounted in '
+                  "Renyi DP here; private selection cannot bound it. Search solver='igd' or "
+                  "'mirror_descent' instead.",
+           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                      'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                      'texts': ('replace-one',
+                                'objective perturbation: N(0, 68.68^2) linear term, '
+                                'regularisation 81.58 (sum form), Jacobian term 0.02422, '
+                                'gradient sensitivity 14.14 over 1 problem(s), plus Gaussian '
+                                'output noise at mu=0.02059 for the certified solver gap; '
+                                'exact profile of the privacy-loss bound plus the charge for '
+                                'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                'coef_ and intercept_ after every call (the perturbed '
+                                "objective's minimiser projected on the public set)",
+                                'the records passed to fit',
+                                'this release')}]},
+ 'md-op-stream': {'rho': 'ValueError: '
+                         "PrivateMirrorDescentRegressor(solver='objective_perturbation') has a "
+                         'custom privacy profile that is not Gaussian DP and not accounted in '
+                         'Renyi DP here; private selection cannot bound it. Search '
+                         "solver='igd' or 'mirror_descent' instead.",
+                  'steps': [{'planned': (1.0, 1e-06, math.nan),
+                             'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                             'texts': ('replace-one',
+                                       'objective perturbation: N(0, 129^2) linear term, '
+                                       'regularisation 3.083 (sum form), Jacobian term 0.5, '
+                                       'gradient sensitivity 14.14 over 1 problem(s), plus '
+                                       'Gaussian output noise at mu=0.01096 for the certified '
+                                       'solver gap; exact profile of the privacy-loss bound '
+                                       'plus the charge for the noise-norm bound '
+                                       '(doc/privacy.md, sections 7.3 and 7.6)',
+                                       'coef_ and intercept_ after every call (the perturbed '
+                                       "objective's minimiser projected on the public set)",
+                                       'the records of fit (if it came first) and of every '
+                                       'partial_fit call since, each covered by (epsilon, '
+                                       'delta) through the one call (batch) that contained it; '
+                                       'batches are disjoint, so the stream is (epsilon, '
+                                       'delta)-DP per record by parallel composition (a record '
+                                       'passed to k calls composes k times)',
+                                       'each batch, for a stream however long (parallel '
+                                       'composition)')},
+                            {'planned': (1.0, 1e-06, math.nan),
+                             'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                             'texts': ('replace-one',
+                                       'objective perturbation: N(0, 129^2) linear term, '
+                                       'regularisation 3.083 (sum form), Jacobian term 0.5, '
+                                       'gradient sensitivity 14.14 over 1 problem(s), plus '
+                                       'Gaussian output noise at mu=0.01096 for the certified '
+                                       'solver gap; exact profile of the privacy-loss bound '
+                                       'plus the charge for the noise-norm bound '
+                                       '(doc/privacy.md, sections 7.3 and 7.6)',
+                                       'coef_ and intercept_ after every call (the perturbed '
+                                       "objective's minimiser projected on the public set)",
+                                       'the records of fit (if it came first) and of every '
+                                       'partial_fit call since, each covered by (epsilon, '
+                                       'delta) through the one call (batch) that contained it; '
+                                       'batches are disjoint, so the stream is (epsilon, '
+                                       'delta)-DP per record by parallel composition (a record '
+                                       'passed to k calls composes k times)',
+                                       'each batch, for a stream however long (parallel '
+                                       'composition)')}]},
+ 'md-fit-auto-both': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=1.559e-06) on the mean '
+                                           'gradient (L2 sensitivity 7.947e-08) at each of '
+                                           'T=20 mirror-descent steps, GDP-composed to '
+                                           'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                           'private quantile of the row norms '
+                                           "(data_norm='auto', exponential mechanism) and a "
+                                           "0.12-DP private quantile of |y| (y_bound='auto', "
+                                           'exponential mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_, '
+                                           'data_norm_ (the private quantile of the row norms) '
+                                           'and y_bound_ (the private quantile of |y|)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-fit-auto-norm': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=1.466) on the mean gradient '
+                                           '(L2 sensitivity 0.08333) at each of T=20 '
+                                           'mirror-descent steps, GDP-composed to mu=0.2542 at '
+                                           '(1.08, 1e-06)-DP, after a 0.12-DP private quantile '
+                                           "of the row norms (data_norm='auto', exponential "
+                                           'mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_ and '
+                                           'data_norm_ (the private quantile of the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-op-auto-both': {'rho': 'ValueError: '
+                            "PrivateMirrorDescentRegressor(solver='objective_perturbation') "
+                            'has a custom privacy profile that is not Gaussian DP and not '
+                            'accounted in Renyi DP here; private selection cannot bound it. '
+                            "Search solver='igd' or 'mirror_descent' instead.",
+                     'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                'texts': ('replace-one',
+                                          'objective perturbation: N(0, 0.0001074^2) linear '
+                                          'term, regularisation 2.033 (sum form), Jacobian '
+                                          'term 0.4, gradient sensitivity 9.537e-06 over 1 '
+                                          'problem(s), plus Gaussian output noise at '
+                                          'mu=0.008878 for the certified solver gap; exact '
+                                          'profile of the privacy-loss bound plus the charge '
+                                          'for the noise-norm bound (doc/privacy.md, sections '
+                                          '7.3 and 7.6) at (0.8, 1e-06)-DP, after a 0.1-DP '
+                                          'private quantile of the row norms '
+                                          "(data_norm='auto', exponential mechanism) and a "
+                                          "0.1-DP private quantile of |y| (y_bound='auto', "
+                                          'exponential mechanism); basic composition',
+                                          'coef_ and intercept_ after every call (the '
+                                          "perturbed objective's minimiser projected on the "
+                                          'public set), data_norm_ (the private quantile of '
+                                          'the row norms) and y_bound_ (the private quantile '
+                                          'of |y|)',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'md-stream-auto-both': {'rho': 0.039272483805919425,
+                         'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=1.574e-05) on the mean '
+                                              'gradient (L2 sensitivity 8.019e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')},
+                                   {'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=1.574e-05) on the mean '
+                                              'gradient (L2 sensitivity 8.019e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')}]},
+ 'md-fit-auto-then-stream': {'rho': 0.039272483805919425,
+                             'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=1.559e-06) on the '
+                                                  'mean gradient (L2 sensitivity 7.947e-08) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP, after a 0.12-DP private quantile '
+                                                  "of the row norms (data_norm='auto', "
+                                                  'exponential mechanism) and a 0.12-DP '
+                                                  "private quantile of |y| (y_bound='auto', "
+                                                  'exponential mechanism); basic composition',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records passed to fit',
+                                                  'this release')},
+                                       {'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 2.0, 160.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=4.678e-06) on the '
+                                                  'mean gradient (L2 sensitivity 2.384e-07) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP; data_norm_ and y_bound_ from the '
+                                                  'fit this stream continues (released by it), '
+                                                  "so the quantiles' share of epsilon is not "
+                                                  'spent again',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records of fit (if it came first) and '
+                                                  'of every partial_fit call since, each '
+                                                  'covered by (epsilon, delta) through the one '
+                                                  'call (batch) that contained it; batches are '
+                                                  'disjoint, so the stream is (epsilon, '
+                                                  'delta)-DP per record by parallel '
+                                                  'composition (a record passed to k calls '
+                                                  'composes k times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')}]}})
+
+
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint
     import warnings

@@ -53,9 +53,19 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         Frank-Wolfe).
     delta : float, default=1e-6
         Privacy parameter delta in ``(0, 1)``; take it well below ``1/n``.
-    radius : float, default=1.0
+    radius : float or "auto", default="auto"
         Radius of the L1 ball, ``> 0``. The intercept, when fitted, is the
         weight of a constant feature and shares the ball (see Notes).
+        ``"auto"``: the public rule ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ /
+        feature_bound_`` (``AUTO_RADIUS_FACTOR = 1.5``): as ``|<x, w>| <=
+        feature_bound ||w||_1``, the ball holds the models whose predictions
+        reach 1.5 times the target bound. It reads the bounds in use only
+        (public values, or the released quantiles of ``"auto"`` bounds: no
+        budget), scales like the coefficients (``1/k`` when ``X`` is scaled
+        by ``k``, ``k`` when ``y`` is), and its constant was chosen on
+        synthetic data (``benchmarks/bench_radius_rule.py``; ``doc/privacy.md``,
+        "radius='auto' for Frank-Wolfe and mirror descent"). A radius from
+        public knowledge of the model's size is better when there is one.
     feature_bound : float or "auto", default=1.0
         Every entry of ``X`` is clipped to ``[-feature_bound, feature_bound]``
         (max norm). Set it from public knowledge, never from the data.
@@ -134,6 +144,8 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
+    radius_ : float
+        The radius in use: ``radius``, or its public rule for ``radius="auto"``.
     max_iter_ : int
         The number of steps chosen for the last call: ``max_iter``, or the
         count of its rule when ``max_iter=None`` (the parameter itself is
@@ -200,7 +212,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
     _parameter_constraints = {
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
-        "radius": [POSITIVE],
+        "radius": [POSITIVE, StrOptions({"auto"})],
         "feature_bound": [POSITIVE, StrOptions({"auto"})],
         "y_bound": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
@@ -222,13 +234,16 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
     _auto_bound_params = ("feature_bound", "y_bound")
     _auto_norm_param = "feature_bound"
     _auto_norm_kind = LINF
+    #: radius="auto": ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ / feature_bound_``
+    #: (chosen on synthetic data, ``benchmarks/bench_radius_rule.py``).
+    AUTO_RADIUS_FACTOR = 1.5
 
     def __init__(
         self,
         *,
         epsilon=1.0,
         delta=1e-6,
-        radius=1.0,
+        radius="auto",
         feature_bound=1.0,
         y_bound=1.0,
         fit_intercept=True,
@@ -322,7 +337,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
 
     def _more_validate_params(self):
         # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
-        fw.check_bounds(float(self.radius), self._feature_bound(worst=True),
+        fw.check_bounds(self._radius(worst=True), self._feature_bound(worst=True),
                         self._y_bound(worst=True), n_dims=1)
 
     def _feature_bound(self, worst=False):
@@ -380,10 +395,11 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         if resolve_bounds:
             self._check_auto_bounds_public(n_samples)
             # The Gram sums' overflow check of the calibration (it grows with the bounds).
-            fw._check_sums_fit_in_floating_point(n_samples, float(self.radius),
+            fw._check_sums_fit_in_floating_point(n_samples, self._radius(worst=True),
                                                  self._feature_bound(worst=True),
                                                  self._y_bound(worst=True))
-        fw.check_bounds(float(self.radius), self._feature_bound(worst=resolve_bounds),
+        fw.check_bounds(self._radius(worst=resolve_bounds),
+                        self._feature_bound(worst=resolve_bounds),
                         self._y_bound(worst=resolve_bounds), n_dims)
         if not resolve_bounds:
             n_steps = self._n_steps(n_samples, n_dims)
@@ -397,9 +413,10 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
             # The public rule at the released bounds (post-processing).
             n_steps = self._n_steps(n_samples, n_dims)
         self.feature_bound_, self.y_bound_ = self._feature_bound(), self._y_bound()
+        self.radius_ = self._radius()   # "auto": the public rule at the bounds in use
         run = dict(
             selection=self.selection,
-            epsilon=self._budget_split()[1], delta=float(self.delta), radius=float(self.radius),
+            epsilon=self._budget_split()[1], delta=float(self.delta), radius=self._radius(),
             feature_bound=self._feature_bound(), y_bound=self._y_bound(),
             intercept=self.fit_intercept, positive=self.positive, n_steps=n_steps,
             step_size=self.step_size, t_start=t_start, rng=self._rng,
@@ -424,7 +441,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         return fw.default_iterations(
             self.selection, n_samples=n_samples, n_dims=n_dims,
             epsilon=self._budget_split()[1],   # after the "auto" bounds' quantiles, if any
-            delta=float(self.delta), radius=float(self.radius),
+            delta=float(self.delta), radius=self._radius(),
             feature_bound=self._feature_bound(), y_bound=self._y_bound(),
             positive=self.positive, intercept=self.fit_intercept,
         )
@@ -437,7 +454,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         theta[:self.n_features_in_] = self.coef_
         if self.fit_intercept:
             theta[-1] = self.intercept_ / self._feature_bound()
-        radius = float(self.radius)
+        radius = self._radius()
         signs_ok = not self.positive or np.all(theta[:self.n_features_in_] >= 0)
         inside = sets.contains(sets.L1, theta, radius, rtol=_WARM_START_RTOL)
         if not inside or not signs_ok:

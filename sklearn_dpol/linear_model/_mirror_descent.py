@@ -65,8 +65,21 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         The set of ``w``: ``||w||_2 <= radius``, ``||w||_1 <= radius``,
         ``{w >= 0, sum w = radius}``, or ``sum_g ||w_g||_2 <= radius`` over
         consecutive groups of ``group_size`` features.
-    radius : float, default=1.0
-        Size of the set, ``> 0``.
+    radius : float or "auto", default="auto"
+        Size of the set, ``> 0``. ``"auto"``: the public rule ``radius_ =
+        AUTO_RADIUS_FACTOR * y_bound_ / data_norm_`` (``AUTO_RADIUS_FACTOR =
+        3``): as ``|<x, w>| <= data_norm ||w||_2``, the L2 ball holds the
+        models whose predictions reach 3 times the target bound (``data_norm``
+        also bounds the dual norms of the other sets, ``||x||_inf`` and the
+        groups' largest L2 norm, so their ball holds at least as much). It
+        reads the bounds in use only (public values, or the released
+        quantiles of ``"auto"`` bounds: no budget), scales like the
+        coefficients (``1/k`` when ``X`` is scaled by ``k``, ``k`` when ``y``
+        is), and its constant was chosen for the L2 ball on synthetic data
+        (``benchmarks/bench_radius_rule.py``; ``doc/privacy.md``,
+        "radius='auto' for Frank-Wolfe and mirror descent"). A radius from
+        public knowledge is better when there is one, and the simplex (whose
+        coefficients sum to exactly ``radius``) needs one.
     group_size : int or None, default=None
         Features per group for ``constraint="group_l1"`` (the last group may be
         shorter); required there, ignored otherwise.
@@ -156,6 +169,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
+    radius_ : float
+        The radius in use: ``radius``, or its public rule for ``radius="auto"``.
     max_iter_ : int
         Steps chosen for the last call (``max_iter``, or the resolved rule of
         ``max_iter=None``; the parameter itself is never changed).
@@ -239,7 +254,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         "loss": [StrOptions(set(md.LOSSES))],
         "epsilon_huber": [POSITIVE],
         "constraint": [StrOptions(set(md.CONSTRAINTS))],
-        "radius": [POSITIVE],
+        "radius": [POSITIVE, StrOptions({"auto"})],
         "group_size": [Interval(Integral, 1, None, closed="left"), None],
         "data_norm": [POSITIVE, StrOptions({"auto"})],
         "y_bound": [POSITIVE, StrOptions({"auto"})],
@@ -260,6 +275,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     _private_state = ("_rng",)
     # data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``).
     _auto_bound_params = ("data_norm", "y_bound")
+    #: radius="auto": ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ / data_norm_``
+    #: (chosen on synthetic data, ``benchmarks/bench_radius_rule.py``).
+    AUTO_RADIUS_FACTOR = 3.0
 
     def __init__(
         self,
@@ -269,7 +287,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         loss="squared",
         epsilon_huber=1.0,
         constraint="l2",
-        radius=1.0,
+        radius="auto",
         group_size=None,
         data_norm=1.0,
         y_bound=1.0,
@@ -384,7 +402,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                              "('squared' or 'huber'); the absolute loss has no bounded "
                              "curvature. Use solver='mirror_descent'.")
         # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
-        md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+        md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(worst=True),
                         self._data_norm(worst=True), self._y_bound(worst=True),
                         self.fit_intercept)
 
@@ -418,11 +436,12 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                     "could be drawn); pass public bounds, or compute X first. Nothing was "
                     "read or charged.")
             dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
-            md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+            md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(),
                             self._data_norm(), self._y_bound(), self.fit_intercept,
                             dask_input.n_rows)
             self._mark_data_read()  # failures from here on are charged
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
+            self.radius_ = self._radius()
             self._mirror_descent_release(mirror_descent_data(self, dask_input), None, True,
                                          n_rows=dask_input.n_rows)
             n_rows = dask_input.n_rows
@@ -463,7 +482,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         resolve_bounds = self._any_auto_bound() and (fitting or self._unresolved_auto_bounds())
         if resolve_bounds:
             self._check_auto_bounds_public(X.shape[0])
-        md.check_bounds(self.loss, float(self.epsilon_huber), float(self.radius),
+        md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(worst=resolve_bounds),
                         self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
                         self.fit_intercept, X.shape[0])
         self._mark_data_read()  # failures from here on are charged
@@ -472,6 +491,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                 self._forget_auto_bounds()   # a new fit draws its own quantiles
             self._resolve_auto_bounds(X, y, stream=not fitting)
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
+        self.radius_ = self._radius()   # "auto": the public rule at the bounds in use
         if self.solver == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y)
         else:
@@ -485,7 +505,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         run = dict(
             loss=self.loss,
             huber_threshold=float(self.epsilon_huber), constraint=self.constraint,
-            radius=float(self.radius), group_size=self.group_size,
+            radius=self._radius(), group_size=self.group_size,
             data_norm=self._data_norm(), y_bound=self._y_bound(),
             intercept=self.fit_intercept, epsilon=self._budget_split()[1],
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
@@ -516,7 +536,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         from .._core import objective_perturbation as op
 
         n_samples, n_features = X.shape
-        radius, data_norm, y_bound = float(self.radius), self._data_norm(), self._y_bound()
+        radius, data_norm, y_bound = self._radius(), self._data_norm(), self._y_bound()
         epsilon = self._budget_split()[1]   # after the "auto" bounds' quantiles, if any
         md.check_bounds(self.loss, float(self.epsilon_huber), radius, data_norm, y_bound,
                         self.fit_intercept, n_samples)
