@@ -33,7 +33,6 @@ Run from anywhere::
 """
 
 import argparse
-import gzip
 import shlex
 import statistics
 import sys

@@ -44,11 +44,12 @@ def speed(sizes, d=50):
         X, y, _ = data(n, d)
         rounds = 3 if n <= 100_000 else 1
         ours, theirs = ratio_cell(
-            lambda: PrivateMirrorDescentRegressor(loss="huber", random_state=0),
+            lambda: PrivateMirrorDescentRegressor(loss="huber", radius=1.0, random_state=0),
             HuberRegressor, X, y, rounds)
-        sq, ridge = ratio_cell(lambda: PrivateMirrorDescentRegressor(random_state=0),
+        sq, ridge = ratio_cell(lambda: PrivateMirrorDescentRegressor(radius=1.0, random_state=0),
                                lambda: Ridge(alpha=1.0), X, y, rounds)
-        steps = PrivateMirrorDescentRegressor(loss="huber", random_state=0).fit(X, y).max_iter_
+        steps = PrivateMirrorDescentRegressor(loss="huber", radius=1.0,
+                                              random_state=0).fit(X, y).max_iter_
         print(f"| {n:g} | {steps} | {ours:.3g} | {theirs:.3g} | {ours / theirs:.2f}x "
               f"| {sq:.3g} | {ridge:.3g} | {sq / ridge:.2f}x |", flush=True)
 

@@ -676,10 +676,11 @@ def scaling_table(ns, rounds, epsilon=1.0):
         X, y = scaling_data(n)
         pairs = {
             "squared": (lambda: PrivateMirrorDescentRegressor(epsilon=epsilon, loss="squared",
-                                                              random_state=0),
+                                                              radius=1.0, random_state=0),
                         lambda: Ridge()),
             "huber": (lambda: PrivateMirrorDescentRegressor(
-                epsilon=epsilon, loss="huber", epsilon_huber=HUBER_THRESHOLD, random_state=0),
+                epsilon=epsilon, loss="huber", epsilon_huber=HUBER_THRESHOLD, radius=1.0,
+                random_state=0),
                 lambda: HuberRegressor(epsilon=1.35)),
         }
         for loss, (ours, theirs) in pairs.items():

@@ -151,7 +151,7 @@ def scaling_pairs(n):
          lambda: LogisticRegression(C=1.0), "y"),
         ("regressor vs Ridge",
          lambda seed: PrivateMirrorDescentRegressor(epsilon=1.0, delta=DELTA, alpha=1.0 / n,
-                                                    solver="objective_perturbation",
+                                                    solver="objective_perturbation", radius=1.0,
                                                     random_state=seed),
          lambda: Ridge(alpha=1.0), "target"),
     ]

@@ -52,9 +52,9 @@ def cases(n):
         ("QFTL fit (d=90)", lambda: PrivateQFTLRegressor(random_state=0).fit(X90, y90), n),
         ("QFTL stream (d=90, batches 1000)", stream, n),
         ("Frank-Wolfe gaussian (d=54)",
-         lambda: PrivateFrankWolfeLasso(selection="gaussian", random_state=0).fit(X54, y54), n),
+         lambda: PrivateFrankWolfeLasso(selection="gaussian", radius=1.0, random_state=0).fit(X54, y54), n),
         ("mirror descent (d=54)",
-         lambda: PrivateMirrorDescentRegressor(random_state=0).fit(X54, y54), n),
+         lambda: PrivateMirrorDescentRegressor(radius=1.0, random_state=0).fit(X54, y54), n),
     ]
 
 
