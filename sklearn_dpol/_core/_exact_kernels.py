@@ -827,7 +827,7 @@ def release_values(values, gamma, multiplier, gaussian, state, out):
 # A release is floor(c + 1/2 + S Z) with Z = s (offset + (J + u) 2^-shift): the
 # variate (s, offset, J, shift, u's digits) is drawn by _sample without looking
 # at c or S; only the final floor (floor_offset) reads c's bits, and it draws
-# more of u's digits in the rare case (probability below 2^-33) that two
+# more of u's digits in the rare case (probability below 2^-34) that two
 # digits do not decide it. A stream kernel therefore draws the variates of a
 # chunk of coordinates in one tight loop (the sampler inlined there once) and
 # the releases read them in order: the generator's words are consumed in the
@@ -839,7 +839,7 @@ def release_values(values, gamma, multiplier, gaussian, state, out):
 # were drawn since the last fill: the state then stays where it is, past every
 # word already used, and the unused variates are discarded, never reused).
 # ---------------------------------------------------------------------------
-NOISE_CHUNK = 512          # variates per chunk (6 int64 each: 24 kB)
+NOISE_CHUNK = 512          # variates per chunk (6 int64 each: 24 kB; 27 kB with the spill)
 NOISE_COLUMNS = 6          # sign bit, offset, J, shift, u's two digits, spill slot
 SPILL_SLOTS = 4            # variates whose u has more than two digits drawn (rare)
 
@@ -851,17 +851,20 @@ def noise_source():
     """``(noise, spill, cursor)`` scratch of a chunked noise source (empty: the first read fills it).
 
     One source per generator stream and kernel call, closed by :func:`settle_noise`.
-    ``cursor`` holds the next row, the rows drawn, and the generator's state
-    before and after the last fill (as int64 bit patterns).
+    ``cursor`` holds the next row, the rows drawn, the generator's state before
+    and after the last fill (as int64 bit patterns) and the variates' law
+    (1: normal, 0: Laplace).
     """
     return (np.zeros((NOISE_CHUNK, NOISE_COLUMNS), np.int64),
-            np.zeros((SPILL_SLOTS, _CAP + 1), np.int64), np.zeros(10, np.int64))
+            np.zeros((SPILL_SLOTS, _CAP + 1), np.int64), np.zeros(11, np.int64))
 
 
+# The law and the count are read from arrays, never passed as constants: numba
+# would compile a copy of the (inlined) sampler for each literal value.
 @njit(**_NO_REFCOUNT)
-def fill_noise(gaussian, noise, spill, cursor, ws, state, limit):
-    """Draw the next chunk of (at most ``limit``) exact variates into ``noise``
-    (the sampler, inlined once).
+def fill_noise(noise, spill, cursor, ws, state, limit):
+    """Draw the next chunk of (at most ``limit``) exact variates of the law
+    ``cursor[10]`` into ``noise`` (the sampler, inlined once).
 
     Row ``i``: sign bit, offset, J, shift (as :func:`_sample` returns them),
     u's first two digits as one word, and ``-1``; when u already has more
@@ -872,6 +875,7 @@ def fill_noise(gaussian, noise, spill, cursor, ws, state, limit):
     """
     for t in range(4):
         cursor[2 + t] = np.int64(state[t])
+    gaussian = cursor[10] == 1
     if gaussian:
         tau64, tau_digits, alias, cols = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
     else:
@@ -904,7 +908,7 @@ def fill_noise(gaussian, noise, spill, cursor, ws, state, limit):
 
 
 @njit(**_NO_REFCOUNT)
-def settle_noise(gaussian, noise, spill, cursor, ws, state):
+def settle_noise(noise, spill, cursor, ws, state):
     """Close a chunked source: the generator ends where one sample per release leaves it.
 
     When no word was drawn since the last fill (no extra digits), the state
@@ -921,18 +925,25 @@ def settle_noise(gaussian, noise, spill, cursor, ws, state):
         if untouched:
             for t in range(4):
                 state[t] = np.uint64(cursor[2 + t])
-            fill_noise(gaussian, noise, spill, cursor, ws, state, used)
+            fill_noise(noise, spill, cursor, ws, state, used)
     cursor[0] = 0
     cursor[1] = 0
 
 
 @njit(cache=True, inline="always")
 def _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, state):
-    """:func:`_on_grid` with the variate read from the chunk (refilled when used up)."""
+    """:func:`_on_grid` with the variate read from the chunk (refilled when used up).
+
+    A source holding variates of the other law (never the case in the
+    kernels: one source per law) is closed and refilled, never misread.
+    """
     a, f1, f2 = fixed_point(_to_grid(v, gamma))
     k = cursor[0]
-    if k >= cursor[1]:
-        fill_noise(gaussian, noise, spill, cursor, ws, state, NOISE_CHUNK)
+    law = 1 if gaussian else 0
+    if k >= cursor[1] or cursor[10] != law:
+        settle_noise(noise, spill, cursor, ws, state)
+        cursor[10] = law
+        fill_noise(noise, spill, cursor, ws, state, noise.shape[0])
         k = 0
     cursor[0] = k + 1
     slot = noise[k, 5]
@@ -972,7 +983,7 @@ def _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, 
     for i in range(values.shape[0]):
         out[i] = buffered_release_on(values[i], gamma, multiplier, gaussian, noise, spill, cursor,
                                      ws, state)
-    settle_noise(gaussian, noise, spill, cursor, ws, state)
+    settle_noise(noise, spill, cursor, ws, state)
 
 
 @njit(**_NO_REFCOUNT)

@@ -216,4 +216,4 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
                            exploration, loss_bound, directions[i], query, report)
         gaussian_report_chunked(report, sigma, report, noise, spill, cursor, ws, state)
         learner_update(theta, report)
-    settle_noise(True, noise, spill, cursor, ws, state)
+    settle_noise(noise, spill, cursor, ws, state)

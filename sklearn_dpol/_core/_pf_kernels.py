@@ -384,7 +384,7 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
         _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
                             weights, grids, source, ws, state, report)
         learner_coordinate_update(L, S, report)
-    settle_noise(False, source[0], source[1], source[2], ws, state)
+    settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
@@ -404,7 +404,7 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
         _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
                             weights, grids, source, ws, state, report)
         learner_reduction_update(scalars, z, report)
-    settle_noise(False, source[0], source[1], source[2], ws, state)
+    settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
