@@ -78,17 +78,20 @@ def test_settle_rewinds_only_when_no_word_was_drawn_after_the_fill():
     ws = kernels.workspace()
     state = sampler_state(np.random.default_rng(9))
     start = state.copy()
-    kernels.fill_noise(noise, spill, cursor, ws, state, kernels.NOISE_CHUNK)
+    cursor[1] = kernels.NOISE_CHUNK
+    kernels.fill_noise(noise, spill, cursor, ws, state)
     cursor[0] = 5                                   # five variates used
     kernels.settle_noise(noise, spill, cursor, ws, state)
     assert cursor[0] == cursor[1] == 0
     expected = start.copy()
-    kernels.fill_noise(noise, spill, cursor, ws, expected, 5)
+    cursor[1] = 5
+    kernels.fill_noise(noise, spill, cursor, ws, expected)
     np.testing.assert_array_equal(state, expected)
     assert not np.array_equal(state, start)
     # a word drawn after the fill (extra digits of a released value): no rewind, so no
     # word is ever used twice
-    kernels.fill_noise(noise, spill, cursor, ws, state, kernels.NOISE_CHUNK)
+    cursor[1] = kernels.NOISE_CHUNK
+    kernels.fill_noise(noise, spill, cursor, ws, state)
     state[0] ^= np.uint64(1)
     moved = state.copy()
     cursor[0] = 5

@@ -652,12 +652,17 @@ def exact_point(c, scale, gaussian, ws, state):
     ``c`` must be finite with |c| <= 2^62 (callers clamp); ``ws`` a workspace.
     """
     a, f1, f2 = fixed_point(c)
-    if gaussian:
-        sign_bit, offset, box, shift = _sample(True, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS,
-                                               _NORMAL_COLS, BOX_BITS, TAIL_START, ws, state)
+    # The law goes through the (scratch) workspace so that numba compiles one
+    # copy of the sampler for both laws, not one per literal value of ``gaussian``.
+    ws[W, 0] = 1 if gaussian else 0
+    normal = ws[W, 0] == 1
+    if normal:
+        tau64, tau_digits, alias, cols = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
     else:
-        sign_bit, offset, box, shift = _sample(False, _LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
-                                               _LAPLACE_COLS, BOX_BITS, TAIL_START, ws, state)
+        tau64, tau_digits, alias, cols = (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                          _LAPLACE_COLS)
+    sign_bit, offset, box, shift = _sample(normal, tau64, tau_digits, alias, cols, BOX_BITS,
+                                           TAIL_START, ws, state)
     return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
 
 
@@ -862,9 +867,9 @@ def noise_source():
 # The law and the count are read from arrays, never passed as constants: numba
 # would compile a copy of the (inlined) sampler for each literal value.
 @njit(**_NO_REFCOUNT)
-def fill_noise(noise, spill, cursor, ws, state, limit):
-    """Draw the next chunk of (at most ``limit``) exact variates of the law
-    ``cursor[10]`` into ``noise`` (the sampler, inlined once).
+def fill_noise(noise, spill, cursor, ws, state):
+    """Draw the next chunk of (at most ``cursor[1]``) exact variates of the law
+    ``cursor[10]`` (1: normal, 0: Laplace) into ``noise`` (the sampler, inlined once).
 
     Row ``i``: sign bit, offset, J, shift (as :func:`_sample` returns them),
     u's first two digits as one word, and ``-1``; when u already has more
@@ -873,9 +878,10 @@ def fill_noise(noise, spill, cursor, ws, state, limit):
     (a data-independent event). ``cursor`` becomes ``(0, rows drawn)``, then
     the generator's state before and after the chunk.
     """
+    limit = cursor[1]
+    gaussian = cursor[10] == 1
     for t in range(4):
         cursor[2 + t] = np.int64(state[t])
-    gaussian = cursor[10] == 1
     if gaussian:
         tau64, tau_digits, alias, cols = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
     else:
@@ -925,7 +931,8 @@ def settle_noise(noise, spill, cursor, ws, state):
         if untouched:
             for t in range(4):
                 state[t] = np.uint64(cursor[2 + t])
-            fill_noise(noise, spill, cursor, ws, state, used)
+            cursor[1] = used
+            fill_noise(noise, spill, cursor, ws, state)
     cursor[0] = 0
     cursor[1] = 0
 
@@ -942,8 +949,9 @@ def _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, 
     law = 1 if gaussian else 0
     if k >= cursor[1] or cursor[10] != law:
         settle_noise(noise, spill, cursor, ws, state)
+        cursor[1] = noise.shape[0]
         cursor[10] = law
-        fill_noise(noise, spill, cursor, ws, state, noise.shape[0])
+        fill_noise(noise, spill, cursor, ws, state)
         k = 0
     cursor[0] = k + 1
     slot = noise[k, 5]
