@@ -827,7 +827,7 @@ def release_values(values, gamma, multiplier, gaussian, state, out):
 
 
 # ---------------------------------------------------------------------------
-# Noise drawn ahead, in chunks (doc/privacy.md, "Exact noise drawn in chunks").
+# Noise drawn ahead, in chunks (doc/privacy.md, "Exact noise drawn ahead in chunks").
 #
 # A release is floor(c + 1/2 + S Z) with Z = s (offset + (J + u) 2^-shift): the
 # variate (s, offset, J, shift, u's digits) is drawn by _sample without looking
