@@ -652,12 +652,17 @@ def exact_point(c, scale, gaussian, ws, state):
     ``c`` must be finite with |c| <= 2^62 (callers clamp); ``ws`` a workspace.
     """
     a, f1, f2 = fixed_point(c)
-    if gaussian:
-        sign_bit, offset, box, shift = _sample(True, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS,
-                                               _NORMAL_COLS, BOX_BITS, TAIL_START, ws, state)
+    # The law goes through the (scratch) workspace so that numba compiles one
+    # copy of the sampler for both laws, not one per literal value of ``gaussian``.
+    ws[W, 0] = 1 if gaussian else 0
+    normal = ws[W, 0] == 1
+    if normal:
+        tau64, tau_digits, alias, cols = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
     else:
-        sign_bit, offset, box, shift = _sample(False, _LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
-                                               _LAPLACE_COLS, BOX_BITS, TAIL_START, ws, state)
+        tau64, tau_digits, alias, cols = (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                          _LAPLACE_COLS)
+    sign_bit, offset, box, shift = _sample(normal, tau64, tau_digits, alias, cols, BOX_BITS,
+                                           TAIL_START, ws, state)
     return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
 
 
@@ -786,6 +791,12 @@ def release_on(v, gamma, multiplier, gaussian, ws, state):
 def _on_grid(v, gamma, multiplier, gaussian, ws, state):
     """``gamma * floor(v / gamma + 1/2 + S Z)``: NaN to 0, clamped to +-2^62 grid steps,
     the product clipped to the finite doubles (post-processing)."""
+    return _from_grid(exact_point(_to_grid(v, gamma), multiplier, gaussian, ws, state), gamma)
+
+
+@njit(cache=True, inline="always")
+def _to_grid(v, gamma):
+    """``c = v / gamma`` (exact), NaN to 0, clamped to +-2^62 grid steps."""
     c = v / gamma
     if c != c:
         c = 0.0
@@ -793,7 +804,13 @@ def _on_grid(v, gamma, multiplier, gaussian, ws, state):
         c = CLAMP
     elif c < -CLAMP:
         c = -CLAMP
-    released = exact_point(c, multiplier, gaussian, ws, state) * gamma
+    return c
+
+
+@njit(cache=True, inline="always")
+def _from_grid(point, gamma):
+    """The released double ``gamma * point``, clipped to the finite doubles (post-processing)."""
+    released = point * gamma
     if released > _LARGEST:
         return _LARGEST
     if released < -_LARGEST:
@@ -809,6 +826,193 @@ def release_values(values, gamma, multiplier, gaussian, state, out):
         out[i] = _on_grid(values[i], gamma, multiplier, gaussian, ws, state)
 
 
+# ---------------------------------------------------------------------------
+# Noise drawn ahead, in chunks (doc/privacy.md, "Exact noise drawn ahead in chunks").
+#
+# A release is floor(c + 1/2 + S Z) with Z = s (offset + (J + u) 2^-shift): the
+# variate (s, offset, J, shift, u's digits) is drawn by _sample without looking
+# at c or S; only the final floor (floor_offset) reads c's bits, and it draws
+# more of u's digits in the rare case (probability below 2^-34) that two
+# digits do not decide it. A stream kernel therefore draws the variates of a
+# chunk of coordinates in one tight loop (the sampler inlined there once) and
+# the releases read them in order: the generator's words are consumed in the
+# same order as one sample per release, except for those rare extra digits,
+# which are then drawn after the chunk's variates (fresh digits either way:
+# the released values have the same law). At the end of a kernel call,
+# settle_noise rewinds the generator to just after the variates used, so that
+# a stream cut into calls draws the same bits as one call (unless extra digits
+# were drawn since the last fill: the state then stays where it is, past every
+# word already used, and the unused variates are discarded, never reused).
+# ---------------------------------------------------------------------------
+NOISE_CHUNK = 512          # variates per chunk (6 int64 each: 24 kB; 27 kB with the spill)
+NOISE_COLUMNS = 6          # sign bit, offset, J, shift, u's two digits, spill slot
+SPILL_SLOTS = 4            # variates whose u has more than two digits drawn (rare)
+
+_sample_inline = njit(inline="always", **_NO_REFCOUNT)(_sample.py_func)
+
+
+@njit(cache=True)
+def noise_source():
+    """``(noise, spill, cursor)`` scratch of a chunked noise source (empty: the first read fills it).
+
+    One source per generator stream and kernel call, closed by :func:`settle_noise`.
+    ``cursor`` holds the next row, the rows drawn, the generator's state before
+    and after the last fill (as int64 bit patterns) and the variates' law
+    (1: normal, 0: Laplace).
+    """
+    return (np.zeros((NOISE_CHUNK, NOISE_COLUMNS), np.int64),
+            np.zeros((SPILL_SLOTS, _CAP + 1), np.int64), np.zeros(11, np.int64))
+
+
+# The law and the count are read from arrays, never passed as constants: numba
+# would compile a copy of the (inlined) sampler for each literal value.
+@njit(**_NO_REFCOUNT)
+def fill_noise(noise, spill, cursor, ws, state):
+    """Draw the next chunk of (at most ``cursor[1]``) exact variates of the law
+    ``cursor[10]`` (1: normal, 0: Laplace) into ``noise`` (the sampler, inlined once).
+
+    Row ``i``: sign bit, offset, J, shift (as :func:`_sample` returns them),
+    u's first two digits as one word, and ``-1``; when u already has more
+    digits (a tie in the acceptance runs), they go to a ``spill`` slot whose
+    index replaces the ``-1``, and the chunk ends when the slots are used up
+    (a data-independent event). ``cursor`` becomes ``(0, rows drawn)``, then
+    the generator's state before and after the chunk.
+    """
+    limit = cursor[1]
+    gaussian = cursor[10] == 1
+    for t in range(4):
+        cursor[2 + t] = np.int64(state[t])
+    if gaussian:
+        tau64, tau_digits, alias, cols = _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, _NORMAL_COLS
+    else:
+        tau64, tau_digits, alias, cols = (_LAPLACE_TAU64, _LAPLACE_TAU, _LAPLACE_ALIAS,
+                                          _LAPLACE_COLS)
+    used = 0
+    count = 0
+    for i in range(min(limit, noise.shape[0])):
+        sign_bit, offset, box, shift = _sample_inline(gaussian, tau64, tau_digits, alias, cols,
+                                                      BOX_BITS, TAIL_START, ws, state)
+        noise[i, 0] = sign_bit
+        noise[i, 1] = offset
+        noise[i, 2] = box
+        noise[i, 3] = shift
+        count = i + 1
+        if ws[X, 0] == 2:
+            noise[i, 4] = (ws[X, 1] << _BITS) | ws[X, 2]
+            noise[i, 5] = -1
+        else:
+            for t in range(ws[X, 0] + 1):
+                spill[used, t] = ws[X, t]
+            noise[i, 5] = used
+            used += 1
+            if used == spill.shape[0]:
+                break
+    cursor[0] = 0
+    cursor[1] = count
+    for t in range(4):
+        cursor[6 + t] = np.int64(state[t])
+
+
+@njit(**_NO_REFCOUNT)
+def settle_noise(noise, spill, cursor, ws, state):
+    """Close a chunked source: the generator ends where one sample per release leaves it.
+
+    When no word was drawn since the last fill (no extra digits), the state
+    goes back to before the fill and the variates used are drawn again (the
+    same words, discarded); otherwise it stays (see above). The source is
+    then empty.
+    """
+    used = cursor[0]
+    if used < cursor[1]:
+        untouched = True
+        for t in range(4):
+            if np.int64(state[t]) != cursor[6 + t]:
+                untouched = False
+        if untouched:
+            for t in range(4):
+                state[t] = np.uint64(cursor[2 + t])
+            cursor[1] = used
+            fill_noise(noise, spill, cursor, ws, state)
+    cursor[0] = 0
+    cursor[1] = 0
+
+
+@njit(cache=True, inline="always")
+def _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, state):
+    """:func:`_on_grid` with the variate read from the chunk (refilled when used up).
+
+    A source holding variates of the other law (never the case in the
+    kernels: one source per law) is closed and refilled, never misread.
+    """
+    a, f1, f2 = fixed_point(_to_grid(v, gamma))
+    k = cursor[0]
+    law = 1 if gaussian else 0
+    if k >= cursor[1] or cursor[10] != law:
+        settle_noise(noise, spill, cursor, ws, state)
+        cursor[1] = noise.shape[0]
+        cursor[10] = law
+        fill_noise(noise, spill, cursor, ws, state)
+        k = 0
+    cursor[0] = k + 1
+    slot = noise[k, 5]
+    if slot < 0:
+        word = noise[k, 4]
+        ws[X, 0] = 2
+        ws[X, 1] = (word >> _BITS) & _MASK
+        ws[X, 2] = word & _MASK
+    else:
+        for t in range(spill[slot, 0] + 1):
+            ws[X, t] = spill[slot, t]
+    point = _assemble(a, f1, f2, multiplier, noise[k, 0], noise[k, 1], noise[k, 2], noise[k, 3],
+                      ws, state)
+    return _from_grid(point, gamma)
+
+
+@njit(cache=True, inline="always")
+def buffered_release_on(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, state):
+    """:func:`release_on` reading its variate from a chunked noise source (see above)."""
+    if multiplier == NO_NOISE:
+        return v
+    if multiplier == CONSTANT:
+        return 0.0
+    return _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, state)
+
+
+@njit(cache=True)
+def release_values_chunked(values, gamma, multiplier, gaussian, state, out):
+    """:func:`release_values` through a chunked noise source (the same bits; tests and benchmarks)."""
+    ws = np.zeros((4, _CAP + 1), np.int64)
+    noise, spill, cursor = noise_source()
+    _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, ws, state, out)
+
+
+@njit(**_NO_REFCOUNT)
+def _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, ws, state, out):
+    for i in range(values.shape[0]):
+        out[i] = buffered_release_on(values[i], gamma, multiplier, gaussian, noise, spill, cursor,
+                                     ws, state)
+    settle_noise(noise, spill, cursor, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def laplace_report_chunked(gradient, gammas, multipliers, out, noise, spill, cursor, ws, state):
+    """:func:`laplace_report` with each coordinate's grid precomputed by :func:`grid_entry`
+    (a stream of users with the same budget computes them once) and its noise read from
+    a chunked source."""
+    for j in range(gradient.shape[0]):
+        out[j] = buffered_release_on(_unit_clip(gradient[j]), gammas[j], multipliers[j], False,
+                                     noise, spill, cursor, ws, state)
+
+
+@njit(**_NO_REFCOUNT)
+def gaussian_report_chunked(mean, sigma, out, noise, spill, cursor, ws, state):
+    """:func:`gaussian_report` reading its noise from a chunked source."""
+    gamma, multiplier = grid_entry(sigma)
+    for j in range(mean.shape[0]):
+        out[j] = buffered_release_on(mean[j], gamma, multiplier, True, noise, spill, cursor, ws,
+                                     state)
+
+
 @njit(**_NO_REFCOUNT)
 def laplace_report(gradient, scales, out, ws, state):
     """The local Laplace randomiser's report, in place: ``out_j = clip(g_j, -1, 1)``
@@ -822,21 +1026,18 @@ def laplace_report(gradient, scales, out, ws, state):
         out[j] = laplace_coordinate(gradient[j], gamma, multiplier, ws, state)
 
 
-@njit(**_NO_REFCOUNT)
-def laplace_report_on_grids(gradient, gammas, multipliers, out, ws, state):
-    """:func:`laplace_report` with each coordinate's grid precomputed by :func:`grid_entry`
-    (a stream of users with the same budget computes them once)."""
-    for j in range(gradient.shape[0]):
-        out[j] = laplace_coordinate(gradient[j], gammas[j], multipliers[j], ws, state)
-
-
 @njit(cache=True, inline="always")
 def laplace_coordinate(g, gamma, multiplier, ws, state):
     """One coordinate of :func:`laplace_report`: NaN to 0, clipped to [-1, 1], released."""
+    return release_on(_unit_clip(g), gamma, multiplier, False, ws, state)
+
+
+@njit(cache=True, inline="always")
+def _unit_clip(g):
+    """A report coordinate: NaN to 0, clipped to [-1, 1]."""
     if g != g:
         g = 0.0
-    g = min(max(g, -1.0), 1.0)
-    return release_on(g, gamma, multiplier, False, ws, state)
+    return min(max(g, -1.0), 1.0)
 
 
 @njit(**_NO_REFCOUNT)

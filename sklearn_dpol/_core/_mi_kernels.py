@@ -23,7 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import WORKSPACE_DIGITS, gaussian_report
+from ._exact_kernels import (WORKSPACE_DIGITS, gaussian_report, gaussian_report_chunked, noise_source,
+                             settle_noise)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
@@ -77,6 +78,13 @@ def user_full_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bou
     (:func:`._exact_kernels.gaussian_report`, also behind
     :func:`sklearn_dpol.privacy.local_gaussian_report`): exact, on a grid.
     """
+    _full_gradient(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, clip_norm, out)
+    gaussian_report(out, sigma, out, ws, state)
+
+
+@njit(cache=True, nogil=True)
+def _full_gradient(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, clip_norm, out):
+    """The clipped subgradient of :func:`user_full_report`, before its noise."""
     d = w.shape[0]
     n_features = x.shape[0]
     r, scale = _residual(w, x, y, intercept, data_norm, y_bound)
@@ -95,7 +103,6 @@ def user_full_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bou
         # A non-finite gradient (unreachable with clipped data and a bounded
         # iterate) is replaced by 0, a data-independent value inside the ball.
         out[j] = shrink * out[j] if finite else 0.0
-    gaussian_report(out, sigma, out, ws, state)
 
 
 @njit(cache=True, nogil=True)
@@ -105,6 +112,15 @@ def user_bandit_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_b
 
     ``direction`` is ``e_t`` (unit norm); ``query`` is scratch space.
     """
+    _bandit_vector(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, exploration,
+                   loss_bound, direction, query, out)
+    gaussian_report(out, sigma, out, ws, state)
+
+
+@njit(cache=True, nogil=True)
+def _bandit_vector(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, exploration,
+                   loss_bound, direction, query, out):
+    """The one-point gradient estimate of :func:`user_bandit_report`, before its noise."""
     d = w.shape[0]
     for j in range(d):
         query[j] = w[j] + exploration * direction[j]
@@ -115,7 +131,6 @@ def user_bandit_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_b
     factor = d * phi / exploration
     for j in range(d):
         out[j] = factor * direction[j]
-    gaussian_report(out, sigma, out, ws, state)
 
 
 # --------------------------------------------------------------------------
@@ -186,15 +201,19 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     report = np.empty(d)
     query = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
+    # The users' reports of user_full_report / user_bandit_report, bit for bit, their
+    # exact variates read from a chunked source (drawn ahead in the same order).
+    noise, spill, cursor = noise_source()
     for i in range(X.shape[0]):
         learner_predict(theta, t0 + i, eta, anytime, radius, w)
         for j in range(d):
             w_sum[j] += w[j]
         if feedback == FULL:
-            user_full_report(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
-                             clip_norm, sigma, ws, state, report)
+            _full_gradient(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
+                           clip_norm, report)
         else:
-            user_bandit_report(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
-                               exploration, loss_bound, sigma, directions[i], ws, state,
-                               query, report)
+            _bandit_vector(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
+                           exploration, loss_bound, directions[i], query, report)
+        gaussian_report_chunked(report, sigma, report, noise, spill, cursor, ws, state)
         learner_update(theta, report)
+    settle_noise(noise, spill, cursor, ws, state)

@@ -30,7 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import WORKSPACE_DIGITS, grid_entry, laplace_report, laplace_report_on_grids
+from ._exact_kernels import (WORKSPACE_DIGITS, grid_entry, laplace_report, laplace_report_chunked,
+                             noise_source, settle_noise)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import loss_derivative
@@ -263,9 +264,11 @@ def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
 
 @njit(cache=True, nogil=True)
 def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                        ws, state, out):
+                        source, ws, state, out):
     """:func:`user_report` inside a protocol run: the same report, bit for bit, with the
-    grids of the budget's Laplace scales computed once per budget, not per coordinate.
+    grids of the budget's Laplace scales computed once per budget, not per coordinate,
+    and the exact variates read from a chunked noise source
+    (:func:`._exact_kernels.noise_source`: drawn ahead in the same order).
 
     ``grids`` is ``(last epsilon, gammas, multipliers)`` scratch: a 1-element
     float array and two length-``d`` arrays, refreshed when ``epsilon`` differs
@@ -277,7 +280,8 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
             gammas[j], multipliers[j] = grid_entry(laplace_scale(epsilon, weights[j]))
         last[0] = epsilon
     user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
-    laplace_report_on_grids(out, gammas, multipliers, out, ws, state)
+    noise, spill, cursor = source
+    laplace_report_chunked(out, gammas, multipliers, out, noise, spill, cursor, ws, state)
 
 
 # --------------------------------------------------------------------------
@@ -372,13 +376,15 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     scales = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
+    source = noise_source()
     for i in range(X.shape[0]):
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
         _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                            weights, grids, ws, state, report)
+                            weights, grids, source, ws, state, report)
         learner_coordinate_update(L, S, report)
+    settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
@@ -390,13 +396,15 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     scales = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
+    source = noise_source()
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
         _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                            weights, grids, ws, state, report)
+                            weights, grids, source, ws, state, report)
         learner_reduction_update(scalars, z, report)
+    settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
