@@ -18,6 +18,7 @@ from sklearn_dpol import PrivateFrankWolfeLasso, PrivateHyperparameterSearch
 from sklearn_dpol._auto_bounds import AUTO_GRID, L2, LINF, row_norms
 from sklearn_dpol.privacy import PrivacyAccountant, zcdp_rho
 from sklearn_dpol.privacy._quantile import _distances, quantile_probabilities
+from test_md_auto_bounds import _state, _unchanged  # one copy of the state check
 
 SELECTIONS = ["exponential", "gaussian"]
 
@@ -250,22 +251,6 @@ def test_predict_clips_to_the_resolved_bound(monkeypatch):
     model = _model(feature_bound="auto", y_bound=2.0, epsilon=np.inf, max_iter=20).fit(X, y)
     clipped = np.clip(X, -1.0, 1.0)
     np.testing.assert_allclose(model.predict(X), clipped @ model.coef_ + model.intercept_)
-
-
-def _state(model):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(model).items()
-            if k not in ("_rng",)}
-
-
-def _unchanged(before, model):
-    after = _state(model)
-    assert sorted(before) == sorted(after)
-    for key, value in before.items():
-        if isinstance(value, np.ndarray):
-            np.testing.assert_array_equal(value, after[key])
-        elif key != "accountant":
-            assert value is after[key] or value == after[key] or (
-                isinstance(value, float) and math.isnan(value) and math.isnan(after[key])), key
 
 
 def test_refusals_before_reading_charge_nothing_and_leave_the_estimator_unchanged(
