@@ -12,7 +12,8 @@ Mechanisms (``doc/privacy.md``, sections 3 and "Matrix-factorization continual
 release"):
 
 ``"dense"`` (the default of ``"auto"`` for a known horizon of at most 128 steps,
-and for an unbounded stream that calibrates on steps)
+and for an unbounded stream that calibrates on steps with first batches of at least
+128 rows and at most ``2^15`` coordinates: :func:`resolve_mechanism`)
     The lower-triangular factorization ``A = B C`` minimising
     ``sum_t w_t^2 Var_t`` with ``w = (1, ..., 1, sqrt(N - 1))`` over the ``N``
     steps: the last release (the model a stream ends with) weighs as much as
