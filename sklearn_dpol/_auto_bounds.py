@@ -154,6 +154,18 @@ class AutoBoundsMixin:
     def _any_auto_bound(self):
         return self._auto_norm() or self._auto_y()
 
+    def _refuse_auto_bounds_on_dask(self, statistics):
+        """Refuse (public parameters, nothing read) an "auto" bound on a dask Gram fit.
+
+        ``statistics`` names what the workers clip before a quantile could be drawn.
+        """
+        if self._any_auto_bound():
+            raise ValueError(
+                f"fit on a dask array takes neither {self._auto_norm_param}='auto' nor "
+                f"y_bound='auto' ({statistics} clipped on the workers before any quantile "
+                "could be drawn); pass public bounds, or compute X first. Nothing was read "
+                "or charged.")
+
     # -- the bounds in use ------------------------------------------------------------------
     def _data_norm(self, worst=False):
         """The row bound in use: ``data_norm``, or the resolved ``data_norm_``.

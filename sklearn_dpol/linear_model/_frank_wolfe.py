@@ -373,12 +373,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         first_call = fitting or not hasattr(self, "coef_")
         dask_input = None
         if fitting and is_dask_array(X):  # the Gram matrix reduced on the workers
-            if self._any_auto_bound():
-                raise ValueError(
-                    "fit on a dask array takes neither feature_bound='auto' nor "
-                    "y_bound='auto' (the Gram matrix is clipped on the workers before any "
-                    "quantile could be drawn); pass public bounds, or compute X first. "
-                    "Nothing was read or charged.")
+            self._refuse_auto_bounds_on_dask("the Gram matrix is")
             dask_input = check_frank_wolfe_dask_fit(self, X, y, sample_weight)  # public
             n_samples = dask_input.n_rows
             n_dims = dask_input.n_features + int(self.fit_intercept)

@@ -429,12 +429,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
         if fitting and is_dask_array(X):  # the Gram statistics reduced on the workers
-            if self._any_auto_bound():
-                raise ValueError(
-                    "fit on a dask array takes neither data_norm='auto' nor y_bound='auto' "
-                    "(the Gram statistics are clipped on the workers before any quantile "
-                    "could be drawn); pass public bounds, or compute X first. Nothing was "
-                    "read or charged.")
+            self._refuse_auto_bounds_on_dask("the Gram statistics are")
             dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
             md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(),
                             self._data_norm(), self._y_bound(), self.fit_intercept,
