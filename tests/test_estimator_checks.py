@@ -2,9 +2,11 @@
 
 The only expected failures are sample-weight checks that feed weights outside
 the public range [0, 1] that the privacy analysis covers (``[3] * n``, a weight
-of 10, integer weights up to 4 compared with repeated rows): those fits must raise;
-and, for ``solver="objective_perturbation"`` (IGD, mirror descent), every check that
-passes sample or class weights, which that solver refuses.
+of 10, integer weights up to 4 compared with repeated rows): those fits must raise.
+A weight above 1 would let one record count as several, beyond the sensitivity
+every noise scale is calibrated to; and a fit with integer weights cannot equal one
+on repeated rows, since the repeated rows are several records (each clipped, each
+bounded) where the weighted row is one.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -58,27 +60,9 @@ _WEIGHTS_ABOVE_ONE = (
     "sample_weight must lie in [0, 1] (doc/privacy.md, 'Sparse input and sample "
     "weights'); this check passes weights above 1"
 )
-_NO_WEIGHTS = "solver='objective_perturbation' does not take sample_weight (ValueError)"
 
 
 def _expected_failed_checks(estimator):
-    if getattr(estimator, "solver", None) == "objective_perturbation" and isinstance(
-        estimator, (PrivateIGDClassifier, PrivateMirrorDescentRegressor)
-    ):
-        no_class_weight = {"check_class_weight_classifiers": _NO_WEIGHTS.replace(
-            "sample_weight", "class_weight")} if isinstance(
-                estimator, PrivateIGDClassifier) else {}
-        return no_class_weight | {
-            name: _NO_WEIGHTS for name in (
-                "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
-                "check_sample_weights_list", "check_sample_weights_shape",
-                "check_sample_weights_not_overwritten",
-                "check_sample_weight_equivalence_on_dense_data",
-                # scikit-learn 1.6 runs it whatever the sparse tag says
-                "check_sample_weight_equivalence_on_sparse_data",
-                "check_classifiers_one_label_sample_weights",
-            )
-        }
     if isinstance(estimator, (PrivateIGDClassifier, PrivateQFTLRegressor,
                               PrivateMirrorDescentRegressor, PrivateFrankWolfeLasso)):
         return {

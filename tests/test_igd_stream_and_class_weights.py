@@ -192,7 +192,6 @@ def test_class_weight_refusals_are_clear_and_before_reading_data():
                                         "private data"),
         (dict(class_weight={0: -1.0}), "finite and >= 0"),
         (dict(class_weight={0: 0.0, 1: 0.0}), "positive weight"),
-        (dict(class_weight={0: 1.0}, solver="objective_perturbation"), "class_weight"),
         (dict(class_weight={5: 1.0}), "not classes"),
     ]:
         clf = PrivateIGDClassifier(classes=[0, 1], **params)

@@ -87,21 +87,27 @@ def glm_parts(loss, t, y, h):
     return np.clip(r, -h, h), (np.abs(r) < h).astype(float)
 
 
-def log_density(Z, y, theta, lam, sigma, loss, h):
+def log_density(Z, y, theta, lam, sigma, loss, h, w=None):
     """log p_D(theta) up to a constant: Gaussian density of the noise that makes
-    theta the minimiser, times the Jacobian of that map."""
+    theta the minimiser, times the Jacobian of that map (record ``i``'s loss
+    weighted by ``w_i``)."""
     first, second = glm_parts(loss, Z @ theta, y, h)
+    if w is not None:
+        first, second = w * first, w * second
     b = -(Z.T @ first + lam * theta)
     hessian = Z.T @ (second[:, None] * Z) + lam * np.eye(len(theta))
     return -b @ b / (2 * sigma**2) + np.linalg.slogdet(hessian)[1], b
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("loss", [op.LOG_LOSS, op.HUBER])
-def test_privacy_loss_never_exceeds_the_bound(loss):
+def test_privacy_loss_never_exceeds_the_bound(loss, weighted):
     """For random neighbours and random outputs theta (every theta is the
     minimiser for exactly one noise vector), the exact log density ratio is at
-    most eps_J + mu ||P b|| / sigma + mu^2 / 2."""
-    rng = np.random.default_rng(1)
+    most eps_J + mu ||P b|| / sigma + mu^2 / 2. Weighted: every record has a
+    weight in [0, 1] (0 and 1 included), and the replaced record's weight is
+    part of what is replaced; the bound is the unweighted one."""
+    rng = np.random.default_rng(1 + int(weighted))
     h = 0.7
     derivative_bound = 1.0 if loss == op.LOG_LOSS else h
     worst = -np.inf
@@ -116,8 +122,13 @@ def test_privacy_loss_never_exceeds_the_bound(loss):
         y1[0] = -y[0] if loss == op.LOG_LOSS else rng.normal() * 2
         lam, sigma = rng.uniform(0.05, 2), rng.uniform(0.1, 3)
         theta = rng.normal(size=p) * rng.uniform(0.1, 5)
-        log0, b0 = log_density(Z, y, theta, lam, sigma, loss, h)
-        log1, _ = log_density(Z1, y1, theta, lam, sigma, loss, h)
+        w0 = w1 = None
+        if weighted:
+            w0 = rng.choice([0.0, 1.0, rng.uniform()], size=n, p=[0.2, 0.4, 0.4])
+            w1 = w0.copy()
+            w1[0] = rng.choice([0.0, 1.0, rng.uniform()])
+        log0, b0 = log_density(Z, y, theta, lam, sigma, loss, h, w0)
+        log1, _ = log_density(Z1, y1, theta, lam, sigma, loss, h, w1)
         basis, _ = np.linalg.qr(np.column_stack([Z[0], Z1[0]]))
         mu = 2 * derivative_bound / sigma
         jacobian = math.log1p(op.CURVATURE[loss] / lam)

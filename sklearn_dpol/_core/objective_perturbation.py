@@ -218,7 +218,7 @@ def _draw_objective_noise(plan, n_problems, n_columns, rng):
     return noise
 
 
-def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
+def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight=None):
     """Release the perturbed minimisers of the ``K`` problems.
 
     Parameters
@@ -238,6 +238,12 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
         Relative tolerance: the solver certifies ``||grad J_k|| <= tol n L R /
         sqrt(K)``. ``None`` takes ``1e-10``. Only utility depends on it: the
         output noise is scaled with it.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Each record's weight in ``[0, 1]`` (checked by the caller, before the
+        data is read): record ``i``'s loss is ``w_i f(z_i . theta; y_i)``,
+        whose derivative and curvature bounds are the unweighted ones, so the
+        plan is unchanged (``doc/privacy.md``, "Sample weights in objective
+        perturbation"). ``None``: every record weighs 1.
 
     Returns
     -------
@@ -257,26 +263,28 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None):
             f"Objective perturbation solves by Newton's method and supports at most "
             f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
         )
-    loss_fns = _LossFunctions(loss, float(threshold))
+    weighted = sample_weight is not None
+    loss_fns = _LossFunctions(loss, float(threshold), weighted)
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
     problem_tol = relative_tol * scale / math.sqrt(n_problems)
     # Lambda from public values only, then the objective noise, both before
     # touching the data (section 7.6).
-    regularization = certifiable_regularization(plan, Z.shape, problem_tol)
+    regularization = certifiable_regularization(plan, Z.shape, problem_tol, weighted)
     linear_terms = _draw_objective_noise(plan, n_problems, n_columns, rng)
     solutions = np.empty((n_problems, n_columns))
     # The rows' norm bound (the contract of Z), a hair above for the rounding of R.
     row_norm = plan.feature_norm * (1.0 + 1e-12)
     with _single_threaded_blas():
         for k in range(n_problems):
-            solutions[k] = _newton(Z, targets[k], linear_terms[k], regularization, loss_fns,
+            y = _weighted_targets(targets[k], sample_weight) if weighted else targets[k]
+            solutions[k] = _newton(Z, y, linear_terms[k], regularization, loss_fns,
                                    problem_tol, row_norm)
     return gaussian_release(solutions, output_noise_std(plan, n_columns, tol, regularization),
                             rng)
 
 
-def certifiable_regularization(plan, shape, problem_tol):
+def certifiable_regularization(plan, shape, problem_tol, weighted=False):
     """The smallest ``Lambda >= plan.regularization`` whose solve can always be certified.
 
     Decided from public values only (the plan and the shape), before the noise
@@ -290,12 +298,13 @@ def certifiable_regularization(plan, shape, problem_tol):
     :func:`_certified_gradient_norm` with long-double margins is at most
     ``factor (s + 2 s) + 2 beta n R^2 (u + (p + 2) u_ld) 2 s / Lambda``, which
     must stay below half the tolerance. A larger ``Lambda`` only lowers the
-    Jacobian term of the plan, so the guarantee is unchanged.
+    Jacobian term of the plan, so the guarantee is unchanged. ``weighted``
+    (public: whether weights were passed) counts the weights' rounding.
     """
     n, p = shape
     s = plan.n_samples * plan.derivative_bound * plan.feature_norm \
         + noise_norm_bound(plan, p)
-    factor = _summation_factor(n, p)
+    factor = _summation_factor(n, p, weighted)
     if 3.0 * factor * s > problem_tol / 4.0:
         raise ValueError(
             f"The tolerance {problem_tol:.3g} is below what float64 rounding lets the "
@@ -566,30 +575,58 @@ _UNDERFLOW = 2.0**-1000
 
 
 class _LossFunctions:
-    """Value, first and second derivative of a GLM loss in the margin ``t``."""
+    """Value, first and second derivative of a GLM loss in the margin ``t``.
 
-    def __init__(self, loss, threshold):
+    Unweighted, ``y`` holds the targets (a 1-D slice). Weighted
+    (``weighted=True``), ``y`` is an ``(n, 2)`` slice of targets and weights
+    in ``[0, 1]`` (:func:`_weighted_targets`), and every value and derivative
+    is the record's weight times the loss's: one more rounding per derivative,
+    which :func:`_summation_factor` counts (``doc/privacy.md``, "Sample weights
+    in objective perturbation").
+    """
+
+    def __init__(self, loss, threshold, weighted=False):
         if loss not in CURVATURE:
             raise ValueError(f"loss must be one of {sorted(CURVATURE)}; got {loss!r}.")
-        self.loss, self.threshold = loss, threshold
+        self.loss, self.threshold, self.weighted = loss, threshold, bool(weighted)
+
+    def targets(self, y):
+        return y[:, 0] if self.weighted else y
+
+    def _weigh(self, y, *arrays):
+        if not self.weighted:
+            return arrays
+        return tuple(y[:, 1] * a for a in arrays)
 
     def value(self, t, y):
+        target = self.targets(y)
         if self.loss == LOG_LOSS:
-            return float(np.sum(losses.margin_values(LOG_LOSS, y * t)))
-        return float(np.sum(losses.values(HUBER, t - y, self.threshold)))
+            values = losses.margin_values(LOG_LOSS, target * t)
+        else:
+            values = losses.values(HUBER, t - target, self.threshold)
+        return float(np.sum(*self._weigh(y, values)))
 
     def derivatives(self, t, y):
+        target = self.targets(y)
         if self.loss == LOG_LOSS:
-            p = expit(-y * t)
-            return -y * p, p * (1.0 - p)
-        residual = t - y
-        return (losses.derivatives(HUBER, residual, self.threshold),
-                losses.second_derivatives(HUBER, residual, self.threshold))
+            p = expit(-target * t)
+            return self._weigh(y, -target * p, p * (1.0 - p))
+        residual = t - target
+        return self._weigh(y, losses.derivatives(HUBER, residual, self.threshold),
+                           losses.second_derivatives(HUBER, residual, self.threshold))
 
     def first(self, t, y):
+        target = self.targets(y)
         if self.loss == LOG_LOSS:
-            return y * losses.margin_derivatives(LOG_LOSS, y * t)
-        return losses.derivatives(HUBER, t - y, self.threshold)
+            first = target * losses.margin_derivatives(LOG_LOSS, target * t)
+        else:
+            first = losses.derivatives(HUBER, t - target, self.threshold)
+        return self._weigh(y, first)[0]
+
+
+def _weighted_targets(targets, sample_weight):
+    """``(n, 2)``: a problem's targets beside the records' weights (one slice for both)."""
+    return np.column_stack((targets, sample_weight))
 
 
 def _chunk_rows(p):
@@ -702,7 +739,7 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
             value = _loss_value(margins, y, loss_fns)
         first_norm = gradient_norm if first_norm is None else first_norm
         if loss_fns.loss == HUBER:
-            now_active = np.abs(margins - y) < loss_fns.threshold
+            now_active = np.abs(margins - loss_fns.targets(y)) < loss_fns.threshold
             if factor is None or not np.array_equal(now_active, active):
                 factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk))
                 active = now_active
@@ -814,11 +851,15 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
     return (*move(1.0), objective(1.0))
 
 
-def _summation_factor(n, p):
-    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 6) u``."""
+def _summation_factor(n, p, weighted=False):
+    """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 6) u``.
+
+    ``+ 7`` with sample weights: each derivative is multiplied by its record's
+    weight, one more rounding per term.
+    """
     rows = _chunk_rows(p)
     chunks = max(math.ceil(n / rows), 1)
-    return 2.0 * (min(n, rows) + p + chunks + 6) * UNIT_ROUNDOFF
+    return 2.0 * (min(n, rows) + p + chunks + 6 + int(weighted)) * UNIT_ROUNDOFF
 
 
 def _certify(Z, y, theta, b, lam, loss_fns, tol, chunk, row_norm):
@@ -882,7 +923,7 @@ def _norm_certificate(Z, y, margins, theta, b, lam, loss_fns, chunk, row_norm):
     margin_errors = 2.0 * (2.0 * UNIT_ROUNDOFF * margin_sum
                            + n * ((p + 2) * UNIT_ROUNDOFF * row_norm * theta_norm
                                   + p * _UNDERFLOW))
-    summation = _summation_factor(n, p) * sizes
+    summation = _summation_factor(n, p, loss_fns.weighted) * sizes
     norm = float(np.linalg.norm(gradient))
     return (norm + summation + 2.0 * curvature * row_norm * margin_errors, norm + summation)
 
@@ -913,7 +954,7 @@ def _certified_gradient_norm(Z, y, margins, theta, b, lam, loss_fns, chunk, unit
                           unit_product, gradient, sizes, drift)
     gradient += lam * theta + b
     sizes += lam * abs_theta + np.abs(b)
-    summation = _summation_factor(n, p) * sizes
+    summation = _summation_factor(n, p, loss_fns.weighted) * sizes
     norm = float(np.linalg.norm(gradient))
     return (norm + float(np.linalg.norm(summation + 2.0 * drift)),
             norm + float(np.linalg.norm(summation)))

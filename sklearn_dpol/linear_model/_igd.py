@@ -229,7 +229,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         ``[0, 1]`` and the sensitivity is unchanged (only the ratios matter).
         ``"balanced"`` is refused: it is computed from the label counts of the
         private data, which would be released outside the guarantee.
-        ``solver="objective_perturbation"`` takes no weights.
+        Both solvers take them (``doc/privacy.md``, "Sample weights in
+        objective perturbation").
     accountant : PrivacyAccountant or None, default=None
         The privacy budget of the data set, shared by every fit that charges
         it, clones and worker processes of a model-selection run included.
@@ -422,7 +423,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights in ``[0, 1]`` (``solver="igd"`` only): a record's loss is
+            Weights in ``[0, 1]`` (both solvers): a record's loss is
             multiplied by its weight. ``None`` weighs every record 1. Weights
             outside ``[0, 1]`` raise ``ValueError``.
 
@@ -537,11 +538,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                     "Use solver='igd' (sparse kernels), or pass X.toarray() if it fits "
                     "in memory."
                 )
-            if sample_weight is not None:
-                raise ValueError(
-                    "solver='objective_perturbation' does not take sample_weight; use "
-                    "solver='igd'."
-                )
         labels = None
         if classes is None and self.classes is None and fitting:
             # The label set comes from y (released as classes_, outside the
@@ -576,7 +572,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
         if fitting and self.solver == "objective_perturbation":
-            self._fit_objective_perturbation(X, y)
+            self._fit_objective_perturbation(X, y, sample_weight)
             return
         if not fitting and self.stream == "ftrl":
             # A batch's (problems x rows) products: one BLAS thread, as for the
@@ -684,11 +680,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 "would be released outside the privacy guarantee (a count moves by one "
                 "when one record is replaced). Pass a dict of public class weights, "
                 "e.g. from public class frequencies or a separate private count."
-            )
-        if self.solver == "objective_perturbation":
-            raise ValueError(
-                "solver='objective_perturbation' takes no class_weight (no weights); use "
-                "solver='igd'."
             )
         try:
             values = np.array([float(v) for v in weights.values()], dtype=np.float64)
@@ -866,7 +857,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 UserWarning, stacklevel=4,
             )
 
-    def _fit_objective_perturbation(self, X, y):
+    def _fit_objective_perturbation(self, X, y, sample_weight=None):
         """``fit`` by objective perturbation: one release of the perturbed minimiser."""
         intercept_value, feature_norm = self._geometry()
         targets = self._signed_targets(y)
@@ -877,7 +868,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         )
         Z = op.clipped_design(X, self._data_norm(),
                               intercept_value if self.fit_intercept else None)
-        released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng)
+        released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng,
+                            sample_weight=sample_weight)
         if self.random_state is None:
             self._rng = make_generator(None)
         self._publish(released, intercept_value)

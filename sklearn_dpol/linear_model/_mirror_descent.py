@@ -353,7 +353,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             loss (the guarantee is unchanged: ``doc/privacy.md``, "Sparse input
             and sample weights for mirror descent"); ``None`` weighs every
             record 1. Weights in ``[0, c]`` for a public ``c`` can be divided by
-            ``c``. Not taken by ``solver="objective_perturbation"``.
+            ``c``. ``solver="objective_perturbation"`` takes them too
+            (``doc/privacy.md``, "Sample weights in objective perturbation").
 
         Returns
         -------
@@ -465,12 +466,6 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                              accept_sparse="csr", y_numeric=True, reset=first_call)
         X = canonical_csr(X)
         sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
-        if self.solver == OBJECTIVE_PERTURBATION and sample_weight is not None:
-            raise ValueError(
-                "solver='objective_perturbation' does not take sample_weight (its "
-                "certified solver and analysis are for unweighted records); use "
-                "solver='mirror_descent'."
-            )
         y = np.asarray(y, dtype=np.float64)
         # "auto" bounds: a fit draws new quantiles, a stream's first call too
         # (later calls keep the released ones). Public checks only, before reading.
@@ -488,7 +483,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         self.radius_ = self._radius()   # "auto": the public rule at the bounds in use
         if self.solver == OBJECTIVE_PERTURBATION:
-            self._perturbed_objective_release(X, y)
+            self._perturbed_objective_release(X, y, sample_weight)
         else:
             self._mirror_descent_release(X, y, first_call, sample_weight)
         return X.shape[0]
@@ -527,7 +522,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         self._epsilon_claim = float(calibration.epsilon)
         self._delta_claim = float(calibration.delta)
 
-    def _perturbed_objective_release(self, X, y):
+    def _perturbed_objective_release(self, X, y, sample_weight=None):
         from .._core import objective_perturbation as op
 
         n_samples, n_features = X.shape
@@ -552,7 +547,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         Z = op.clipped_design(X, data_norm, 1.0 if self.fit_intercept else None)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
-                         rng=self._rng, tol=self.tol)
+                         rng=self._rng, tol=self.tol, sample_weight=sample_weight)
         theta = np.asarray(theta, dtype=np.float64).reshape(-1)
         # Projection on the public set: post-processing of the private solution.
         self.coef_ = md.project(self.constraint, theta[:n_features], radius, self.group_size)
