@@ -73,14 +73,14 @@ EPSILON, DELTA, RADIUS = 1.0, 1e-6, 1.0
 GENERATION_CHUNK = 50_000
 
 
-def make_data(n, seed=0, design="uniform"):
+def make_data(n, seed=None, design="uniform"):
     """Float32 features (4 GB at n = 1e6), generated in chunks.
 
     ``design="uniform"``: entries uniform on [-1, 1]; ``"rademacher"``: entries
     +-1, the compressed-sensing design, whose gradient signal ``E[x_j^2] = 1``
     is three times that of uniform entries (1/3).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(DATA_SEED if seed is None else seed)
     support = np.sort(rng.choice(N_FEATURES, N_NONZERO, replace=False))
     theta = np.zeros(N_FEATURES)
     theta[support] = COEF * rng.choice([-1.0, 1.0], N_NONZERO)
@@ -150,6 +150,8 @@ VARIANTS = [
 
 # --estimator-defaults: fit PrivateFrankWolfeLasso with only the budget and these bounds.
 ESTIMATOR_DEFAULTS = False
+# --data-seed: the draw of the synthetic data (support, signs, X and the noise of y).
+DATA_SEED = 0
 BOUNDS = dict(feature_bound=1.0, y_bound=1.0)
 
 
@@ -356,7 +358,7 @@ def print_timing(results, repeats):
 
 
 def main(argv=None):
-    global N_FEATURES, ESTIMATOR_DEFAULTS
+    global N_FEATURES, ESTIMATOR_DEFAULTS, DATA_SEED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="n up to 1e5, 3 seeds, 2 timing repeats")
@@ -375,8 +377,12 @@ def main(argv=None):
     parser.add_argument("--estimator-defaults", action="store_true",
                         help="fit PrivateFrankWolfeLasso at its defaults (radius='auto', an "
                              "intercept, max_iter=None) with only the budget and the bounds 1")
+    parser.add_argument("--data-seed", type=int, default=0,
+                        help="seed of the synthetic data (default 0); the noise seeds are "
+                             "0..seeds-1 whatever it is")
     args = parser.parse_args(argv)
     N_FEATURES = args.n_features
+    DATA_SEED = args.data_seed
     ESTIMATOR_DEFAULTS = args.estimator_defaults
     sizes = args.sizes or ([1e3, 1e4, 1e5] if args.quick else [1e3, 1e4, 1e5, 1e6])
     seeds = args.seeds or (3 if args.quick else 5)
