@@ -27,6 +27,16 @@ The issue-17 setting (p = 500, n = 2e3..3.2e4, slope target <= -0.6)::
     python benchmarks/bench_frank_wolfe.py --n-features 500 --sizes 2000 4000 8000 16000 32000 \
         --skip-timing --sweep 20 1600
 
+``--estimator-defaults``: the same tables for ``PrivateFrankWolfeLasso`` as a user gets it,
+passing only the budget and the public bounds (``epsilon``, ``delta``, ``feature_bound = y_bound
+= 1``): ``radius="auto"`` (``radius_ = 1.5``), ``fit_intercept=True``, ``max_iter=None``. The
+excess risk is then against the optimum over the estimator's own set (the L1 ball of radius
+``radius_`` in the coefficients and the intercept's coordinate ``intercept_ / feature_bound``),
+and the fits go through the estimator (``fit``, its Gram route), one per seed::
+
+    python benchmarks/bench_frank_wolfe.py --n-features 500 --sizes 2000 4000 8000 16000 32000 \
+        --skip-timing --estimator-defaults --seeds 5 --sweep 20 20000
+
 Run from anywhere::
 
     python benchmarks/bench_frank_wolfe.py            # n up to 1e6, ~4 minutes, 5 GB
@@ -40,6 +50,7 @@ import shlex
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -55,20 +66,21 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_dpol import PrivateFrankWolfeLasso  # noqa: E402
 from sklearn_dpol._core import frank_wolfe as fw  # noqa: E402
+from sklearn_dpol.exceptions import DefaultBoundWarning  # noqa: E402
 
 N_FEATURES, N_NONZERO, COEF, NOISE = 1000, 10, 0.1, 0.1
 EPSILON, DELTA, RADIUS = 1.0, 1e-6, 1.0
 GENERATION_CHUNK = 50_000
 
 
-def make_data(n, seed=0, design="uniform"):
+def make_data(n, seed=None, design="uniform"):
     """Float32 features (4 GB at n = 1e6), generated in chunks.
 
     ``design="uniform"``: entries uniform on [-1, 1]; ``"rademacher"``: entries
     +-1, the compressed-sensing design, whose gradient signal ``E[x_j^2] = 1``
     is three times that of uniform entries (1/3).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(DATA_SEED if seed is None else seed)
     support = np.sort(rng.choice(N_FEATURES, N_NONZERO, replace=False))
     theta = np.zeros(N_FEATURES)
     theta[support] = COEF * rng.choice([-1.0, 1.0], N_NONZERO)
@@ -136,7 +148,41 @@ VARIANTS = [
 ]
 
 
-def private_run(problem, selection, step_size, seed):
+# --estimator-defaults: fit PrivateFrankWolfeLasso with only the budget and these bounds.
+ESTIMATOR_DEFAULTS = False
+# --data-seed: the draw of the synthetic data (support, signs, X and the noise of y).
+DATA_SEED = 0
+BOUNDS = dict(feature_bound=1.0, y_bound=1.0)
+
+
+def estimator_radius():
+    """``radius_`` of ``radius="auto"`` at the public bounds (no data read)."""
+    return PrivateFrankWolfeLasso(**BOUNDS)._radius()
+
+
+def reference_problem(X, y):
+    """The clipped problem whose optimum the private iterates are compared with."""
+    return fw.ClippedLeastSquares(X, y, **BOUNDS, intercept=ESTIMATOR_DEFAULTS, precompute=True)
+
+
+def reference_radius():
+    return estimator_radius() if ESTIMATOR_DEFAULTS else RADIUS
+
+
+def estimator_run(X, y, selection, step_size, seed, max_iter=None):
+    """One fit of the estimator at its defaults; ``theta`` in the reference problem's coordinates."""
+    model = PrivateFrankWolfeLasso(epsilon=EPSILON, delta=DELTA, **BOUNDS, selection=selection,
+                                   step_size=step_size, max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DefaultBoundWarning)   # the bounds are public here
+        model.fit(X, y)
+    theta = np.append(model.coef_, model.intercept_ / model.feature_bound_)
+    return theta, model.max_iter_
+
+
+def private_run(problem, selection, step_size, seed, X=None, y=None):
+    if ESTIMATOR_DEFAULTS:
+        return estimator_run(X, y, selection, step_size, seed)
     n_steps = fw.default_iterations(
         selection, n_samples=problem.n_samples, n_dims=problem.n_dims, epsilon=EPSILON,
         delta=DELTA, radius=RADIUS, feature_bound=1.0, y_bound=1.0, positive=False, intercept=False)
@@ -148,18 +194,17 @@ def private_run(problem, selection, step_size, seed):
 
 
 def support_recovered(theta, support):
-    top = np.argsort(-np.abs(theta), kind="stable")[:N_NONZERO]
+    top = np.argsort(-np.abs(theta[:N_FEATURES]), kind="stable")[:N_NONZERO]
     return len(set(top.tolist()) & set(support.tolist())) / N_NONZERO
 
 
 def risk_for_size(n, seeds, design):
     X, y, support = make_data(n, design=design)
     start = time.perf_counter()
-    problem = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=1.0, intercept=False,
-                                     precompute=True)
+    problem = reference_problem(X, y)
     gram_seconds = time.perf_counter() - start
     G, b = problem.gram, problem.linear
-    theta_hat, gap = constrained_optimum(G, b, RADIUS)
+    theta_hat, gap = constrained_optimum(G, b, reference_radius())
     best = quadratic_part(G, b, theta_hat)
     row = dict(n=n, gram_seconds=gram_seconds, gap=gap, trivial=-best,
                optimum=best + 0.5 * float(np.mean(y**2)),
@@ -168,7 +213,7 @@ def risk_for_size(n, seeds, design):
     for selection, step_size in VARIANTS:
         excess, recovered, nonzero = [], [], []
         for seed in range(seeds):
-            theta, n_steps = private_run(problem, selection, step_size, seed)
+            theta, n_steps = private_run(problem, selection, step_size, seed, X, y)
             excess.append(quadratic_part(G, b, theta) - best)
             recovered.append(support_recovered(theta, support))
             nonzero.append(np.count_nonzero(theta))
@@ -182,8 +227,11 @@ def slope(sizes, values):
 
 
 def print_risk_tables(rows, seeds, design):
+    setting = (f"PrivateFrankWolfeLasso at its defaults (radius_={reference_radius():g}, "
+               "fit_intercept=True, max_iter=None)" if ESTIMATOR_DEFAULTS
+               else f"radius={RADIUS}, fit_intercept=False")
     print(f"\nTable 1 ({design} features): excess empirical risk, epsilon={EPSILON}, "
-          f"delta={DELTA}, radius={RADIUS}, p={N_FEATURES}, mean +- std over {seeds} "
+          f"delta={DELTA}, {setting}, p={N_FEATURES}, mean +- std over {seeds} "
           "seeds\n")
     header = ["n", "T (exp.)"] + [f"{s}, {t}" for s, t in VARIANTS]
     print("| " + " | ".join(header) + " |")
@@ -225,14 +273,18 @@ def sweep_rows(sizes, steps, seeds, design):
     rows = []
     for n in sizes:
         X, y, _ = make_data(n, design=design)
-        problem = fw.ClippedLeastSquares(X, y, feature_bound=1.0, y_bound=1.0,
-                                         intercept=False, precompute=True)
+        problem = reference_problem(X, y)
         G, b = problem.gram, problem.linear
-        best = quadratic_part(G, b, constrained_optimum(G, b, RADIUS)[0])
+        best = quadratic_part(G, b, constrained_optimum(G, b, reference_radius())[0])
         cells = {}
         for n_steps in steps:
             excess = []
             for seed in range(seeds):
+                if ESTIMATOR_DEFAULTS:
+                    theta, _ = estimator_run(X, y, "exponential", "decreasing", seed,
+                                             max_iter=int(n_steps))
+                    excess.append(quadratic_part(G, b, theta) - best)
+                    continue
                 theta, _, _ = fw.frank_wolfe_on(
                     problem, np.zeros(problem.n_dims), selection="exponential",
                     epsilon=EPSILON, delta=DELTA, radius=RADIUS, feature_bound=1.0,
@@ -306,7 +358,7 @@ def print_timing(results, repeats):
 
 
 def main(argv=None):
-    global N_FEATURES
+    global N_FEATURES, ESTIMATOR_DEFAULTS, DATA_SEED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="n up to 1e5, 3 seeds, 2 timing repeats")
@@ -322,8 +374,16 @@ def main(argv=None):
                         help="p (default %(default)s; issue 17's slope target is at 500)")
     parser.add_argument("--sweep", type=int, nargs="*", default=None,
                         help="also Table 3: excess risk at these fixed step counts")
+    parser.add_argument("--estimator-defaults", action="store_true",
+                        help="fit PrivateFrankWolfeLasso at its defaults (radius='auto', an "
+                             "intercept, max_iter=None) with only the budget and the bounds 1")
+    parser.add_argument("--data-seed", type=int, default=0,
+                        help="seed of the synthetic data (default 0); the noise seeds are "
+                             "0..seeds-1 whatever it is")
     args = parser.parse_args(argv)
     N_FEATURES = args.n_features
+    DATA_SEED = args.data_seed
+    ESTIMATOR_DEFAULTS = args.estimator_defaults
     sizes = args.sizes or ([1e3, 1e4, 1e5] if args.quick else [1e3, 1e4, 1e5, 1e6])
     seeds = args.seeds or (3 if args.quick else 5)
     repeats = args.repeats or (2 if args.quick else 3)
