@@ -366,8 +366,9 @@ def learner_reduction_predict(scalars, z, C, b, prior, log_z, out):
 
 # Post-processing of the reports: the sums may be reassociated (vectorised, partial
 # sums in SIMD lanes), which moves the learner's state by rounding only (about 1e-16
-# relative) and halves its cost per coordinate. Every path (protocol kernels, the
-# learner objects' update and replay) calls this one compiled function.
+# relative) and cuts the learner's cost per coordinate by about a quarter (3.3 -> 2.4 ns
+# replaying noisy reports). Every path (protocol kernels, the learner objects' update
+# and replay) calls this one compiled function.
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
 def learner_reduction_update(scalars, z, g_tilde):
     """Feed ``<z_t, g~_t>`` to the 1-D learner, then a scale-free projected step on z."""
