@@ -12,7 +12,17 @@ else; ``release_values_chunked``: the same bits with the variates drawn ahead in
 chunks, as the protocol kernels do), the floor of any local randomiser that adds
 exact noise per coordinate.
 
+With ``--breakdown``, each cell also prints where a fit's time goes, in ns per
+coordinate (medians of the same interleaved rounds): the whole fit; the fit with
+the noise off (``sample_epsilon=inf`` for ParameterFree, ``sigma = 0`` in MI-OGD's
+protocol kernel: users and learner only); the learner alone, replaying noisy reports
+of the fit's own scale (exact Laplace / normal noise around 0); the exact release
+alone of the same number of values at the fit's scale (the floor of any exact local
+randomiser); and a one-row fit (the per-call fixed cost, in microseconds: the
+mean of 20 in a row).
+
     python benchmarks/bench_local_dp_speed.py [--grid 10000x50,100000x50,10000x1000] [--rounds 5]
+        [--breakdown]
 """
 
 import argparse
@@ -53,22 +63,31 @@ def main():
     parser.add_argument("--grid", default="10000x50,100000x50,10000x1000")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the fit without noise, the learner alone and the "
+                             "exact release alone (ns per coordinate)")
     args = parser.parse_args()
     global _clock
     _clock = time.perf_counter if args.wall else time.process_time
     X0, y0 = data(2000, 5)
     for make in MODELS.values():          # compile / load the kernels
         make().fit(X0, y0)
+    if args.breakdown:
+        for run in _breakdown_runs(X0, y0).values():
+            run()
     print(f"{'n':>9s} {'d':>5s} {'SGD ns/coord':>13s} {'PF x SGD':>9s} {'PF ns':>7s}"
           f" {'MI x SGD':>9s} {'MI ns':>7s}")
     for cell in args.grid.split(","):
         n, d = (int(v) for v in cell.split("x"))
         X, y = data(n, d)
-        times = {name: [] for name in MODELS}
+        runs = dict(MODELS)
+        if args.breakdown:
+            runs.update(_breakdown_runs(X, y))
+        times = {name: [] for name in runs}
         for _ in range(args.rounds):
-            for name, make in MODELS.items():
+            for name, make in runs.items():
                 start = _clock()
-                make().fit(X, y)
+                make().fit(X, y) if name in MODELS else make()
                 times[name].append(_clock() - start)
         med = {name: statistics.median(t) for name, t in times.items()}
         per = 1e9 / (n * (d + 1))
@@ -76,6 +95,16 @@ def main():
         print(f"{n:9d} {d:5d} {sgd * per:13.1f} {med['ParameterFree'] / sgd:9.2f}"
               f" {med['ParameterFree'] * per:7.1f} {med['MI-OGD'] / sgd:9.2f}"
               f" {med['MI-OGD'] * per:7.1f}", flush=True)
+        if args.breakdown:
+            print("    ns per coordinate: " + ", ".join(
+                f"{name} {med[name] * per:.1f}" for name in runs
+                if name not in MODELS and not name.endswith("one row")))
+            print("    one-row fit (fixed cost per call, us): " + ", ".join(
+                f"{name[:-8]} {med[name] / ONE_ROW_FITS * 1e6:.0f}" for name in runs
+                if name.endswith("one row")))
+            laplace, normal = med["exact Laplace release alone"], med["exact normal release alone"]
+            print(f"    exact release alone / SGD: Laplace {laplace / sgd:.2f}x, "
+                  f"normal {normal / sgd:.2f}x (the floor of the ratios above)", flush=True)
     from sklearn_dpol._core import _exact_kernels as kernels
 
     m = 2_000_000
@@ -93,6 +122,84 @@ def main():
 
 
 _clock = time.process_time
+
+
+def _breakdown_runs(X, y):
+    """Callables timing the pieces of the two fits on ``(X, y)`` (see the module docstring)."""
+    from sklearn_dpol._core import _exact_kernels as kernels
+    from sklearn_dpol._core import mi_ogd
+    from sklearn_dpol._core import parameter_free as pf
+    from sklearn_dpol._core.noise import sampler_state
+
+    n, d = X.shape
+    n_dims = d + 1
+    infinite = np.full(n, np.inf)
+    pf_fit = ParameterFreeLocalDPRegressor(random_state=0).fit(X[:10], y[:10])
+    mi_fit = MutualInformationPrivateOGDRegressor(random_state=0).fit(X[:10], y[:10])
+    # Reports of the fits' own scales: exact noise around 0 (the clipped gradients are
+    # small against it), drawn once; the learners replay them.
+    laplace_scale = 2.0 / (float(pf_fit.epsilon) * pf_fit.feature_weights_[0])
+    zeros = np.zeros(n * n_dims)
+    grids = {"laplace": kernels.grid(laplace_scale), "normal": kernels.grid(mi_fit.sigma_)}
+    reports = {}
+    for law, (gamma, multiplier) in grids.items():
+        reports[law] = np.empty(n * n_dims)
+        kernels.release_values_chunked(zeros, gamma, multiplier, law == "normal",
+                                       sampler_state(np.random.default_rng(1)), reports[law])
+        reports[law] = reports[law].reshape(n, n_dims)
+    state = sampler_state(np.random.default_rng(2))
+    out = np.empty(n * n_dims)
+    mi_kw = dict(loss=mi_fit.loss, huber_threshold=float(mi_fit.epsilon_huber),
+                 data_norm=float(mi_fit.data_norm), y_bound=float(mi_fit.y_bound),
+                 intercept=True, feedback="full", clip_norm=float(mi_fit.gradient_bound),
+                 exploration=1.0, loss_bound=0.0)
+
+    def pf_learner():
+        learner = pf.make_learner(pf_fit.method, n_dims, G=pf_fit.gradient_bound_,
+                                  prior=pf_fit.prior, b=float(pf_fit.prior_strength))
+        learner.replay(reports["laplace"])
+
+    def mi_learner():
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+                                        eta=mi_fit.step_size_, anytime=True)
+        learner.replay(reports["normal"])
+
+    def mi_without_noise():
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+                                        eta=mi_fit.step_size_, anytime=True)
+        mi_ogd.run_protocol(learner, X, y, state, np.zeros((0, n_dims)), sigma=0.0, **mi_kw)
+
+    def release(law):
+        gamma, multiplier = grids[law]
+        return lambda: kernels.release_values_chunked(zeros, gamma, multiplier, law == "normal",
+                                                      state, out)
+
+    return {
+        "PF without noise": lambda: ParameterFreeLocalDPRegressor(random_state=0).fit(
+            X, y, sample_epsilon=infinite),
+        "PF learner alone": pf_learner,
+        "MI without noise": mi_without_noise,
+        "MI learner alone": mi_learner,
+        "exact Laplace release alone": release("laplace"),
+        "exact normal release alone": release("normal"),
+        "PF one row": _repeated(lambda: ParameterFreeLocalDPRegressor(random_state=0).fit(
+            X[:1], y[:1])),
+        "MI one row": _repeated(lambda: MutualInformationPrivateOGDRegressor(random_state=0).fit(
+            X[:1], y[:1])),
+        "SGD one row": _repeated(lambda: SGDRegressor(max_iter=1, tol=None, random_state=0).fit(
+            X[:1], y[:1])),
+    }
+
+
+ONE_ROW_FITS = 20
+
+
+def _repeated(fit):
+    """``fit`` run ``ONE_ROW_FITS`` times (the printout divides by it)."""
+    def run():
+        for _ in range(ONE_ROW_FITS):
+            fit()
+    return run
 
 
 def _timed(fn, *a):

@@ -99,15 +99,17 @@ def test_settle_rewinds_only_when_no_word_was_drawn_after_the_fill():
     np.testing.assert_array_equal(state, moved)
 
 
+@pytest.mark.parametrize("d", [6, 41])
 @pytest.mark.parametrize("feedback", ["full", "bandit"])
-def test_mi_protocol_kernel_equals_the_per_user_reports(feedback):
+def test_mi_protocol_kernel_equals_the_per_user_reports(feedback, d):
     """The chunked protocol kernel against the public per-user kernels ``user_full_report``
     / ``user_bandit_report`` (one exact sample per coordinate), driven one row at a time
-    from the same generator state: learner state and final generator state, bit for bit."""
+    from the same generator state: learner state and final generator state, bit for bit
+    (d = 41: the learner's vectorised norm runs its SIMD loop)."""
     from sklearn_dpol._core import _mi_kernels as mk
 
     rng = np.random.default_rng(4)
-    n, d = 1300, 6
+    n = 1300
     X = rng.normal(size=(n, d - 1)) * rng.choice([1e-3, 1.0, 1e300], size=(n, 1))
     y = rng.normal(size=n)
     directions = rng.normal(size=(n, d))

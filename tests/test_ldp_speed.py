@@ -45,23 +45,26 @@ def test_fixed_point_matches_the_shift_reference_bit_for_bit():
     assert mismatches(values) == 0
 
 
+@pytest.mark.parametrize("n_features", [3, 44])
 @pytest.mark.parametrize("method", ["reduction", "coordinate"])
-def test_protocol_kernel_equals_the_per_user_reports(method):
+def test_protocol_kernel_equals_the_per_user_reports(method, n_features):
     """The driver's per-budget grids give the reports of the public randomiser, bit for
-    bit, across budget changes (repeats, inf, an underflowing budget, a public coordinate)."""
+    bit, across budget changes (repeats, inf, an underflowing budget, a public coordinate).
+    44 features: the learner's vectorised (reassociated) sums run their SIMD loops, and
+    the protocol kernel and the learner object must still agree bit for bit."""
     from sklearn_dpol._core import parameter_free as pf
     from sklearn_dpol._core.local_randomizers import LocalLaplaceRandomizer
     from sklearn_dpol._core.noise import sampler_state
 
     rng = np.random.default_rng(5)
-    X = rng.normal(size=(400, 3))
-    y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=400)
+    X = rng.normal(size=(400, n_features))
+    y = X @ np.resize([1.0, -2.0, 0.5], n_features) + rng.normal(size=400)
     epsilons = rng.choice([0.5, 0.5, 0.5, 2.0, np.inf, 1e-320], size=400)
-    weights = np.array([0.5, 0.25, 0.0, 0.25])
+    weights = np.resize([0.5, 0.25, 0.0, 0.25], n_features + 1)
     kw = dict(loss="absolute", huber_threshold=1.0, intercept=True)
-    fast = pf.make_learner(method, 4, G=1.0, prior="improper", b=1.0)
+    fast = pf.make_learner(method, n_features + 1, G=1.0, prior="improper", b=1.0)
     pf.run_protocol(fast, X, y, epsilons, weights, sampler_state(np.random.default_rng(6)), **kw)
-    slow = pf.make_learner(method, 4, G=1.0, prior="improper", b=1.0)
+    slow = pf.make_learner(method, n_features + 1, G=1.0, prior="improper", b=1.0)
     pf.run_protocol_python(slow, X, y, epsilons, LocalLaplaceRandomizer(weights),
                            sampler_state(np.random.default_rng(6)), **kw)
     for name, value in fast.state().items():

@@ -104,3 +104,35 @@ def test_learner_predictions_are_equation_5(prior):
                                                G=2.0, prior=prior)
     np.testing.assert_allclose(red.predict(), sign * math.exp(log_q) * red.z, rtol=1e-9)
     assert np.linalg.norm(red.z) <= 1.0 + 1e-12
+
+
+def test_saturated_special_functions_are_exact_constants():
+    """``log_k`` skips erf / erfc / exp(-x^2) from ``c - a >= _SATURATED`` on and, in the
+    mode-beyond-C branch, the terms whose exponential factor is 0: the same bits only if
+    the compiled functions return exactly 1.0 / 0.0 there (the brackets are then those of
+    the full expressions, bit for bit)."""
+    from numba import njit
+
+    @njit
+    def misses(xs):
+        bad = 0
+        for x in xs:
+            bad += (math.erf(x) != 1.0) + (math.erfc(x) != 0.0) + (math.exp(-x * x) != 0.0)
+        return bad
+
+    t = kernels._SATURATED
+    xs = np.concatenate([np.linspace(t, t + 20.0, 100_001), np.geomspace(t, 1e308, 10_000),
+                         [np.inf]])
+    assert misses(xs) == 0
+    # the full-expression values in the saturated regime, both priors: still the scipy
+    # reference's to 1e-12 (c - a from just below to far beyond the threshold)
+    for c_minus_a in (t - 1e-9, t, t + 1e-9, 40.0, 1e4):
+        for a in (1e-9, 0.3, 2.5, 50.0):
+            c = a + c_minus_a
+            C = 0.2
+            B = (c / C) ** 2
+            L = 2.0 * a * math.sqrt(B)
+            for prior in ("conjugate", "improper"):
+                _, log_n = pf.log_prediction_numba(L, B, prior=prior)
+                _, log_s = pf.log_prediction_scipy(L, B, prior=prior)
+                assert rel_error_of_logs(log_n, log_s) < 1e-12, (prior, a, c)

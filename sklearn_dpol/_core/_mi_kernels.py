@@ -145,7 +145,11 @@ def step(t, eta, anytime):
     return eta
 
 
-@njit(cache=True, nogil=True)
+# Post-processing of the reports: the squared norm may be reassociated (a vectorised
+# sum), which moves the played iterate by rounding only (about 1e-16 relative); every
+# path (the protocol kernel, the learner object's predict and replay) calls this one
+# compiled function.
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def learner_predict(theta, t, eta, anytime, radius, out):
     """``w_{t+1} = Pi_B(eta_t theta_{t+1})`` (line 8 / 11); ``w_1 = 0``."""
     d = theta.shape[0]

@@ -46,6 +46,10 @@ LOG2 = math.log(2.0)
 # only after an exponential run of same-signed gradients (log|w| ~ C |L|).
 LOG_W_CAP = math.log(1e100)
 _CF_THRESHOLD = 3.0
+# From here on erf is exactly 1.0 and erfc, exp(-x^2) exactly 0.0 in double
+# precision (erfc(x) < 2^-1074 / 2 beyond x = 27.23); tests/test_parameter_free_potentials.py
+# checks it for the compiled functions.
+_SATURATED = 28.0
 _CF_TERMS = 80
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(32)
 _GL_NODES = (_GL_NODES + 1.0) / 2.0  # on [0, 1]
@@ -120,23 +124,36 @@ def log_k(p, L, B, C):
     if a <= c:
         if c < 6.0 and a <= 2.0:
             return _log_gauss_legendre(p, 2.0 * a, 1.0, c) + log_jacobian
-        # Mode L / (2B) inside [0, C]: factor exp(a^2).
+        # Mode L / (2B) inside [0, C]: factor exp(a^2). From c - a >= _SATURATED
+        # on, erf(c -+ a) are exactly 1 and erfc(c -+ a), exp(-(c - a)^2) exactly
+        # 0 in double precision: the same brackets, bit for bit, without the
+        # calls (the usual case of a noisy stream, where c grows like sqrt(t)).
+        saturated = c - a >= _SATURATED
         if p == 1:
-            bracket = (SQRT_PI * a * (math.erf(c - a) + math.erf(c + a))
-                       + math.exp(-(c - a) * (c - a)) * math.expm1(-4.0 * a * c))
+            if saturated:
+                bracket = SQRT_PI * a * (1.0 + 1.0)
+            else:
+                bracket = (SQRT_PI * a * (math.erf(c - a) + math.erf(c + a))
+                           + math.exp(-(c - a) * (c - a)) * math.expm1(-4.0 * a * c))
             return a * a + math.log(bracket) - math.log(4.0) + log_jacobian
-        bracket = 2.0 * math.erf(a) - (math.erfc(c - a) - math.erfc(c + a))
+        tails = 0.0 if saturated else math.erfc(c - a) - math.erfc(c + a)
+        bracket = 2.0 * math.erf(a) - tails
         return a * a + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
     # Mode beyond C: factor exp(C L - B C^2), the integrand's value at v = C.
+    # A term whose exponential factor underflowed to 0 is 0 whatever its erfcx
+    # factors (finite): it is not evaluated (the same bits, fewer calls).
     x = a - c
     y = a + c
     e4 = math.exp(-4.0 * a * c)
     log_e = CL - c * c
     if p == 1:
-        bracket = (SQRT_PI * c * erfcx(x) - one_minus_x_erfcx(x)
-                   + e4 * (one_minus_x_erfcx(y) + SQRT_PI * c * erfcx(y)))
+        far = e4 * (one_minus_x_erfcx(y) + SQRT_PI * c * erfcx(y)) if e4 != 0.0 else 0.0
+        bracket = SQRT_PI * c * erfcx(x) - one_minus_x_erfcx(x) + far
         return log_e + math.log(bracket) - math.log(4.0) + log_jacobian
-    bracket = erfcx(x) + e4 * erfcx(y) - 2.0 * math.exp(-log_e) * erfcx(a)
+    far = e4 * erfcx(y) if e4 != 0.0 else 0.0
+    edge = math.exp(-log_e)
+    near_zero = 2.0 * edge * erfcx(a) if edge != 0.0 else 0.0
+    bracket = erfcx(x) + far - near_zero
     return log_e + math.log(bracket) + LOG_SQRT_PI_OVER_4 + log_jacobian
 
 
@@ -254,12 +271,24 @@ def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
     n_features = x.shape[0]
     residual = user_residual(w, x, y, intercept)
     psi = loss_derivative(residual, loss, huber_threshold)
-    for j in range(d):
-        g = psi * (x[j] if j < n_features else 1.0)
-        # Lemma 1 needs |g_j| <= 1; an overflowed product is clipped to +-1
-        # like any large one, and a NaN (not reachable: psi and x_j are
-        # finite) would become 0, so the report is finite whatever the row.
-        out[j] = min(max(g, -1.0), 1.0) if g == g else 0.0
+    # Two loops (the features, then the intercept's slot) rather than a test per
+    # coordinate: the same values, and the first loop vectorises.
+    for j in range(n_features):
+        out[j] = _clipped_product(psi, x[j])
+    for j in range(n_features, d):
+        out[j] = _clipped_product(psi, 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clipped_product(psi, x_j):
+    """``psi x_j`` clipped to [-1, 1].
+
+    Lemma 1 needs ``|g_j| <= 1``; an overflowed product is clipped to +-1 like
+    any large one, and a NaN (not reachable: psi and x_j are finite) would
+    become 0, so the report is finite whatever the row.
+    """
+    g = psi * x_j
+    return min(max(g, -1.0), 1.0) if g == g else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -335,7 +364,12 @@ def learner_reduction_predict(scalars, z, C, b, prior, log_z, out):
         out[j] = v * z[j]
 
 
-@njit(cache=True, nogil=True)
+# Post-processing of the reports: the sums may be reassociated (vectorised, partial
+# sums in SIMD lanes), which moves the learner's state by rounding only (about 1e-16
+# relative) and cuts the learner's cost per coordinate by about a quarter (3.3 -> 2.4 ns
+# replaying noisy reports). Every path (protocol kernels, the learner objects' update
+# and replay) calls this one compiled function.
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def learner_reduction_update(scalars, z, g_tilde):
     """Feed ``<z_t, g~_t>`` to the 1-D learner, then a scale-free projected step on z."""
     inner = 0.0
