@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_radius_rule import task  # noqa: E402
+from bench_radius_rule import N_TEST, N_TRAIN, task  # noqa: E402
 
 from sklearn_dpol import PrivateMirrorDescentRegressor  # noqa: E402
 
@@ -44,6 +44,30 @@ DELTA = 1e-6
 EPSILONS = (0.5, 1.0, 2.0)
 N_SIZES = (5_000, 20_000)
 CS = tuple(2.0 ** (k / 2.0) for k in range(-5, 6))     # 0.18 .. 5.7
+
+
+def spectral_task(d, decay, tilt, signal_share, offset, rng, looseness=2.5):
+    """A task with a decaying spectrum: feature covariance ``U diag(lambda_j) U^T``,
+    ``lambda_j = j^-decay`` (``U`` a random rotation), and coefficients of size
+    ``lambda_j^-tilt`` in the eigendirections (``tilt = 0``: equal coefficients;
+    ``1/2``: equal signal per direction, large coefficients where the eigenvalue is
+    small, the worst case of the ``alpha`` analysis); bounds, clipping and targets as
+    in :func:`task`."""
+    n = N_TRAIN + N_TEST
+    U, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    scales = np.arange(1, d + 1) ** (-decay / 2.0)
+    Z = (rng.normal(size=(n, d)) * scales) @ U.T
+    Z /= np.sqrt(np.mean(scales ** 2))       # average feature variance 1 (generator's)
+    b = 1.0 / np.sqrt(d)
+    X = np.clip(Z, -looseness, looseness) / looseness * b
+    beta = U @ (rng.choice([-1.0, 1.0], d) * scales ** (-2.0 * tilt))
+    signal = X @ beta
+    signal = signal / signal.std() * np.sqrt(signal_share)
+    y = offset + signal + np.sqrt(1 - signal_share) * rng.normal(size=n)
+    y_bound = 2.5 * np.sqrt(offset ** 2 + 1.0)
+    y = np.clip(y, -y_bound, y_bound)
+    bounds = dict(feature_bound=b, data_norm=1.0, y_bound=y_bound)
+    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:], bounds
 
 
 def fit_score(eps, seed, data, alpha):
@@ -71,6 +95,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     parser.add_argument("--former", action="store_true")
+    parser.add_argument("--spectral", action="store_true",
+                        help="add 32 tasks with decaying spectra (spectral_task)")
     parser.add_argument("--dump", help="write every (task, eps, n) row as JSON lines here")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -83,6 +109,14 @@ def main(argv=None):
                                               np.random.default_rng(1000 + k), looseness=loose)
         for n in N_SIZES:
             tasks.append(((d, n), (X_tr[:n], y_tr[:n], X_te, y_te, bounds)))
+    if args.spectral:
+        specs = list(itertools.product((8, 30), (1.0, 2.0), (0.0, 0.5), (0.3, 0.7)))
+        for k, (d, decay, tilt, share) in enumerate(specs):
+            offset = 0.5 if k % 2 else 0.0
+            X_tr, y_tr, X_te, y_te, bounds = spectral_task(
+                d, decay, tilt, share, offset, np.random.default_rng(2000 + k))
+            for n in N_SIZES:
+                tasks.append(((d, n), (X_tr[:n], y_tr[:n], X_te, y_te, bounds)))
     start = time.time()
     rows = list(CS) + (["former"] if args.former else [])
     scores = {c: {} for c in rows}
@@ -106,12 +140,12 @@ def main(argv=None):
             for key in keys:
                 ti, eps, n = key
                 d = tasks[ti][0][0]
-                out.write(json.dumps(dict(task=ti, eps=eps, n=n, d=d, alpha_auto=auto[(ti, eps)],
+                out.write(json.dumps(dict(task=ti, spectral=ti >= 64, eps=eps, n=n, d=d, alpha_auto=auto[(ti, eps)],
                                           y_bound=tasks[ti][1][4]["y_bound"],
                                           scores={str(c): scores[c][key] for c in rows}))
                           + "\n")
     best = {key: max(scores[c][key] for c in CS) for key in keys}
-    print(f"\n{len(tasks)} tasks (32 generators x n in {N_SIZES}), seeds {args.seeds}, "
+    print(f"\n{len(tasks)} tasks (generators x n in {N_SIZES}), seeds {args.seeds}, "
           f"eps {EPSILONS}, delta {DELTA:g}; alpha = c * alpha_auto ({time.time() - start:.0f} s)\n")
     groups = [("all", lambda key: True)]
     groups += [(f"eps={e:g}", lambda key, e=e: key[1] == e) for e in EPSILONS]

@@ -192,13 +192,15 @@ def test_auto_alpha_balances_ridge_and_noise(epsilon, intercept):
     floor, chosen = plan_at(0.0), plan_at(model.alpha_)
     k = p + int(intercept)
     extent = math.hypot(r, Y) if intercept else r
-    # Lambda = sqrt(Lambda_w Lambda_f) at the noise of the plan at Lambda itself (the fixed
-    # point), not at the floor's (larger) noise.
+    # Lambda = max(Lambda_w, sqrt(Lambda_w Lambda_f)) at the noise of the plan at Lambda
+    # itself (the fixed point), not at the floor's (larger) noise.
     sigma = chosen.noise_std
     worst = math.sqrt(k) * sigma / extent
     flat = k * sigma ** 2 / (n * (OP_SIGNAL_FRACTION * Y) ** 2)
     assert chosen.regularization > floor.regularization
-    assert n * model.alpha_ == pytest.approx(math.sqrt(worst * flat), rel=1e-9)
+    assert n * model.alpha_ == pytest.approx(max(worst, math.sqrt(worst * flat)), rel=1e-9)
+    # Both branches are exercised: the prior raises the ridge at epsilon 0.5 (n = 3000).
+    assert (flat > worst) == (epsilon == 0.5)
     assert model.noise_scale_ == chosen.noise_std < floor.noise_std
     fixed = PrivateMirrorDescentRegressor(solver="objective_perturbation", alpha=0.5,
                                           epsilon=epsilon, random_state=0).fit(X, y)

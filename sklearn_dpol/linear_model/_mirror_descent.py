@@ -633,8 +633,10 @@ def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, int
       ``Lambda_f = k sigma^2 / (n V)``, with the public prior
       ``sqrt(V) = OP_SIGNAL_FRACTION * y_bound``.
 
-    The rule takes their geometric mean ``Lambda = sqrt(Lambda_w Lambda_f)``, with
-    ``sigma`` the noise of the plan at that ``Lambda`` (a fixed point,
+    The rule takes ``Lambda = max(Lambda_w, sqrt(Lambda_w Lambda_f))``: the prior
+    may only raise the ridge above the worst-case balance (by their geometric mean,
+    where the noise dominates), never lower it; ``sigma`` is the noise of the plan
+    at that ``Lambda`` (a fixed point,
     :func:`~sklearn_dpol._core.objective_perturbation.self_consistent_plan`), never
     below the curvature floor (``doc/privacy.md``, "objective perturbation's alpha
     at its own noise"). ``epsilon=inf``: the smallest positive ridge of the mean
@@ -651,7 +653,7 @@ def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, int
     def rule(sigma):
         worst = math.sqrt(k) * sigma / extent
         flat = k * sigma * sigma / (n_samples * signal_variance)
-        return math.sqrt(worst * flat)
+        return max(worst, math.sqrt(worst * flat))
 
     plan = op.self_consistent_plan(
         epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
