@@ -1,23 +1,26 @@
-"""The constant of objective perturbation's ``alpha="auto"`` chosen on synthetic data (issue 17).
+"""The constants of objective perturbation's ``alpha="auto"``, chosen on synthetic data (issue 17).
 
 ``PrivateMirrorDescentRegressor(solver="objective_perturbation")`` resolves
-``alpha="auto"`` by a public rule (``doc/privacy.md`` section 8.11 and "objective
-perturbation's alpha at its own noise"): ``Lambda = n alpha = s sqrt(k) sigma(Lambda) / T``,
-``sigma(Lambda)`` the noise the plan calibrates at that ``Lambda``, ``T`` the public
-bound on ``||theta*||``, ``s`` the constant ``OP_ALPHA_SCALE``. This script fits, on
-synthetic tasks that share nothing with cal_housing and protein (the generator of
-``bench_radius_rule.py``: ``d`` in {8, 30}, correlated or not, dense or 3-sparse
-``beta``, signal share 0.3 or 0.7, centred or offset targets, tight or loose
-feature bounds; here also ``n`` in {5,000, 20,000} training rows), the estimator at
-``alpha = c * alpha_auto`` for ``c`` on a grid of half octaves (``alpha_auto`` the
-default resolved by the installed rule, ``c = 1``), and prints for every ``c`` the
-mean test R^2 gap to the best ``c`` of each (task, epsilon, n) (an oracle picked on
-the test score), overall, by epsilon and by ``n``::
+``alpha="auto"`` by a public rule (``doc/privacy.md``, "Objective perturbation's
+alpha='auto' at its own noise"): ``Lambda = n alpha = max(Lambda_w, sqrt(Lambda_w
+Lambda_f))`` with the worst-spectrum balance ``Lambda_w = sqrt(k) sigma / T``, the
+flat-spectrum balance ``Lambda_f = k sigma^2 / (n (y_bound / 4)^2)`` and ``sigma``
+the noise the plan calibrates at that very ``Lambda`` (a fixed point). This script
+fits the estimator at ``alpha = c * alpha_auto`` for ``c`` on a grid of half octaves
+(``alpha_auto`` the default of the installed rule: ``c = 1``) on synthetic tasks that
+share nothing with cal_housing and protein: the generator of ``bench_radius_rule.py``
+(``d`` in {8, 30}, correlated or not, dense or 3-sparse ``beta``, signal share 0.3 or
+0.7, centred or offset targets, tight or loose feature bounds) and, with
+``--spectral``, 16 generators with decaying spectra (:func:`spectral_task`), each at
+``n`` in {5,000, 20,000} training rows. It prints for every ``c`` the mean test R^2
+gap to the best ``c`` of each (task, epsilon, n) (an oracle picked on the test
+score), overall, by epsilon and by ``n``::
 
-    python benchmarks/bench_op_alpha.py [--seeds 0 1 2 3]
+    python benchmarks/bench_op_alpha.py --seeds 6 7 8 9 10 11 --former --spectral
 
-With ``--former``, the rule before (``sigma`` taken at the curvature floor, about
-1.9x the fixed point at ``s = 1``) is added as a last row, for comparison.
+``--former`` adds the rule before as a last row (``sigma`` taken at the curvature
+floor, ``Lambda = sqrt(k) sigma_0 / T``); ``--dump FILE`` writes every (task, epsilon,
+n) row as JSON, from which the exponent and the prior were fitted (draws 0-5).
 """
 
 import argparse
