@@ -179,7 +179,8 @@ def run_igd(args):
           f"sklearn LogisticRegression test accuracy = {baseline:.4f}")
     rows, misses = compare("covertype", 0.02, baseline, score_of, IGD_GRID, args.seeds,
                            extra="seed")
-    print(f"\nPrivateIGDClassifier(solver={args.igd_solver!r}).fit, test accuracy (mean over seeds {seeds_text(args.seeds)}), "
+    print(f"\nPrivateIGDClassifier(solver={args.igd_solver!r}).fit, test accuracy "
+          f"(mean over seeds {seeds_text(args.seeds)}), "
           f"delta={DELTA:g}; target: gap <= 0.02\n")
     table(["data", "eps", "acc default", "alpha_ (mean)", "best acc", "best alpha", "gap",
            "se(gap)", "within", "default / LogReg", "best / LogReg", "acc alpha='seed'"], rows)

@@ -143,13 +143,14 @@ def main(argv=None):
             for key in keys:
                 ti, eps, n = key
                 d = tasks[ti][0][0]
-                out.write(json.dumps(dict(task=ti, spectral=ti >= 64, eps=eps, n=n, d=d, alpha_auto=auto[(ti, eps)],
-                                          y_bound=tasks[ti][1][4]["y_bound"],
-                                          scores={str(c): scores[c][key] for c in rows}))
-                          + "\n")
+                row = dict(task=ti, spectral=ti >= 64, eps=eps, n=n, d=d,
+                           alpha_auto=auto[(ti, eps)], y_bound=tasks[ti][1][4]["y_bound"],
+                           scores={str(c): scores[c][key] for c in rows})
+                out.write(json.dumps(row) + "\n")
     best = {key: max(scores[c][key] for c in CS) for key in keys}
     print(f"\n{len(tasks)} tasks (generators x n in {N_SIZES}), seeds {args.seeds}, "
-          f"eps {EPSILONS}, delta {DELTA:g}; alpha = c * alpha_auto ({time.time() - start:.0f} s)\n")
+          f"eps {EPSILONS}, delta {DELTA:g}; alpha = c * alpha_auto "
+          f"({time.time() - start:.0f} s)\n")
     groups = [("all", lambda key: True)]
     groups += [(f"eps={e:g}", lambda key, e=e: key[1] == e) for e in EPSILONS]
     groups += [(f"n={n:,}", lambda key, n=n: key[2] == n) for n in N_SIZES]
