@@ -221,6 +221,11 @@ def test_self_consistent_plan_root_and_floor():
         assert chosen.noise_std < floor.noise_std
         again = op.plan(1.0, 1e-6, alpha=chosen.regularization / 5000, **kwargs)
         assert again.noise_std == pytest.approx(chosen.noise_std, rel=1e-12)
+    # A rule a rounding error above the floor: no bracketing failure, a plan at the floor.
+    weight = floor.regularization * (1.0 + 1e-13) / floor.noise_std
+    edge = op.self_consistent_plan(1.0, 1e-6, rule=lambda s: weight * s, **kwargs)
+    assert edge.regularization == pytest.approx(floor.regularization, rel=1e-9)
+    assert edge.regularization >= floor.regularization
     unlimited = op.self_consistent_plan(np.inf, 1e-6, rule=lambda s: 3.0 * s, **kwargs)
     assert unlimited.noise_std == 0.0
 

@@ -202,11 +202,15 @@ def self_consistent_plan(epsilon, delta, *, n_samples, feature_norm, derivative_
     floor = at(0.0)
     if math.isinf(epsilon) or rule(floor.noise_std) <= floor.regularization:
         return floor
+    def excess(log_lam):
+        return math.exp(log_lam) - rule(at(math.exp(log_lam)).noise_std)
+
+    low, high = math.log(floor.regularization), math.log(rule(floor.noise_std))
+    if excess(high) <= 0.0:
+        # Only within the calibration's rounding of the floor (sigma(high) <= sigma_0).
+        return at(math.exp(high))
     # Brent's method on log Lambda (deterministic; a relative 1e-12).
-    root = brentq(lambda log_lam: math.exp(log_lam) - rule(at(math.exp(log_lam)).noise_std),
-                  math.log(floor.regularization), math.log(rule(floor.noise_std)),
-                  xtol=1e-12, rtol=1e-12)
-    return at(math.exp(root))
+    return at(math.exp(brentq(excess, low, high, xtol=1e-12, rtol=1e-12)))
 
 
 def noise_norm_bound(plan, n_columns):
