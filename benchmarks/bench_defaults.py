@@ -15,7 +15,8 @@ Parts and knobs: ``qftl`` (``PrivateQFTLRegressor.fit``, ``alpha="auto"``: AdaSS
 ``doc/privacy.md`` section 23; radius left at its default ``"auto"``, the public
 rule of section 41, unless ``--radius``),
 ``md`` (``PrivateMirrorDescentRegressor``, ``max_iter=None`` of section 8.11 for the
-default solver, and ``alpha="auto"`` of ``solver="objective_perturbation"``).
+default solver, and ``alpha="auto"`` of ``solver="objective_perturbation"``), ``op``
+(the latter alone).
 
 Targets: regressors within 0.03 R^2 of their best on cal_housing and protein;
 the classifier within 0.02 accuracy on covertype (class 2 vs rest).
@@ -168,7 +169,8 @@ def run_igd(args):
         key = (eps, alpha, seed)
         if key not in cache:
             clf = PrivateIGDClassifier(epsilon=eps, delta=DELTA, alpha=alpha, data_norm=1.0,
-                                       classes=[0, 1], random_state=seed).fit(X_tr, y_tr)
+                                       classes=[0, 1], solver=args.igd_solver,
+                                       random_state=seed).fit(X_tr, y_tr)
             cache[key] = (clf.score(X_te, y_te), clf.alpha_)
         return cache[key]
 
@@ -177,7 +179,8 @@ def run_igd(args):
           f"sklearn LogisticRegression test accuracy = {baseline:.4f}")
     rows, misses = compare("covertype", 0.02, baseline, score_of, IGD_GRID, args.seeds,
                            extra="seed")
-    print(f"\nPrivateIGDClassifier.fit, test accuracy (mean over seeds {seeds_text(args.seeds)}), "
+    print(f"\nPrivateIGDClassifier(solver={args.igd_solver!r}).fit, test accuracy "
+          f"(mean over seeds {seeds_text(args.seeds)}), "
           f"delta={DELTA:g}; target: gap <= 0.02\n")
     table(["data", "eps", "acc default", "alpha_ (mean)", "best acc", "best alpha", "gap",
            "se(gap)", "within", "default / LogReg", "best / LogReg", "acc alpha='seed'"], rows)
@@ -260,9 +263,10 @@ def run_fw(args):
     return misses
 
 
-def run_md(args):
+def run_md(args, steps=True):
     """PrivateMirrorDescentRegressor: default ``max_iter=None`` against fixed step counts,
-    and objective perturbation's ``alpha="auto"`` against fixed ``alpha``."""
+    and objective perturbation's ``alpha="auto"`` against fixed ``alpha``
+    (``steps=False``: only the latter, part ``op``)."""
     rows, op_rows, misses = [], [], 0
     radius, r_text = radius_args(args)
     for name, (X_tr, X_te, y_tr, y_te), bounds in real_regression_sets(args):
@@ -293,19 +297,21 @@ def run_md(args):
               f"{bounds['data_norm']:g}, y_bound {bounds['y_bound']:g}, L2 ball of radius "
               f"{r_text} (radius_ = {radius_:.4g}); sklearn Ridge(alpha=1) test R^2 = "
               f"{baseline:.4f}", flush=True)
-        part, miss = compare(name, 0.03, baseline, score_md, MD_GRID, args.seeds, default=None)
-        rows += part
-        misses += miss
+        if steps:
+            part, miss = compare(name, 0.03, baseline, score_md, MD_GRID, args.seeds,
+                                 default=None)
+            rows += part
+            misses += miss
         part, miss = compare(name, 0.03, baseline, score_op, OP_GRID, args.seeds)
         op_rows += part
         misses += miss
-    print("\nPrivateMirrorDescentRegressor.fit at defaults (solver='mirror_descent', "
-          f"max_iter=None, squared loss, L2 ball of radius {r_text}), test R^2 (mean over seeds "
-          f"{seeds_text(args.seeds)}), delta={DELTA:g}, against the best over max_iter in "
-          f"{MD_GRID}; "
-          "target: gap <= 0.03\n")
-    table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter", "gap",
-           "se(gap)", "within", "default / Ridge", "best / Ridge"], rows)
+    if steps:
+        print("\nPrivateMirrorDescentRegressor.fit at defaults (solver='mirror_descent', "
+              f"max_iter=None, squared loss, L2 ball of radius {r_text}), test R^2 (mean over "
+              f"seeds {seeds_text(args.seeds)}), delta={DELTA:g}, against the best over "
+              f"max_iter in {MD_GRID}; target: gap <= 0.03\n")
+        table(["data", "eps", "R^2 default", "max_iter_ (mean)", "best R^2", "best max_iter",
+               "gap", "se(gap)", "within", "default / Ridge", "best / Ridge"], rows)
     print("PrivateMirrorDescentRegressor(solver='objective_perturbation') at alpha='auto', "
           f"test R^2 (mean over seeds {seeds_text(args.seeds)}), against the best over alpha "
           "in 1e-6..1 "
@@ -318,12 +324,14 @@ def run_md(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="+", default=["qftl", "igd", "fw", "md"],
-                        choices=["qftl", "igd", "fw", "md"])
+                        choices=["qftl", "igd", "fw", "md", "op"])
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(10)))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--radius", type=radius_option, default=None,
                         help="radius for the fw and md parts: a float or 'auto' (default: the "
                              "estimators' default)")
+    parser.add_argument("--igd-solver", default="igd", choices=["igd", "objective_perturbation"],
+                        help="solver of the igd part (default: the estimator's default, 'igd')")
     args = parser.parse_args(argv)
     # The bounds passed are the public ones of the loaders; data_norm=1 and y_bound=1 coincide
     # with the estimators' defaults, which warn when left at them.
@@ -338,6 +346,8 @@ def main(argv=None):
         misses += run_fw(args)
     if "md" in args.parts:
         misses += run_md(args)
+    elif "op" in args.parts:
+        misses += run_md(args, steps=False)
     print(f"targets missed: {misses}")
 
 

@@ -18,6 +18,7 @@ from sklearn_dpol import PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor
 from sklearn_dpol._core import frank_wolfe as fw
 from sklearn_dpol._core import mirror_descent as md
 from sklearn_dpol._core import objective_perturbation as op
+from sklearn_dpol.linear_model._mirror_descent import OP_SIGNAL_FRACTION
 from sklearn_dpol.privacy import compose_gdp, gaussian_delta, gaussian_mu
 
 # -- mirror descent: the calibration in closed form ---------------------------------------------
@@ -183,17 +184,50 @@ def test_auto_alpha_balances_ridge_and_noise(epsilon, intercept):
         fit_intercept=intercept, random_state=0).fit(X, y)
     feature_norm = math.hypot(R, 1.0) if intercept else R
     derivative = md.derivative_bound("squared", 1.0, r, R, Y, intercept)
-    floor = op.plan(epsilon, 1e-6, n_samples=n, feature_norm=feature_norm,
-                    derivative_bound=derivative, curvature_bound=1.0, alpha=0.0)
+
+    def plan_at(alpha):
+        return op.plan(epsilon, 1e-6, n_samples=n, feature_norm=feature_norm,
+                       derivative_bound=derivative, curvature_bound=1.0, alpha=alpha)
+
+    floor, chosen = plan_at(0.0), plan_at(model.alpha_)
     k = p + int(intercept)
     extent = math.hypot(r, Y) if intercept else r
-    expected = max(floor.regularization, math.sqrt(k) * floor.noise_std / extent) / n
-    assert model.alpha_ == pytest.approx(expected, rel=1e-12)
-    # A larger ridge than the floor only lowers the noise.
-    assert model.noise_scale_ <= floor.noise_std
+    # Lambda = max(Lambda_w, sqrt(Lambda_w Lambda_f)) at the noise of the plan at Lambda
+    # itself (the fixed point), not at the floor's (larger) noise.
+    sigma = chosen.noise_std
+    worst = math.sqrt(k) * sigma / extent
+    flat = k * sigma ** 2 / (n * (OP_SIGNAL_FRACTION * Y) ** 2)
+    assert chosen.regularization > floor.regularization
+    assert n * model.alpha_ == pytest.approx(max(worst, math.sqrt(worst * flat)), rel=1e-9)
+    # Both branches are exercised: the prior raises the ridge at epsilon 0.5 (n = 3000).
+    assert (flat > worst) == (epsilon == 0.5)
+    assert model.noise_scale_ == chosen.noise_std < floor.noise_std
     fixed = PrivateMirrorDescentRegressor(solver="objective_perturbation", alpha=0.5,
                                           epsilon=epsilon, random_state=0).fit(X, y)
     assert fixed.alpha_ == pytest.approx(0.5) and fixed.alpha == 0.5
+
+
+def test_self_consistent_plan_root_and_floor():
+    kwargs = dict(n_samples=5000, feature_norm=math.sqrt(2.0), derivative_bound=3.0,
+                  curvature_bound=1.0)
+    floor = op.plan(1.0, 1e-6, alpha=0.0, **kwargs)
+    # A rule below the floor at the floor's noise keeps the floor.
+    low = op.self_consistent_plan(1.0, 1e-6, rule=lambda s: 1e-3 * s, **kwargs)
+    assert low == floor
+    # Otherwise the root: Lambda = rule(sigma(Lambda)), sigma strictly below the floor's.
+    for weight in (0.5, 3.0, 40.0):
+        chosen = op.self_consistent_plan(1.0, 1e-6, rule=lambda s: weight * s, **kwargs)
+        assert chosen.regularization == pytest.approx(weight * chosen.noise_std, rel=1e-9)
+        assert chosen.noise_std < floor.noise_std
+        again = op.plan(1.0, 1e-6, alpha=chosen.regularization / 5000, **kwargs)
+        assert again.noise_std == pytest.approx(chosen.noise_std, rel=1e-12)
+    # A rule a rounding error above the floor: no bracketing failure, a plan at the floor.
+    weight = floor.regularization * (1.0 + 1e-13) / floor.noise_std
+    edge = op.self_consistent_plan(1.0, 1e-6, rule=lambda s: weight * s, **kwargs)
+    assert edge.regularization == pytest.approx(floor.regularization, rel=1e-9)
+    assert edge.regularization >= floor.regularization
+    unlimited = op.self_consistent_plan(np.inf, 1e-6, rule=lambda s: 3.0 * s, **kwargs)
+    assert unlimited.noise_std == 0.0
 
 
 def test_auto_alpha_without_noise_and_under_mirror_descent():
@@ -250,10 +284,10 @@ def test_frank_wolfe_rule_beats_the_seeds_count_at_n_32000():
 # descent, the last entry).
 BENCHMARK_DEFAULTS = {
     "cal_housing": ((16_512, 8, 0.5 / math.sqrt(2.0), 0.5),
-                    (40, 63, 97), (329, 627, 1188), (0.01428, 0.007411, 0.003856),
+                    (40, 63, 97), (329, 627, 1188), (0.008409, 0.003968, 0.002073),
                     (1.5 * 0.5 * math.sqrt(2.0) / 0.5, 1.5)),
     "protein": ((36_584, 9, 1.0 / 3.0, 2.0),
-                (68, 104, 161), (690, 1316, 2492), (0.006793, 0.003526, 0.001835),
+                (68, 104, 161), (690, 1316, 2492), (0.003629, 0.001885, 0.0009851),
                 (9.0, 6.0)),
 }
 

@@ -3003,10 +3003,10 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
            'steps': [{'planned': (1.0, 1e-06, math.nan),
                       'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
                       'texts': ('replace-one',
-                                'objective perturbation: N(0, 68.68^2) linear term, '
-                                'regularisation 81.58 (sum form), Jacobian term 0.02422, '
+                                'objective perturbation: N(0, 67.51^2) linear term, '
+                                'regularisation 322.1 (sum form), Jacobian term 0.006189, '
                                 'gradient sensitivity 14.14 over 1 problem(s), plus Gaussian '
-                                'output noise at mu=0.02059 for the certified solver gap; '
+                                'output noise at mu=0.02095 for the certified solver gap; '
                                 'exact profile of the privacy-loss bound plus the charge for '
                                 'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
                                 'coef_ and intercept_ after every call (the perturbed '

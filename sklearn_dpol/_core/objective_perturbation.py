@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
+from scipy.optimize import brentq
 from scipy.special import expit
 
 from ..privacy import gaussian_mu
@@ -175,6 +176,41 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
     return Plan(float(epsilon), float(delta), mu, noise_std, regularization, jacobian,
                 sensitivity, float(derivative_bound), float(feature_norm),
                 float(curvature_bound), n, K, log_norm_failure)
+
+
+def self_consistent_plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound,
+                         curvature_bound, rule, n_problems=1):
+    """The plan whose regularisation is ``rule`` of its own noise scale (public values only).
+
+    Solves ``Lambda = max(Lambda_0, rule(sigma(Lambda)))``, with ``sigma(Lambda)`` the
+    noise :func:`plan` calibrates at regularisation ``Lambda`` (sum form) and
+    ``Lambda_0`` the smallest regularisation the curvature condition admits.
+    ``sigma`` does not increase with ``Lambda`` (a larger ``Lambda`` lowers the
+    Jacobian term and leaves more of epsilon to the noise) and ``rule`` must not
+    decrease with ``sigma``, so ``Lambda - rule(sigma(Lambda))`` increases and the
+    root is unique; it lies between ``Lambda_0`` and ``rule(sigma(Lambda_0))``. A
+    rule that sets the ridge from the noise must take the noise at the ridge it
+    picks: at the floor it is about twice as large (``doc/privacy.md``, "objective
+    perturbation's alpha at its own noise"). ``epsilon=inf``: the plan at
+    ``Lambda = 0`` (no noise).
+    """
+    def at(regularization):
+        return plan(epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
+                    derivative_bound=derivative_bound, curvature_bound=curvature_bound,
+                    alpha=regularization / n_samples, n_problems=n_problems)
+
+    floor = at(0.0)
+    if math.isinf(epsilon) or rule(floor.noise_std) <= floor.regularization:
+        return floor
+    def excess(log_lam):
+        return math.exp(log_lam) - rule(at(math.exp(log_lam)).noise_std)
+
+    low, high = math.log(floor.regularization), math.log(rule(floor.noise_std))
+    if excess(high) <= 0.0:
+        # Only within the calibration's rounding of the floor (sigma(high) <= sigma_0).
+        return at(math.exp(high))
+    # Brent's method on log Lambda (deterministic; a relative 1e-12).
+    return at(math.exp(brentq(excess, low, high, xtol=1e-12, rtol=1e-12)))
 
 
 def noise_norm_bound(plan, n_columns):

@@ -33,6 +33,10 @@ from ._dask_fit import check_mirror_descent_dask_fit, is_dask_array, mirror_desc
 _NEIGHBOURS = "replace-one"
 MIRROR_DESCENT = "mirror_descent"
 OBJECTIVE_PERTURBATION = "objective_perturbation"
+#: Public prior of objective perturbation's ``alpha="auto"`` (:func:`default_alpha`): the
+#: signal ``<theta*, x>`` has standard deviation ``OP_SIGNAL_FRACTION * y_bound``; the
+#: 1/4 was chosen on synthetic tasks only (``benchmarks/bench_op_alpha.py``).
+OP_SIGNAL_FRACTION = 0.25
 
 
 class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMixin,
@@ -612,27 +616,44 @@ def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, int
     """``alpha="auto"`` of objective perturbation: public values only.
 
     The perturbed objective is ``sum_i f + (Lambda/2) ||theta||^2 + <b, theta>``
-    with ``b ~ N(0, sigma^2 I_k)``. Where the data add no curvature the noise
-    moves the minimiser by ``b / Lambda`` and costs ``||b||^2 / (2 Lambda)``
-    (``k sigma^2 / (2 Lambda)`` in expectation), while the ridge costs at
-    most ``Lambda ||theta*||^2 / 2 <= Lambda T^2 / 2`` with
-    ``T^2 = radius^2 + y_bound^2`` (``radius^2`` without intercept). The sum
-    is smallest at ``Lambda = sqrt(k) sigma / T``; ``sigma`` is taken at the
-    smallest ``Lambda`` the curvature condition admits (a larger ``Lambda``
-    only lowers it). ``epsilon=inf``: the smallest positive ridge of the
-    mean form, ``1e-10``. Returns ``alpha = Lambda / n``.
+    with ``b ~ N(0, sigma^2 I_k)``; for the squared loss, a direction of the data
+    with eigenvalue ``lambda`` (mean form) and coefficient ``theta_j`` costs
+    ``lambda (alpha^2 theta_j^2 + s^2) / (2 (lambda + alpha)^2)`` of excess risk,
+    ``alpha = Lambda / n``, ``s = sigma / n``. Two balances bracket the best ``alpha``:
+
+    - whatever the spectrum (``lambda = alpha``, the worst case):
+      ``Lambda_w = sqrt(k) sigma / T``, ``T^2 = radius^2 + y_bound^2``
+      (``radius^2`` without intercept) bounding ``||theta*||^2``;
+    - a flat spectrum sharing the signal variance ``V`` over the ``k`` directions:
+      ``Lambda_f = k sigma^2 / (n V)``, with the public prior
+      ``sqrt(V) = OP_SIGNAL_FRACTION * y_bound``.
+
+    The rule takes ``Lambda = max(Lambda_w, sqrt(Lambda_w Lambda_f))``: the prior
+    may only raise the ridge above the worst-case balance (by their geometric mean,
+    where the noise dominates), never lower it; ``sigma`` is the noise of the plan
+    at that ``Lambda`` (a fixed point,
+    :func:`~sklearn_dpol._core.objective_perturbation.self_consistent_plan`), never
+    below the curvature floor (``doc/privacy.md``, "objective perturbation's alpha
+    at its own noise"). ``epsilon=inf``: the smallest positive ridge of the mean
+    form, ``1e-10``. Returns ``alpha = Lambda / n``.
     """
     from .._core import objective_perturbation as op
 
     if math.isinf(epsilon):
         return 1e-10
-    floor = op.plan(epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
-                    derivative_bound=derivative, curvature_bound=1.0, alpha=0.0,
-                    n_problems=1)
     k = n_features + int(intercept)
     extent = math.hypot(radius, y_bound) if intercept else radius
-    regularization = max(floor.regularization, math.sqrt(k) * floor.noise_std / extent)
-    return regularization / n_samples
+    signal_variance = (OP_SIGNAL_FRACTION * y_bound) ** 2
+
+    def rule(sigma):
+        worst = math.sqrt(k) * sigma / extent
+        flat = k * sigma * sigma / (n_samples * signal_variance)
+        return max(worst, math.sqrt(worst * flat))
+
+    plan = op.self_consistent_plan(
+        epsilon, delta, n_samples=n_samples, feature_norm=feature_norm,
+        derivative_bound=derivative, curvature_bound=1.0, rule=rule, n_problems=1)
+    return plan.regularization / n_samples
 
 
 def _mirror_descent_description(calibration):
