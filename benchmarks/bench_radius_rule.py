@@ -22,6 +22,17 @@ oracle picked on the test score)::
 
     python benchmarks/bench_radius_rule.py [--seeds 0 1 2 3] [--parts fw md]
 
+The rule that tracks the noise (``doc/privacy.md``, "radius='auto' that tracks the
+noise"): the same 32 tasks at ``n`` in {2e3, 5e3, 2e4, 1e5} and epsilon in {0.5, 1, 2,
+4}, ``c`` on a grid ``2^(k/4)`` in [0.5, 16]; it prints the best constant of each
+(n, epsilon) cell, fits ``c = c_ref (nu / nu_ref)^-gamma`` (``nu = sqrt(d) / (n mu)``,
+with and without ``sqrt(d)``) by the mean gap, and compares the classes' rule with the
+old constants; ``check-*`` fits ``radius="auto"`` for real on the saved tasks::
+
+    python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --seeds 0 1 2 3 --save /tmp/sweep
+    python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --load /tmp/sweep
+    python benchmarks/bench_radius_rule.py --parts check-fw check-md --load /tmp/sweep
+
 Two checks on the real sets (``../shared/data``, ``bench_defaults.py``'s loaders and
 bounds; never used to choose ``c``)::
 
@@ -29,7 +40,7 @@ bounds; never used to choose ``c``)::
     python benchmarks/bench_radius_rule.py --parts private --seeds $(seq 0 9)
 
 ``grid``: the test R^2 at defaults for fixed radii (an oracle's choice, for
-reference). ``private``: option (b) of ``doc/privacy.md`` section 41, simulated
+reference), then ``radius="auto"`` on the same draws and its gap to the best radius. ``private``: option (b) of ``doc/privacy.md`` section 41, simulated
 (the radius from the norm of QFTL's AdaSSP ridge at 10% of ``epsilon`` and
 ``delta``, times a factor, rounded up on ``2^(k/4)``; the estimator at the other
 90%), against the rule at the full budget on the same draws.
