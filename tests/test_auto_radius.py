@@ -247,3 +247,18 @@ def test_auto_beats_the_unit_radius_when_the_model_is_large(kind):
     auto = cls(epsilon=1.0, random_state=0, **bounds).fit(X, y)
     unit = cls(epsilon=1.0, radius=1.0, random_state=0, **bounds).fit(X, y)
     assert r2_score(y, auto.predict(X)) > r2_score(y, unit.predict(X)) + 0.2
+
+
+@pytest.mark.parametrize("kind", ["fw", "md"])
+def test_a_refused_fit_keeps_the_shape_the_rule_read(kind):
+    # The shape is recorded only after the data are read: a fit refused before (here a
+    # non-finite target) leaves the radius of the model in place for a stream continuing it.
+    model = make(kind).fit(*data(0))
+    radius = model.radius_
+    X, y = data(1, n=4000)
+    y[3] = np.nan
+    with pytest.raises(ValueError):
+        model.fit(X, y)
+    assert model.radius_ == radius and model._radius() == radius
+    model.partial_fit(*data(2, n=50))
+    assert model.radius_ == radius
