@@ -22,6 +22,17 @@ oracle picked on the test score)::
 
     python benchmarks/bench_radius_rule.py [--seeds 0 1 2 3] [--parts fw md]
 
+The rule that tracks the noise (``doc/privacy.md``, "radius='auto' that tracks the
+noise"): the same 32 tasks at ``n`` in {2e3, 5e3, 2e4, 1e5} and epsilon in {0.5, 1, 2,
+4}, ``c`` on a grid ``2^(k/4)`` in [0.5, 16]; it prints the best constant of each
+(n, epsilon) cell, fits ``c = c_ref (nu / nu_ref)^-gamma`` (``nu = sqrt(d) / (n mu)``,
+with and without ``sqrt(d)``) by the mean gap, and compares the classes' rule with the
+old constants; ``check-*`` fits ``radius="auto"`` for real on the saved tasks::
+
+    python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --seeds 0 1 2 3 --save /tmp/sweep
+    python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --load /tmp/sweep
+    python benchmarks/bench_radius_rule.py --parts check-fw check-md --load /tmp/sweep
+
 Two checks on the real sets (``../shared/data``, ``bench_defaults.py``'s loaders and
 bounds; never used to choose ``c``)::
 
@@ -29,7 +40,7 @@ bounds; never used to choose ``c``)::
     python benchmarks/bench_radius_rule.py --parts private --seeds $(seq 0 9)
 
 ``grid``: the test R^2 at defaults for fixed radii (an oracle's choice, for
-reference). ``private``: option (b) of ``doc/privacy.md`` section 41, simulated
+reference), then ``radius="auto"`` on the same draws and its gap to the best radius. ``private``: option (b) of ``doc/privacy.md`` section 41, simulated
 (the radius from the norm of QFTL's AdaSSP ridge at 10% of ``epsilon`` and
 ``delta``, times a factor, rounded up on ``2^(k/4)``; the estimator at the other
 90%), against the rule at the full budget on the same draws.
@@ -58,9 +69,10 @@ FW_CS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 MD_CS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 
-def task(d, rho, sparse, signal_share, offset, rng, looseness=2.5):
+def task(d, rho, sparse, signal_share, offset, rng, looseness=2.5, n_train=None):
     """One synthetic task: train and test sets and their public bounds."""
-    n = N_TRAIN + N_TEST
+    n_train = N_TRAIN if n_train is None else n_train
+    n = n_train + N_TEST
     latent = rng.normal(size=(n, 1))
     Z = np.sqrt(rho) * latent + np.sqrt(1 - rho) * rng.normal(size=(n, d))
     b = 1.0 / np.sqrt(d)
@@ -75,7 +87,7 @@ def task(d, rho, sparse, signal_share, offset, rng, looseness=2.5):
     y_bound = 2.5 * np.sqrt(offset ** 2 + 1.0)   # 2.5 times the population RMS of y
     y = np.clip(y, -y_bound, y_bound)
     bounds = dict(feature_bound=b, data_norm=1.0, y_bound=y_bound)
-    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:], bounds
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:], bounds
 
 
 def fit_score(part, c, eps, seed, data, radius=None, delta=DELTA):
@@ -111,14 +123,43 @@ def run_grid(args):
     grids = {"fw": (1, 2, 3, 5, 8, 12, 20, 30), "md": (0.5, 1, 2, 3, 5, 8, 12, 20)}
     print("\n| data | estimator | radius | R^2 eps=0.5 | eps=1 | eps=2 |")
     print("|---|---|---|---|---|---|")
+    gaps = []
     for name, (X_tr, X_te, y_tr, y_te), bounds in real_sets(args.data_dir):
         data = (X_tr, y_tr, X_te, y_te, bounds)
         for part, grid in grids.items():
+            rows = []
             for radius in grid:
                 row = [statistics.mean(fit_score(part, None, eps, s, data, radius=radius)
                                        for s in args.seeds) for eps in EPSILONS]
+                rows.append(row)
                 print(f"| {name} | {part} | {radius:g} | "
                       + " | ".join(f"{v:.4f}" for v in row) + " |", flush=True)
+            # The default (radius="auto", the rule in use) on the same draws.
+            auto = [statistics.mean(fit_score(part, None, eps, s, data, radius="auto")
+                                    for s in args.seeds) for eps in EPSILONS]
+            radii = [_fitted_radius(part, eps, data) for eps in EPSILONS]
+            print(f"| {name} | {part} | 'auto' (radius_ " + " / ".join(f"{r:.3g}" for r in radii)
+                  + ") | " + " | ".join(f"{v:.4f}" for v in auto) + " |", flush=True)
+            best = [max(col) for col in zip(*rows)]
+            gaps.append((name, part, [b - a for b, a in zip(best, auto)]))
+    print("\n| data | estimator | gap of 'auto' to the best radius: eps=0.5 | eps=1 | eps=2 |")
+    print("|---|---|---|---|---|")
+    for name, part, gap in gaps:
+        print(f"| {name} | {part} | " + " | ".join(f"{g:+.4f}" for g in gap) + " |")
+
+
+def _fitted_radius(part, eps, data):
+    """``radius_`` of the default at ``eps`` on ``data`` (one step: the rule reads no values)."""
+    X_tr, y_tr, _, _, bounds = data
+    if part == "fw":
+        reg = PrivateFrankWolfeLasso(epsilon=eps, delta=DELTA, max_iter=1,
+                                     feature_bound=bounds["feature_bound"],
+                                     y_bound=bounds["y_bound"], random_state=0)
+    else:
+        reg = PrivateMirrorDescentRegressor(epsilon=eps, delta=DELTA, max_iter=1,
+                                            data_norm=bounds["data_norm"],
+                                            y_bound=bounds["y_bound"], random_state=0)
+    return reg.fit(X_tr, y_tr).radius_
 
 
 def run_private(args):
@@ -157,11 +198,179 @@ def run_private(args):
                   flush=True)
 
 
+# -- the n axis: how the best c moves with the noise (the rule of radius="auto") -------------
+SWEEP_NS = (2_000, 5_000, 20_000, 100_000)
+SWEEP_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+SWEEP_CS = tuple(2.0 ** (k / 4) for k in range(-4, 17))      # 0.5 .. 16, 4 per octave
+SWEEP_GAMMAS = tuple(sorted({k / 40 for k in range(0, 25)} | {1 / 3}))   # 0 .. 0.6 and 1/3
+
+
+def synthetic_specs():
+    """The 32 synthetic task specs: (d, rho, sparse, share, offset, looseness)."""
+    specs = []
+    for k, (d, rho, sparse, share, loose) in enumerate(
+            itertools.product((8, 30), (0.0, 0.6), (False, True), (0.3, 0.7), (2.5, 5.0))):
+        offset = 0.5 if (k // 2) % 2 else 0.0     # half the tasks have an uncentred target
+        specs.append((d, rho, sparse, share, offset, loose))
+    return specs
+
+
+def _interp_gap(curve, best, c):
+    """The gap to ``best`` at ``c``, interpolating ``curve`` (scores on SWEEP_CS) in log2 c."""
+    x = np.log2(SWEEP_CS)
+    return best - np.interp(np.log2(c), x, curve)
+
+
+def _rule_c(kind, c_ref, gamma, n, d, eps, c_lo, c_hi):
+    from sklearn_dpol._auto_bounds import noise_ratio
+
+    ratio = noise_ratio(n, d, eps, DELTA) / noise_ratio(REF_N, REF_D, REF_EPS, DELTA)
+    if kind != "d":   # the same without d
+        ratio *= np.sqrt(REF_D / d)
+    return float(np.clip(c_ref * ratio ** -gamma, c_lo, c_hi))
+
+
+REF_N, REF_D, REF_EPS = 20_000, 10, 1.0
+
+
+def run_sweep(part, args):
+    """Test R^2 at defaults over the grid of c, for n x epsilon x 32 tasks (synthetic only)."""
+    import json
+
+    specs = synthetic_specs()
+    start = time.time()
+    table = {}   # (ti, n, eps) -> list of mean R^2 over SWEEP_CS
+    for n in SWEEP_NS:
+        for ti, spec in enumerate(specs):
+            d, rho, sparse, share, offset, loose = spec
+            data = task(d, rho, sparse, share, offset, np.random.default_rng(1000 + ti),
+                        looseness=loose, n_train=n)
+            for eps in SWEEP_EPSILONS:
+                table[(ti, n, eps)] = [statistics.mean(fit_score(part, c, eps, s, data)
+                                                       for s in args.seeds) for c in SWEEP_CS]
+        print(f"  {part}: n = {n} done ({time.time() - start:.0f} s)", flush=True)
+    if args.save:
+        with open(f"{args.save}.{part}.json", "w") as fh:
+            json.dump({"seeds": args.seeds, "rows": [[*key, row] for key, row in table.items()]},
+                      fh)
+    analyse_sweep(part, table, specs)
+
+
+def check_sweep(part, table, specs, seeds):
+    """The class's rule fitted for real (``radius="auto"``) on the sweep's tasks and seeds.
+
+    The gap to each task's best ``c`` of the saved table (same draws), per (n, epsilon)
+    cell, against the old constant's (interpolated in the table).
+    """
+    name = "PrivateFrankWolfeLasso" if part == "fw" else "PrivateMirrorDescentRegressor"
+    const = 1.5 if part == "fw" else 3.0
+    start = time.time()
+    print(f"\n{name}, radius='auto' fitted (the class's rule) against the best c of each "
+          f"task, seeds {seeds}\n")
+    print("| n | eps | radius_ / (y_bound / B) | gap, rule (fitted) | gap, constant "
+          f"{const:g} |")
+    print("|---|---|---|---|---|")
+    all_rule, all_const = [], []
+    for n in SWEEP_NS:
+        datas = []
+        for ti, spec in enumerate(specs):
+            d, rho, sparse, share, offset, loose = spec
+            datas.append(task(d, rho, sparse, share, offset, np.random.default_rng(1000 + ti),
+                              looseness=loose, n_train=n))
+        for eps in SWEEP_EPSILONS:
+            rule_gaps, const_gaps, factors = [], [], []
+            for ti, data in enumerate(datas):
+                curve = np.asarray(table[(ti, n, eps)])
+                best = curve.max()
+                rule_gaps.append(best - statistics.mean(
+                    fit_score(part, None, eps, s, data, radius="auto") for s in seeds))
+                const_gaps.append(_interp_gap(curve, best, const))
+                bounds = data[4]
+                row_bound = bounds["feature_bound"] if part == "fw" else bounds["data_norm"]
+                cls = PrivateFrankWolfeLasso if part == "fw" else PrivateMirrorDescentRegressor
+                factors.append(cls(epsilon=eps)._radius_factor(n, specs[ti][0]))
+            all_rule.append(statistics.mean(rule_gaps))
+            all_const.append(statistics.mean(const_gaps))
+            print(f"| {n} | {eps:g} | {min(factors):.3g}..{max(factors):.3g} | "
+                  f"{all_rule[-1]:.4f} | {all_const[-1]:.4f} |", flush=True)
+    print(f"| all | mean | | {statistics.mean(all_rule):.4f} | {statistics.mean(all_const):.4f} |")
+    print(f"| all | worst | | {max(all_rule):.4f} | {max(all_const):.4f} |")
+    print(f"({time.time() - start:.0f} s)")
+
+
+def analyse_sweep(part, table, specs):
+    from sklearn_dpol._auto_bounds import noise_ratio
+
+    name = "PrivateFrankWolfeLasso" if part == "fw" else "PrivateMirrorDescentRegressor"
+    const = 1.5 if part == "fw" else 3.0
+    keys = list(table)
+    curves = {key: np.asarray(table[key]) for key in keys}
+    best = {key: curves[key].max() for key in keys}
+    print(f"\n{name}: the best constant c of each (n, epsilon) cell (32 synthetic tasks; "
+          "gap = mean over tasks of the task's best c's R^2 minus c's)\n")
+    print("| n | eps | noise ratio (d=10) | best c of the cell | its mean gap | "
+          f"gap of c={const:g} |")
+    print("|---|---|---|---|---|---|")
+    cells = sorted({(n, eps) for _, n, eps in keys})
+    for n, eps in cells:
+        ck = [key for key in keys if key[1:] == (n, eps)]
+        gaps = [statistics.mean(_interp_gap(curves[k], best[k], c) for k in ck)
+                for c in SWEEP_CS]
+        i = int(np.argmin(gaps))
+        g_const = statistics.mean(_interp_gap(curves[k], best[k], const) for k in ck)
+        print(f"| {n} | {eps:g} | {noise_ratio(n, REF_D, eps, DELTA):.3g} | "
+              f"{SWEEP_CS[i]:.3g} | {gaps[i]:.4f} | {g_const:.4f} |")
+
+    def evaluate(kind, c_ref, gamma, c_lo=SWEEP_CS[0], c_hi=SWEEP_CS[-1]):
+        per_cell = {}
+        for key in keys:
+            ti, n, eps = key
+            c = _rule_c(kind, c_ref, gamma, n, specs[ti][0], eps, c_lo, c_hi)
+            per_cell.setdefault((n, eps), []).append(_interp_gap(curves[key], best[key], c))
+        cell_means = {cell: statistics.mean(v) for cell, v in per_cell.items()}
+        return statistics.mean(cell_means.values()), max(cell_means.values()), cell_means
+
+    c_refs = tuple(2.0 ** (k / 16) for k in range(-16, 65))
+    print(f"\n{name}: c = c_ref * (ratio / ratio_ref)^-gamma, ratio = noise_ratio(n, d, eps, "
+          f"delta) (ratio_ref at n={REF_N}, d={REF_D}, eps={REF_EPS:g}); fitted by the mean "
+          "gap over the 16 cells\n")
+    print("| form | gamma | c_ref | mean gap | worst cell |")
+    print("|---|---|---|---|---|")
+    results = {}
+    for kind in ("d", "no d"):
+        for gamma in SWEEP_GAMMAS:
+            if kind == "no d" and gamma == 0:
+                continue
+            (mean, worst, _), c_ref = min(((evaluate(kind, c, gamma), c) for c in c_refs),
+                                          key=lambda r: r[0][0])
+            results[(kind, gamma)] = (mean, worst, c_ref)
+            print(f"| {kind} | {gamma:.4g} | {c_ref:.3g} | {mean:.4f} | {worst:.4f} |")
+    cls = PrivateFrankWolfeLasso if part == "fw" else PrivateMirrorDescentRegressor
+    c_ref, gamma = cls.AUTO_RADIUS_FACTOR, cls.AUTO_RADIUS_SLOPE
+    c_lo, c_hi = cls.AUTO_RADIUS_RANGE
+    mean_c, worst_c, cells_c = evaluate("d", const, 0.0)
+    mean_r, worst_r, cells_r = evaluate("d", c_ref, gamma, c_lo, c_hi)
+    print(f"\n{name}: the class's rule (c_ref {c_ref:g}, slope {gamma:.4g}, range "
+          f"{c_lo:g}..{c_hi:g}) against the constant {const:g}, mean gap per cell\n")
+    print("| n | eps | gap, constant | gap, rule |")
+    print("|---|---|---|---|")
+    for cell in cells:
+        print(f"| {cell[0]} | {cell[1]:g} | {cells_c[cell]:.4f} | {cells_r[cell]:.4f} |")
+    print(f"| all | mean | {mean_c:.4f} | {mean_r:.4f} |")
+    print(f"| all | worst | {worst_c:.4f} | {worst_r:.4f} |")
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     parser.add_argument("--parts", nargs="+", default=["fw", "md"],
-                        choices=["fw", "md", "grid", "private"])
+                        choices=["fw", "md", "grid", "private", "sweep-fw", "sweep-md",
+                                 "check-fw", "check-md"])
+    parser.add_argument("--save", default=None,
+                        help="sweep: write the table of R^2 to SAVE.<part>.json")
+    parser.add_argument("--load", default=None,
+                        help="sweep: analyse a table written by --save instead of fitting")
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -169,6 +378,23 @@ def main(argv=None):
         run_grid(args)
     if "private" in args.parts:
         run_private(args)
+    for part in ("fw", "md"):
+        if f"sweep-{part}" in args.parts:
+            if args.load:
+                import json
+
+                with open(f"{args.load}.{part}.json") as fh:
+                    rows = json.load(fh)["rows"]
+                analyse_sweep(part, {tuple(r[:3]): r[3] for r in rows}, synthetic_specs())
+            else:
+                run_sweep(part, args)
+        if f"check-{part}" in args.parts:
+            import json
+
+            with open(f"{args.load or args.save}.{part}.json") as fh:
+                saved = json.load(fh)
+            check_sweep(part, {tuple(r[:3]): r[3] for r in saved["rows"]}, synthetic_specs(),
+                        saved["seeds"])
     args.parts = [part for part in args.parts if part in ("fw", "md")]
     if not args.parts:
         return

@@ -17,10 +17,13 @@ quantile is then of the rows' L-infinity norms (``doc/privacy.md``,
 "feature_bound='auto' for Frank-Wolfe"); everything else is the same.
 
 A class with a constraint set may also take ``radius="auto"`` (its
-``AUTO_RADIUS_FACTOR``): a public rule on the bounds in use, ``radius_ = c *
-y_bound / B`` (:func:`auto_radius`), post-processing of released values that
-spends no budget (``doc/privacy.md``, "radius='auto' for Frank-Wolfe and
-mirror descent").
+``AUTO_RADIUS_FACTOR``, ``AUTO_RADIUS_SLOPE``, ``AUTO_RADIUS_RANGE``): a public
+rule on the bounds in use, ``radius_ = c * y_bound / B`` (:func:`auto_radius`)
+with ``c`` a public function of the noise ratio ``sqrt(d) / (n mu*(epsilon,
+delta))`` of the fit's shape and budget (:func:`auto_radius_factor`),
+post-processing of released values that spends no budget (``doc/privacy.md``,
+"radius='auto' for Frank-Wolfe and mirror descent" and "radius='auto' that
+tracks the noise").
 
 The resolved values are fitted attributes (``data_norm_``, ``y_bound_``,
 ``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
@@ -37,7 +40,8 @@ from .privacy._gaussian import gaussian_mu
 from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
 
-__all__ = ["AUTO_GRID", "L2", "LINF", "AutoBoundsMixin", "auto_radius", "row_norms"]
+__all__ = ["AUTO_GRID", "AUTO_RADIUS_REFERENCE", "L2", "LINF", "AutoBoundsMixin", "auto_radius",
+           "auto_radius_factor", "noise_ratio", "row_norms"]
 
 #: The public candidates of an "auto" bound: ``2**(k/4)``, ``k/4`` in ``[-20, 20]``.
 AUTO_GRID = geometric_grid(-20, 20, signed=False, per_octave=4)
@@ -109,13 +113,49 @@ def _cached_mu(epsilon, delta):
     return mu
 
 
+def noise_ratio(n_samples, n_features, epsilon, delta):
+    """``sqrt(d) / (n mu*(epsilon, delta))``: the privacy noise against the signal, public.
+
+    A ``mu``-GDP release of the mean of ``n`` rows of norm at most ``B`` in
+    ``d`` dimensions adds noise of norm about ``sqrt(d) B / (n mu)``, against
+    a signal of norm up to ``B``. 0 at ``epsilon = inf``.
+    """
+    mu = _cached_mu(epsilon, delta)
+    if not math.isfinite(mu):
+        return 0.0
+    return math.sqrt(n_features) / (n_samples * mu)
+
+
+#: The public reference shape of ``radius="auto"``'s factor: ``(n, d, epsilon, delta)``.
+AUTO_RADIUS_REFERENCE = (20_000, 10, 1.0, 1e-6)
+
+
+def auto_radius_factor(factor, slope, factor_range, noise):
+    """The factor ``c`` of ``radius="auto"`` at the noise ratio ``noise``, a public rule.
+
+    ``c = factor * (noise / noise_ref) ** -slope`` clipped to ``factor_range``,
+    with ``noise_ref`` the :func:`noise_ratio` of :data:`AUTO_RADIUS_REFERENCE`
+    (so ``factor`` is ``c`` there): less noise, a larger ball (``doc/privacy.md``,
+    "radius='auto' that tracks the noise"). ``slope = 0`` is the constant
+    ``factor``; ``noise = 0`` (``epsilon = inf``) gives the top of the range.
+    """
+    low, high = factor_range
+    if slope == 0:
+        return float(min(max(factor, low), high))
+    if noise <= 0:
+        return float(high)
+    reference = noise_ratio(*AUTO_RADIUS_REFERENCE)
+    return float(min(max(factor * (noise / reference) ** -slope, low), high))
+
+
 def auto_radius(factor, y_bound, row_bound):
     """``radius="auto"``: ``factor * y_bound / row_bound``, a public rule.
 
     ``row_bound`` bounds every row in the dual norm of the constraint set
     (``||x||_inf`` for an L1 ball, ``||x||_2`` for an L2 ball), so a model of
     norm ``r`` predicts at most ``r * row_bound`` in absolute value; the rule
-    gives the set room for predictions ``factor`` times the target bound.
+    gives the set room for predictions ``factor`` times the target bound
+    (``factor`` from :func:`auto_radius_factor`).
     Scale-equivariant: scaling ``X`` by ``k`` divides it by ``k``, scaling
     ``y`` by ``k`` multiplies it by ``k``.
     """
@@ -138,8 +178,12 @@ class AutoBoundsMixin:
     AUTO_DATA_NORM_QUANTILE = 0.98
     AUTO_Y_BOUND_SHARE = 0.1
     AUTO_Y_BOUND_QUANTILE = 0.98
-    # radius="auto": the constant c of radius_ = c * y_bound / B (None: no "auto" radius).
+    # radius="auto": radius_ = c * y_bound / B with c = auto_radius_factor(AUTO_RADIUS_FACTOR,
+    # AUTO_RADIUS_SLOPE, AUTO_RADIUS_RANGE, noise ratio of (n, d, epsilon, delta)) (None: no
+    # "auto" radius).
     AUTO_RADIUS_FACTOR = None
+    AUTO_RADIUS_SLOPE = 0.0
+    AUTO_RADIUS_RANGE = (0.5, 16.0)
 
     # -- which bounds are "auto" (public: the parameters) -------------------------------
     def _auto_norm(self):
@@ -193,26 +237,58 @@ class AutoBoundsMixin:
         return (self.AUTO_RADIUS_FACTOR is not None and isinstance(self.radius, str)
                 and self.radius == "auto")
 
-    def _radius(self, worst=False):
+    def _radius(self, worst=False, shape=None):
         """The radius in use: ``radius``, or ``c * y_bound / B`` for ``radius="auto"``.
 
         ``B`` is the row bound of the class (``_auto_norm_param``) in the dual
         norm of the constraint set, or one above it, so that ``|<x, w>| <= B
         ||w||`` and the ball of ``radius_`` holds the models whose predictions
         reach ``c`` times ``y_bound`` (``doc/privacy.md``, "radius='auto' for
-        Frank-Wolfe and mirror descent"). It reads the bounds in use only:
+        Frank-Wolfe and mirror descent"). ``c`` (:meth:`_radius_factor`) is a
+        public function of ``shape = (n, d)`` (the rows and features of the
+        fit, or of a stream's first call: :meth:`_radius_shape`), ``epsilon``
+        and ``delta``; without ``shape``, the shape of the last release
+        (:meth:`_release_radius`). It reads the bounds in use only:
         public values, or the released private quantiles of "auto" bounds
         (post-processing, no budget). ``worst``: the largest radius the rule
-        can give before the quantiles are drawn (the largest ``y_bound``
-        candidate over the smallest row-bound candidate), which the parameter
-        checks pair with the bounds' worst cases (:meth:`_data_norm`): every
-        checked quantity grows with each of the three.
+        can give before the quantiles are drawn (the top of ``c``'s range
+        times the largest ``y_bound`` candidate over the smallest row-bound
+        candidate), which the parameter checks pair with the bounds' worst
+        cases (:meth:`_data_norm`): every checked quantity grows with each of
+        the three.
         """
         if not self._auto_radius():
             return float(self.radius)
         row_bound = (float(AUTO_GRID[0]) if worst and self._auto_norm()
                      else self._data_norm(worst=worst))
-        return auto_radius(self.AUTO_RADIUS_FACTOR, self._y_bound(worst=worst), row_bound)
+        if shape is None:
+            shape = self.__dict__.get("_auto_radius_shape")
+        factor = (float(self.AUTO_RADIUS_RANGE[1]) if worst or shape is None
+                  else self._radius_factor(*shape))
+        return auto_radius(factor, self._y_bound(worst=worst), row_bound)
+
+    def _radius_factor(self, n_samples, n_features):
+        """``c`` of ``radius="auto"`` at ``n`` rows, ``d`` features and the main budget (public)."""
+        _, eps_main, _ = self._budget_split()
+        noise = noise_ratio(n_samples, n_features, eps_main, float(self.delta))
+        return auto_radius_factor(self.AUTO_RADIUS_FACTOR, self.AUTO_RADIUS_SLOPE,
+                                  self.AUTO_RADIUS_RANGE, noise)
+
+    def _radius_shape(self, n_samples, n_features, first_call):
+        """The ``(n, d)`` the rule reads: this call's, or a continued stream's first call's.
+
+        A stream keeps its first call's radius (its warm start must stay inside
+        the ball and the calibration of every call reads the same radius).
+        Public: the shape of a batch, never a value.
+        """
+        if first_call or "_auto_radius_shape" not in self.__dict__:
+            return int(n_samples), int(n_features)
+        return self._auto_radius_shape
+
+    def _release_radius(self, shape):
+        """Record the shape the rule read for this release (after ``_mark_data_read``); the radius."""
+        self._auto_radius_shape = (int(shape[0]), int(shape[1]))
+        return self._radius()
 
     # -- the budget ---------------------------------------------------------------------------
     def _quantile_epsilons(self):

@@ -279,16 +279,17 @@ def test_frank_wolfe_rule_beats_the_seeds_count_at_n_32000():
 # (bench_qftl.py's loaders: rows of L2 norm <= 1; cal_housing entries in +-0.5/sqrt(2),
 # protein's in +-1/3), and the resolved defaults its tables and the README report at
 # epsilon = 0.5 / 1 / 2: Frank-Wolfe's max_iter_, mirror descent's max_iter_, objective
-# perturbation's alpha_; all at the default radius="auto" (doc/privacy.md section 41:
-# radius_ = 1.5 y_bound / feature_bound for Frank-Wolfe, 3 y_bound / data_norm for mirror
-# descent, the last entry).
+# perturbation's alpha_; all at the default radius="auto" (doc/privacy.md sections 41 and
+# "radius='auto' that tracks the noise": radius_ = c y_bound / feature_bound for Frank-Wolfe,
+# c y_bound / data_norm for mirror descent, c from (n, d, epsilon, delta); the last entry,
+# (Frank-Wolfe's, mirror descent's) at each epsilon).
 BENCHMARK_DEFAULTS = {
     "cal_housing": ((16_512, 8, 0.5 / math.sqrt(2.0), 0.5),
-                    (40, 63, 97), (329, 627, 1188), (0.008409, 0.003968, 0.002073),
-                    (1.5 * 0.5 * math.sqrt(2.0) / 0.5, 1.5)),
+                    (38, 63, 103), (321, 641, 1273), (0.0080097, 0.0038571, 0.0019004),
+                    ((1.776529, 2.203146, 2.725892), (1.334708, 1.655225, 2.047965))),
     "protein": ((36_584, 9, 1.0 / 3.0, 2.0),
-                (68, 104, 161), (690, 1316, 2492), (0.003629, 0.001885, 0.0009851),
-                (9.0, 6.0)),
+                (69, 112, 180), (709, 1419, 2815), (0.0034968, 0.0017134, 0.0008491),
+                ((9.634893, 11.948624, 14.783704), (6.824716, 8.463608, 10.471790))),
 }
 
 
@@ -312,8 +313,8 @@ def test_benchmark_defaults_resolve_from_the_shape_and_bounds_only(name):
                 epsilon=epsilon, data_norm=1.0, y_bound=Y, solver="objective_perturbation",
                 random_state=0).fit(X, y)
             assert perturbed.alpha_ == pytest.approx(op_alphas[k], rel=1e-3)
-            assert frank_wolfe.radius_ == pytest.approx(radii[0], rel=1e-12)
-            assert mirror.radius_ == perturbed.radius_ == pytest.approx(radii[1], rel=1e-12)
+            assert frank_wolfe.radius_ == pytest.approx(radii[0][k], rel=1e-6)
+            assert mirror.radius_ == perturbed.radius_ == pytest.approx(radii[1][k], rel=1e-6)
             assert frank_wolfe.radius == mirror.radius == "auto"
             assert frank_wolfe.max_iter is None and mirror.max_iter is None
             assert perturbed.alpha == "auto"

@@ -2836,6 +2836,8 @@ PINNED.update({'fw-exponential-auto-both': {'rho': 0.039272483805919425,
 # these rows were re-recorded deliberately. Only their mechanism texts changed (the noise
 # scale and sensitivity printed there grow with the radius, 1 before, now c * y_bound / B);
 # their numbers (epsilon, delta, mu, rho, planned cost) are those of the rows above.
+# Re-recorded again, texts only, when c became a function of the noise ratio (section
+# "radius='auto' that tracks the noise": c = c_ref (nu / nu_ref)^(-1/3)).
 PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                  'steps': [{'planned': (0.9, 1e-06, 0.21464540735739449),
                             'numbers': (0.9,
@@ -2846,7 +2848,7 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                         0.21464540735739449),
                             'texts': ('replace-one',
                                       'Gaussian noise on the gradient at each of 15 '
-                                      'Frank-Wolfe steps (analytic Gaussian, sigma=1.504), '
+                                      'Frank-Wolfe steps (analytic Gaussian, sigma=0.9022), '
                                       'GDP-composed to mu=0.2146',
                                       'coef_ and intercept_ after every call (the last '
                                       'Frank-Wolfe iterate, a function of the selected '
@@ -2864,7 +2866,7 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                    'texts': ('replace-one',
                                              'Gaussian noise on the gradient at each of 15 '
                                              'Frank-Wolfe steps (analytic Gaussian, '
-                                             'sigma=3.208), GDP-composed to mu=0.3018',
+                                             'sigma=1.925), GDP-composed to mu=0.3018',
                                              'coef_ and intercept_ after every call (the last '
                                              'Frank-Wolfe iterate, a function of the selected '
                                              'vertices), and the step count max_iter_',
@@ -2887,7 +2889,7 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                    'texts': ('replace-one',
                                              'Gaussian noise on the gradient at each of 15 '
                                              'Frank-Wolfe steps (analytic Gaussian, '
-                                             'sigma=3.208), GDP-composed to mu=0.3018',
+                                             'sigma=1.925), GDP-composed to mu=0.3018',
                                              'coef_ and intercept_ after every call (the last '
                                              'Frank-Wolfe iterate, a function of the selected '
                                              'vertices), and the step count max_iter_',
@@ -2906,8 +2908,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                       'texts': ('replace-one',
                                                 'Gaussian noise on the gradient at each of 15 '
                                                 'Frank-Wolfe steps (analytic Gaussian, '
-                                                'sigma=2.88e-06), GDP-composed to mu=0.2542 at '
-                                                '(1.08, 1e-06)-DP, after a 0.12-DP private '
+                                                'sigma=1.728e-06), GDP-composed to mu=0.2542 '
+                                                'at (1.08, 1e-06)-DP, after a 0.12-DP private '
                                                 'quantile of the row L-inf norms '
                                                 "(feature_bound='auto', exponential "
                                                 'mechanism); basic composition',
@@ -2927,8 +2929,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                    120.0,
                                    0.28025875117797633),
                        'texts': ('replace-one',
-                                 'Gaussian noise (sigma=1.881) on the mean gradient (L2 '
-                                 'sensitivity 0.1179) at each of T=20 mirror-descent steps, '
+                                 'Gaussian noise (sigma=1.053) on the mean gradient (L2 '
+                                 'sensitivity 0.06597) at each of T=20 mirror-descent steps, '
                                  'GDP-composed to mu=0.2803',
                                  'coef_ and intercept_ after every call (the average '
                                  'mirror-descent iterate, a function of the noisy gradients), '
@@ -2944,9 +2946,9 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                       120.0,
                                       0.28025875117797633),
                           'texts': ('replace-one',
-                                    'Gaussian noise (sigma=1.881) on the mean gradient (L2 '
-                                    'sensitivity 0.1179) at each of T=20 mirror-descent steps, '
-                                    'GDP-composed to mu=0.2803',
+                                    'Gaussian noise (sigma=1.053) on the mean gradient (L2 '
+                                    'sensitivity 0.06597) at each of T=20 mirror-descent '
+                                    'steps, GDP-composed to mu=0.2803',
                                     'coef_ and intercept_ after every call (the average '
                                     'mirror-descent iterate, a function of the noisy '
                                     'gradients), and the step count max_iter_',
@@ -2960,8 +2962,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                       160.0,
                                       0.28025875117797633),
                           'texts': ('replace-one',
-                                    'Gaussian noise (sigma=5.642) on the mean gradient (L2 '
-                                    'sensitivity 0.3536) at each of T=20 mirror-descent steps, '
+                                    'Gaussian noise (sigma=3.158) on the mean gradient (L2 '
+                                    'sensitivity 0.1979) at each of T=20 mirror-descent steps, '
                                     'GDP-composed to mu=0.2803',
                                     'coef_ and intercept_ after every call (the average '
                                     'mirror-descent iterate, a function of the noisy '
@@ -2982,8 +2984,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                       200.0,
                                       0.28025875117797633),
                           'texts': ('replace-one',
-                                    'Gaussian noise (sigma=5.642) on the mean gradient (L2 '
-                                    'sensitivity 0.3536) at each of T=20 mirror-descent steps, '
+                                    'Gaussian noise (sigma=3.158) on the mean gradient (L2 '
+                                    'sensitivity 0.1979) at each of T=20 mirror-descent steps, '
                                     'GDP-composed to mu=0.2803',
                                     'coef_ and intercept_ after every call (the average '
                                     'mirror-descent iterate, a function of the noisy '
@@ -3003,10 +3005,10 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
            'steps': [{'planned': (1.0, 1e-06, math.nan),
                       'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
                       'texts': ('replace-one',
-                                'objective perturbation: N(0, 67.51^2) linear term, '
-                                'regularisation 322.1 (sum form), Jacobian term 0.006189, '
-                                'gradient sensitivity 14.14 over 1 problem(s), plus Gaussian '
-                                'output noise at mu=0.02095 for the certified solver gap; '
+                                'objective perturbation: N(0, 37.31^2) linear term, '
+                                'regularisation 210.3 (sum form), Jacobian term 0.009466, '
+                                'gradient sensitivity 7.793 over 1 problem(s), plus Gaussian '
+                                'output noise at mu=0.02088 for the certified solver gap; '
                                 'exact profile of the privacy-loss bound plus the charge for '
                                 'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
                                 'coef_ and intercept_ after every call (the perturbed '
@@ -3021,9 +3023,9 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                   'steps': [{'planned': (1.0, 1e-06, math.nan),
                              'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
                              'texts': ('replace-one',
-                                       'objective perturbation: N(0, 129^2) linear term, '
+                                       'objective perturbation: N(0, 65.1^2) linear term, '
                                        'regularisation 3.083 (sum form), Jacobian term 0.5, '
-                                       'gradient sensitivity 14.14 over 1 problem(s), plus '
+                                       'gradient sensitivity 7.138 over 1 problem(s), plus '
                                        'Gaussian output noise at mu=0.01096 for the certified '
                                        'solver gap; exact profile of the privacy-loss bound '
                                        'plus the charge for the noise-norm bound '
@@ -3041,9 +3043,9 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                             {'planned': (1.0, 1e-06, math.nan),
                              'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
                              'texts': ('replace-one',
-                                       'objective perturbation: N(0, 129^2) linear term, '
+                                       'objective perturbation: N(0, 65.1^2) linear term, '
                                        'regularisation 3.083 (sum form), Jacobian term 0.5, '
-                                       'gradient sensitivity 14.14 over 1 problem(s), plus '
+                                       'gradient sensitivity 7.138 over 1 problem(s), plus '
                                        'Gaussian output noise at mu=0.01096 for the certified '
                                        'solver gap; exact profile of the privacy-loss bound '
                                        'plus the charge for the noise-norm bound '
@@ -3062,8 +3064,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                       'steps': [{'planned': (1.2, 1e-06, math.nan),
                                  'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                  'texts': ('replace-one',
-                                           'Gaussian noise (sigma=1.559e-06) on the mean '
-                                           'gradient (L2 sensitivity 7.947e-08) at each of '
+                                           'Gaussian noise (sigma=8.564e-07) on the mean '
+                                           'gradient (L2 sensitivity 4.364e-08) at each of '
                                            'T=20 mirror-descent steps, GDP-composed to '
                                            'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
                                            'private quantile of the row norms '
@@ -3081,8 +3083,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                       'steps': [{'planned': (1.2, 1e-06, math.nan),
                                  'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                  'texts': ('replace-one',
-                                           'Gaussian noise (sigma=1.466) on the mean gradient '
-                                           '(L2 sensitivity 0.08333) at each of T=20 '
+                                           'Gaussian noise (sigma=0.8131) on the mean gradient '
+                                           '(L2 sensitivity 0.04622) at each of T=20 '
                                            'mirror-descent steps, GDP-composed to mu=0.2542 at '
                                            '(1.08, 1e-06)-DP, after a 0.12-DP private quantile '
                                            "of the row norms (data_norm='auto', exponential "
@@ -3101,9 +3103,9 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                      'steps': [{'planned': (1.0, 1e-06, math.nan),
                                 'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                 'texts': ('replace-one',
-                                          'objective perturbation: N(0, 0.0001074^2) linear '
+                                          'objective perturbation: N(0, 5.811e-05^2) linear '
                                           'term, regularisation 2.033 (sum form), Jacobian '
-                                          'term 0.4, gradient sensitivity 9.537e-06 over 1 '
+                                          'term 0.4, gradient sensitivity 5.159e-06 over 1 '
                                           'problem(s), plus Gaussian output noise at '
                                           'mu=0.008878 for the certified solver gap; exact '
                                           'profile of the privacy-loss bound plus the charge '
@@ -3124,8 +3126,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                          'steps': [{'planned': (1.2, 1e-06, math.nan),
                                     'numbers': (1.2, 1e-06, math.nan, 1.0, 40.0, math.nan),
                                     'texts': ('replace-one',
-                                              'Gaussian noise (sigma=1.574e-05) on the mean '
-                                              'gradient (L2 sensitivity 8.019e-07) at each of '
+                                              'Gaussian noise (sigma=7.922e-06) on the mean '
+                                              'gradient (L2 sensitivity 4.037e-07) at each of '
                                               'T=20 mirror-descent steps, GDP-composed to '
                                               'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
                                               "private quantile of the first batch's row norms "
@@ -3150,8 +3152,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                    {'planned': (1.2, 1e-06, math.nan),
                                     'numbers': (1.2, 1e-06, math.nan, 2.0, 80.0, math.nan),
                                     'texts': ('replace-one',
-                                              'Gaussian noise (sigma=1.574e-05) on the mean '
-                                              'gradient (L2 sensitivity 8.019e-07) at each of '
+                                              'Gaussian noise (sigma=7.922e-06) on the mean '
+                                              'gradient (L2 sensitivity 4.037e-07) at each of '
                                               'T=20 mirror-descent steps, GDP-composed to '
                                               'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
                                               "private quantile of the first batch's row norms "
@@ -3177,8 +3179,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                              'steps': [{'planned': (1.2, 1e-06, math.nan),
                                         'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
                                         'texts': ('replace-one',
-                                                  'Gaussian noise (sigma=1.559e-06) on the '
-                                                  'mean gradient (L2 sensitivity 7.947e-08) at '
+                                                  'Gaussian noise (sigma=8.564e-07) on the '
+                                                  'mean gradient (L2 sensitivity 4.364e-08) at '
                                                   'each of T=20 mirror-descent steps, '
                                                   'GDP-composed to mu=0.2279 at (0.96, '
                                                   '1e-06)-DP, after a 0.12-DP private quantile '
@@ -3197,8 +3199,8 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                        {'planned': (1.2, 1e-06, math.nan),
                                         'numbers': (1.2, 1e-06, math.nan, 2.0, 160.0, math.nan),
                                         'texts': ('replace-one',
-                                                  'Gaussian noise (sigma=4.678e-06) on the '
-                                                  'mean gradient (L2 sensitivity 2.384e-07) at '
+                                                  'Gaussian noise (sigma=2.569e-06) on the '
+                                                  'mean gradient (L2 sensitivity 1.309e-07) at '
                                                   'each of T=20 mirror-descent steps, '
                                                   'GDP-composed to mu=0.2279 at (0.96, '
                                                   '1e-06)-DP; data_norm_ and y_bound_ from the '

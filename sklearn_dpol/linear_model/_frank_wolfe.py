@@ -56,15 +56,19 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
     radius : float or "auto", default="auto"
         Radius of the L1 ball, ``> 0``. The intercept, when fitted, is the
         weight of a constant feature and shares the ball (see Notes).
-        ``"auto"``: the public rule ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ /
-        feature_bound_`` (``AUTO_RADIUS_FACTOR = 1.5``): as ``|<x, w>| <=
-        feature_bound ||w||_1``, the ball holds the models whose predictions
-        reach 1.5 times the target bound. It reads the bounds in use only
+        ``"auto"``: the public rule ``radius_ = c * y_bound_ / feature_bound_``:
+        as ``|<x, w>| <= feature_bound ||w||_1``, the ball holds the models
+        whose predictions reach ``c`` times the target bound, with ``c = 1.6
+        (noise / noise_ref)^(-1/3)`` in ``[0.5, 16]``, ``noise = sqrt(d) / (n
+        mu*(epsilon, delta))`` (``n``, ``d``: the fit's shape, or a stream's
+        first call's; ``noise_ref`` at ``n = 20,000``, ``d = 10``, ``epsilon
+        = 1``): a larger ball when the noise is smaller. It reads the shape,
+        the budget and the bounds in use only
         (public values, or the released quantiles of ``"auto"`` bounds: no
         budget), scales like the coefficients (``1/k`` when ``X`` is scaled
-        by ``k``, ``k`` when ``y`` is), and its constant was chosen on
+        by ``k``, ``k`` when ``y`` is), and its constants were chosen on
         synthetic data (``benchmarks/bench_radius_rule.py``; ``doc/privacy.md``,
-        "radius='auto' for Frank-Wolfe and mirror descent"). A radius from
+        "radius='auto' that tracks the noise"). A radius from
         public knowledge of the model's size is better when there is one.
     feature_bound : float or "auto", default=1.0
         Every entry of ``X`` is clipped to ``[-feature_bound, feature_bound]``
@@ -234,9 +238,12 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
     _auto_bound_params = ("feature_bound", "y_bound")
     _auto_norm_param = "feature_bound"
     _auto_norm_kind = LINF
-    #: radius="auto": ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ / feature_bound_``
-    #: (chosen on synthetic data, ``benchmarks/bench_radius_rule.py``).
-    AUTO_RADIUS_FACTOR = 1.5
+    #: radius="auto": ``radius_ = c * y_bound_ / feature_bound_``, ``c = 1.6 (noise /
+    #: noise_ref)^(-1/3)`` in ``[0.5, 16]`` (``_auto_bounds.auto_radius_factor``; chosen on
+    #: synthetic data, ``benchmarks/bench_radius_rule.py --parts sweep-fw``).
+    AUTO_RADIUS_FACTOR = 1.6
+    AUTO_RADIUS_SLOPE = 1 / 3
+    AUTO_RADIUS_RANGE = (0.5, 16.0)
 
     def __init__(
         self,
@@ -387,17 +394,18 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         # calls keep the released ones). Public checks only, at the worst candidate.
         resolve_bounds = (dask_input is None and self._any_auto_bound()
                           and (fitting or self._unresolved_auto_bounds()))
+        shape = self._radius_shape(n_samples, n_dims - int(self.fit_intercept), first_call)
         if resolve_bounds:
             self._check_auto_bounds_public(n_samples)
             # The Gram sums' overflow check of the calibration (it grows with the bounds).
             fw._check_sums_fit_in_floating_point(n_samples, self._radius(worst=True),
                                                  self._feature_bound(worst=True),
                                                  self._y_bound(worst=True))
-        fw.check_bounds(self._radius(worst=resolve_bounds),
+        fw.check_bounds(self._radius(worst=resolve_bounds, shape=shape),
                         self._feature_bound(worst=resolve_bounds),
                         self._y_bound(worst=resolve_bounds), n_dims)
         if not resolve_bounds:
-            n_steps = self._n_steps(n_samples, n_dims)
+            n_steps = self._n_steps(n_samples, n_dims, shape)
         t_start = 0 if first_call else self.t_
         start = self._warm_start(first_call, n_dims)  # public values only
         self._mark_data_read()  # failures from here on are charged
@@ -406,9 +414,9 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
                 self._forget_auto_bounds()   # a new fit draws its own quantiles
             self._resolve_auto_bounds(X, np.asarray(y, dtype=np.float64), stream=not fitting)
             # The public rule at the released bounds (post-processing).
-            n_steps = self._n_steps(n_samples, n_dims)
+            n_steps = self._n_steps(n_samples, n_dims, shape)
         self.feature_bound_, self.y_bound_ = self._feature_bound(), self._y_bound()
-        self.radius_ = self._radius()   # "auto": the public rule at the bounds in use
+        self.radius_ = self._release_radius(shape)   # "auto": the public rule, bounds in use
         run = dict(
             selection=self.selection,
             epsilon=self._budget_split()[1], delta=float(self.delta), radius=self._radius(),
@@ -430,13 +438,13 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         self._publish(theta)
         self._record_call(calibration, n_samples, first_call, fitting)
 
-    def _n_steps(self, n_samples, n_dims):
+    def _n_steps(self, n_samples, n_dims, shape=None):
         if self.max_iter is not None:
             return int(self.max_iter)
         return fw.default_iterations(
             self.selection, n_samples=n_samples, n_dims=n_dims,
             epsilon=self._budget_split()[1],   # after the "auto" bounds' quantiles, if any
-            delta=float(self.delta), radius=self._radius(),
+            delta=float(self.delta), radius=self._radius(shape=shape),
             feature_bound=self._feature_bound(), y_bound=self._y_bound(),
             positive=self.positive, intercept=self.fit_intercept,
         )

@@ -70,18 +70,21 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         ``{w >= 0, sum w = radius}``, or ``sum_g ||w_g||_2 <= radius`` over
         consecutive groups of ``group_size`` features.
     radius : float or "auto", default="auto"
-        Size of the set, ``> 0``. ``"auto"``: the public rule ``radius_ =
-        AUTO_RADIUS_FACTOR * y_bound_ / data_norm_`` (``AUTO_RADIUS_FACTOR =
-        3``): as ``|<x, w>| <= data_norm ||w||_2``, the L2 ball holds the
-        models whose predictions reach 3 times the target bound (``data_norm``
-        also bounds the dual norms of the other sets, ``||x||_inf`` and the
-        groups' largest L2 norm, so their ball holds at least as much). It
-        reads the bounds in use only (public values, or the released
-        quantiles of ``"auto"`` bounds: no budget), scales like the
-        coefficients (``1/k`` when ``X`` is scaled by ``k``, ``k`` when ``y``
-        is), and its constant was chosen for the L2 ball on synthetic data
-        (``benchmarks/bench_radius_rule.py``; ``doc/privacy.md``,
-        "radius='auto' for Frank-Wolfe and mirror descent"). A radius from
+        Size of the set, ``> 0``. ``"auto"``: the public rule ``radius_ = c *
+        y_bound_ / data_norm_``: as ``|<x, w>| <= data_norm ||w||_2``, the L2
+        ball holds the models whose predictions reach ``c`` times the target
+        bound (``data_norm`` also bounds the dual norms of the other sets,
+        ``||x||_inf`` and the groups' largest L2 norm, so their ball holds at
+        least as much), with ``c = 3.4 (noise / noise_ref)^(-1/3)`` in ``[0.5,
+        16]``, ``noise = sqrt(d) / (n mu*(epsilon, delta))`` (``n``, ``d``:
+        the fit's shape, or a stream's first call's; ``noise_ref`` at ``n =
+        20,000``, ``d = 10``, ``epsilon = 1``): a larger ball when the noise
+        is smaller. It reads the shape, the budget and the bounds in use only
+        (public values, or the released quantiles of ``"auto"`` bounds: no
+        budget), scales like the coefficients (``1/k`` when ``X`` is scaled
+        by ``k``, ``k`` when ``y`` is), and its constants were chosen for the
+        L2 ball on synthetic data (``benchmarks/bench_radius_rule.py``;
+        ``doc/privacy.md``, "radius='auto' that tracks the noise"). A radius from
         public knowledge is better when there is one, and the simplex (whose
         coefficients sum to exactly ``radius``) needs one.
     group_size : int or None, default=None
@@ -279,9 +282,12 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     _private_state = ("_rng",)
     # data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``).
     _auto_bound_params = ("data_norm", "y_bound")
-    #: radius="auto": ``radius_ = AUTO_RADIUS_FACTOR * y_bound_ / data_norm_``
-    #: (chosen on synthetic data, ``benchmarks/bench_radius_rule.py``).
-    AUTO_RADIUS_FACTOR = 3.0
+    #: radius="auto": ``radius_ = c * y_bound_ / data_norm_``, ``c = 3.4 (noise /
+    #: noise_ref)^(-1/3)`` in ``[0.5, 16]`` (``_auto_bounds.auto_radius_factor``; chosen on
+    #: synthetic data, ``benchmarks/bench_radius_rule.py --parts sweep-md``).
+    AUTO_RADIUS_FACTOR = 3.4
+    AUTO_RADIUS_SLOPE = 1 / 3
+    AUTO_RADIUS_RANGE = (0.5, 16.0)
 
     def __init__(
         self,
@@ -436,12 +442,13 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         if fitting and is_dask_array(X):  # the Gram statistics reduced on the workers
             self._refuse_auto_bounds_on_dask("the Gram statistics are")
             dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
-            md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(),
+            shape = (dask_input.n_rows, dask_input.n_features)   # a fit: a first call
+            md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(shape=shape),
                             self._data_norm(), self._y_bound(), self.fit_intercept,
                             dask_input.n_rows)
             self._mark_data_read()  # failures from here on are charged
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
-            self.radius_ = self._radius()
+            self.radius_ = self._release_radius(shape)
             self._mirror_descent_release(mirror_descent_data(self, dask_input), None, True,
                                          n_rows=dask_input.n_rows)
             n_rows = dask_input.n_rows
@@ -476,7 +483,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         resolve_bounds = self._any_auto_bound() and (fitting or self._unresolved_auto_bounds())
         if resolve_bounds:
             self._check_auto_bounds_public(X.shape[0])
-        md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(worst=resolve_bounds),
+        shape = self._radius_shape(X.shape[0], X.shape[1], first_call)
+        md.check_bounds(self.loss, float(self.epsilon_huber),
+                        self._radius(worst=resolve_bounds, shape=shape),
                         self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
                         self.fit_intercept, X.shape[0])
         self._mark_data_read()  # failures from here on are charged
@@ -485,7 +494,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                 self._forget_auto_bounds()   # a new fit draws its own quantiles
             self._resolve_auto_bounds(X, y, stream=not fitting)
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
-        self.radius_ = self._radius()   # "auto": the public rule at the bounds in use
+        self.radius_ = self._release_radius(shape)   # "auto": the public rule, bounds in use
         if self.solver == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y, sample_weight)
         else:
