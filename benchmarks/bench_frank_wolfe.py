@@ -155,9 +155,10 @@ DATA_SEED = 0
 BOUNDS = dict(feature_bound=1.0, y_bound=1.0)
 
 
-def estimator_radius():
-    """``radius_`` of ``radius="auto"`` at the public bounds (no data read)."""
-    return PrivateFrankWolfeLasso(**BOUNDS)._radius()
+def estimator_radius(n, p):
+    """``radius_`` of ``radius="auto"`` for ``n`` rows and ``p`` features at the public
+    bounds and the budget (public: the rule reads the shape, never the data)."""
+    return PrivateFrankWolfeLasso(epsilon=EPSILON, delta=DELTA, **BOUNDS)._radius(shape=(n, p))
 
 
 def reference_problem(X, y):
@@ -165,8 +166,8 @@ def reference_problem(X, y):
     return fw.ClippedLeastSquares(X, y, **BOUNDS, intercept=ESTIMATOR_DEFAULTS, precompute=True)
 
 
-def reference_radius():
-    return estimator_radius() if ESTIMATOR_DEFAULTS else RADIUS
+def reference_radius(n):
+    return estimator_radius(n, N_FEATURES) if ESTIMATOR_DEFAULTS else RADIUS
 
 
 def estimator_run(X, y, selection, step_size, seed, max_iter=None):
@@ -204,9 +205,10 @@ def risk_for_size(n, seeds, design):
     problem = reference_problem(X, y)
     gram_seconds = time.perf_counter() - start
     G, b = problem.gram, problem.linear
-    theta_hat, gap = constrained_optimum(G, b, reference_radius())
+    theta_hat, gap = constrained_optimum(G, b, reference_radius(n))
     best = quadratic_part(G, b, theta_hat)
-    row = dict(n=n, gram_seconds=gram_seconds, gap=gap, trivial=-best,
+    row = dict(n=n, radius=reference_radius(n), gram_seconds=gram_seconds, gap=gap,
+               trivial=-best,
                optimum=best + 0.5 * float(np.mean(y**2)),
                optimum_l1=float(np.sum(np.abs(theta_hat))),
                optimum_support=support_recovered(theta_hat, support))
@@ -227,7 +229,8 @@ def slope(sizes, values):
 
 
 def print_risk_tables(rows, seeds, design):
-    setting = (f"PrivateFrankWolfeLasso at its defaults (radius_={reference_radius():g}, "
+    radii = ", ".join(f"{row['radius']:.3g}" for row in rows)
+    setting = (f"PrivateFrankWolfeLasso at its defaults (radius_ {radii} by n, "
                "fit_intercept=True, max_iter=None)" if ESTIMATOR_DEFAULTS
                else f"radius={RADIUS}, fit_intercept=False")
     print(f"\nTable 1 ({design} features): excess empirical risk, epsilon={EPSILON}, "
@@ -275,7 +278,7 @@ def sweep_rows(sizes, steps, seeds, design):
         X, y, _ = make_data(n, design=design)
         problem = reference_problem(X, y)
         G, b = problem.gram, problem.linear
-        best = quadratic_part(G, b, constrained_optimum(G, b, reference_radius())[0])
+        best = quadratic_part(G, b, constrained_optimum(G, b, reference_radius(n))[0])
         cells = {}
         for n_steps in steps:
             excess = []

@@ -224,6 +224,10 @@ def _interp_gap(curve, best, c):
 def _rule_c(kind, c_ref, gamma, n, d, eps, c_lo, c_hi):
     from sklearn_dpol._auto_bounds import noise_ratio
 
+    if kind == "log d":   # Frank-Wolfe's selection term, ln(2 d)
+        ratio = (noise_ratio(n, d, eps, DELTA, "log")
+                 / noise_ratio(REF_N, REF_D, REF_EPS, DELTA, "log"))
+        return float(np.clip(c_ref * ratio ** -gamma, c_lo, c_hi))
     ratio = noise_ratio(n, d, eps, DELTA) / noise_ratio(REF_N, REF_D, REF_EPS, DELTA)
     if kind != "d":   # the same without d
         ratio *= np.sqrt(REF_D / d)
@@ -337,9 +341,9 @@ def analyse_sweep(part, table, specs):
     print("| form | gamma | c_ref | mean gap | worst cell |")
     print("|---|---|---|---|---|")
     results = {}
-    for kind in ("d", "no d"):
+    for kind in ("d", "log d", "no d"):
         for gamma in SWEEP_GAMMAS:
-            if kind == "no d" and gamma == 0:
+            if kind != "d" and gamma == 0:
                 continue
             (mean, worst, _), c_ref = min(((evaluate(kind, c, gamma), c) for c in c_refs),
                                           key=lambda r: r[0][0])
@@ -349,7 +353,8 @@ def analyse_sweep(part, table, specs):
     c_ref, gamma = cls.AUTO_RADIUS_FACTOR, cls.AUTO_RADIUS_SLOPE
     c_lo, c_hi = cls.AUTO_RADIUS_RANGE
     mean_c, worst_c, cells_c = evaluate("d", const, 0.0)
-    mean_r, worst_r, cells_r = evaluate("d", c_ref, gamma, c_lo, c_hi)
+    form = "log d" if cls.AUTO_RADIUS_DIMENSION == "log" else "d"
+    mean_r, worst_r, cells_r = evaluate(form, c_ref, gamma, c_lo, c_hi)
     print(f"\n{name}: the class's rule (c_ref {c_ref:g}, slope {gamma:.4g}, range "
           f"{c_lo:g}..{c_hi:g}) against the constant {const:g}, mean gap per cell\n")
     print("| n | eps | gap, constant | gap, rule |")

@@ -113,16 +113,22 @@ def _cached_mu(epsilon, delta):
     return mu
 
 
-def noise_ratio(n_samples, n_features, epsilon, delta):
-    """``sqrt(d) / (n mu*(epsilon, delta))``: the privacy noise against the signal, public.
+def noise_ratio(n_samples, n_features, epsilon, delta, dimension="sqrt"):
+    """``D(d) / (n mu*(epsilon, delta))``: the privacy noise against the signal, public.
 
-    A ``mu``-GDP release of the mean of ``n`` rows of norm at most ``B`` in
-    ``d`` dimensions adds noise of norm about ``sqrt(d) B / (n mu)``, against
-    a signal of norm up to ``B``. 0 at ``epsilon = inf``.
+    ``dimension="sqrt"``, ``D(d) = sqrt(d)``: a ``mu``-GDP release of the mean
+    of ``n`` rows of norm at most ``B`` in ``d`` dimensions adds noise of norm
+    about ``sqrt(d) B / (n mu)``, against a signal of norm up to ``B`` (mirror
+    descent's noisy gradients). ``dimension="log"``, ``D(d) = ln(2 d)``: a
+    private selection among the ``2 d`` vertices of an L1 ball errs by about
+    ``ln(2 d) / (n mu)`` times the largest score (Frank-Wolfe's steps).
+    0 at ``epsilon = inf``.
     """
     mu = _cached_mu(epsilon, delta)
     if not math.isfinite(mu):
         return 0.0
+    if dimension == "log":
+        return math.log(2.0 * n_features) / (n_samples * mu)
     return math.sqrt(n_features) / (n_samples * mu)
 
 
@@ -130,12 +136,12 @@ def noise_ratio(n_samples, n_features, epsilon, delta):
 AUTO_RADIUS_REFERENCE = (20_000, 10, 1.0, 1e-6)
 
 
-def auto_radius_factor(factor, slope, factor_range, noise):
+def auto_radius_factor(factor, slope, factor_range, noise, dimension="sqrt"):
     """The factor ``c`` of ``radius="auto"`` at the noise ratio ``noise``, a public rule.
 
     ``c = factor * (noise / noise_ref) ** -slope`` clipped to ``factor_range``,
     with ``noise_ref`` the :func:`noise_ratio` of :data:`AUTO_RADIUS_REFERENCE`
-    (so ``factor`` is ``c`` there): less noise, a larger ball (``doc/privacy.md``,
+    with the same ``dimension`` term (so ``factor`` is ``c`` there): less noise, a larger ball (``doc/privacy.md``,
     "radius='auto' that tracks the noise"). ``slope = 0`` is the constant
     ``factor``; ``noise = 0`` (``epsilon = inf``) gives the top of the range.
     """
@@ -144,7 +150,7 @@ def auto_radius_factor(factor, slope, factor_range, noise):
         return float(min(max(factor, low), high))
     if noise <= 0:
         return float(high)
-    reference = noise_ratio(*AUTO_RADIUS_REFERENCE)
+    reference = noise_ratio(*AUTO_RADIUS_REFERENCE, dimension=dimension)
     return float(min(max(factor * (noise / reference) ** -slope, low), high))
 
 
@@ -184,6 +190,8 @@ class AutoBoundsMixin:
     AUTO_RADIUS_FACTOR = None
     AUTO_RADIUS_SLOPE = 0.0
     AUTO_RADIUS_RANGE = (0.5, 16.0)
+    # The dimension term of the noise ratio (noise_ratio's ``dimension``).
+    AUTO_RADIUS_DIMENSION = "sqrt"
 
     # -- which bounds are "auto" (public: the parameters) -------------------------------
     def _auto_norm(self):
@@ -270,9 +278,10 @@ class AutoBoundsMixin:
     def _radius_factor(self, n_samples, n_features):
         """``c`` of ``radius="auto"`` at ``n`` rows, ``d`` features and the main budget (public)."""
         _, eps_main, _ = self._budget_split()
-        noise = noise_ratio(n_samples, n_features, eps_main, float(self.delta))
+        noise = noise_ratio(n_samples, n_features, eps_main, float(self.delta),
+                            self.AUTO_RADIUS_DIMENSION)
         return auto_radius_factor(self.AUTO_RADIUS_FACTOR, self.AUTO_RADIUS_SLOPE,
-                                  self.AUTO_RADIUS_RANGE, noise)
+                                  self.AUTO_RADIUS_RANGE, noise, self.AUTO_RADIUS_DIMENSION)
 
     def _radius_shape(self, n_samples, n_features, first_call):
         """The ``(n, d)`` the rule reads: this call's, or a continued stream's first call's.

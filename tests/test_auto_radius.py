@@ -46,10 +46,14 @@ def make(kind, **params):
 
 
 def factor(model, n, d, epsilon):
-    """The rule's ``c``, written out from its definition (independent of the mixin)."""
-    noise = math.sqrt(d) / (n * gaussian_mu(epsilon, model.delta))
+    """The rule's ``c``, written out from its definition (independent of the mixin):
+    the dimension term is ``sqrt(d)`` for mirror descent's Gaussian gradients and
+    ``ln(2 d)`` for Frank-Wolfe's selection among ``2 d`` vertices."""
+    term = ((lambda k: math.log(2 * k)) if isinstance(model, PrivateFrankWolfeLasso)
+            else math.sqrt)
+    noise = term(d) / (n * gaussian_mu(epsilon, model.delta))
     n0, d0, eps0, delta0 = AUTO_RADIUS_REFERENCE
-    noise_ref = math.sqrt(d0) / (n0 * gaussian_mu(eps0, delta0))
+    noise_ref = term(d0) / (n0 * gaussian_mu(eps0, delta0))
     low, high = model.AUTO_RADIUS_RANGE
     return min(max(model.AUTO_RADIUS_FACTOR * (noise / noise_ref) ** -model.AUTO_RADIUS_SLOPE,
                    low), high)
@@ -66,8 +70,10 @@ def main_epsilon(model):
 
 
 def test_the_constants_and_the_default():
-    for cls, c in ((PrivateFrankWolfeLasso, 1.6), (PrivateMirrorDescentRegressor, 3.4)):
+    for cls, c, term in ((PrivateFrankWolfeLasso, 1.5, "log"),
+                         (PrivateMirrorDescentRegressor, 3.4, "sqrt")):
         assert cls.AUTO_RADIUS_FACTOR == c
+        assert cls.AUTO_RADIUS_DIMENSION == term
         assert cls.AUTO_RADIUS_SLOPE == 1 / 3
         assert cls.AUTO_RADIUS_RANGE == (0.5, 16.0)
         assert cls().radius == "auto"
@@ -78,6 +84,11 @@ def test_the_constants_and_the_default():
     assert auto_radius_factor(1.6, 0.0, (0.5, 16.0), 123.0) == 1.6
     assert auto_radius_factor(1.6, 1 / 3, (0.5, 16.0), 0.0) == 16.0
     assert noise_ratio(100, 4, np.inf, 1e-6) == 0.0
+    assert noise_ratio(100, 4, np.inf, 1e-6, "log") == 0.0
+    log_ref = noise_ratio(*AUTO_RADIUS_REFERENCE, dimension="log")
+    assert log_ref == pytest.approx(ref * math.log(20.0) / math.sqrt(10.0), rel=1e-14)
+    assert auto_radius_factor(1.5, 1 / 3, (0.5, 16.0), log_ref, "log") == pytest.approx(
+        1.5, rel=1e-14)
     # Clipped at both ends.
     assert auto_radius_factor(1.6, 1 / 3, (0.5, 16.0), ref * 1e6) == 0.5
     assert auto_radius_factor(1.6, 1 / 3, (0.5, 16.0), ref * 1e-6) == 16.0
@@ -87,10 +98,10 @@ def test_rule_values_at_public_inputs():
     # Pinned numbers: (n, d, epsilon, delta) -> c, for each class.
     fw, md = PrivateFrankWolfeLasso(), PrivateMirrorDescentRegressor()
     pinned = {
-        (20_000, 10, 1.0): (1.6, 3.4),
-        (2_000, 10, 0.5): (0.5988, 1.2725),
-        (100_000, 10, 4.0): (4.1696, 8.8605),
-        (16_512, 8, 2.0): (1.9275, 4.0959),
+        (20_000, 10, 1.0): (1.5, 3.4),
+        (2_000, 10, 0.5): (0.5614, 1.2725),
+        (100_000, 10, 4.0): (3.9090, 8.8605),
+        (16_512, 8, 2.0): (1.7866, 4.0959),
     }
     for (n, d, eps), (c_fw, c_md) in pinned.items():
         for model, c in ((fw, c_fw), (md, c_md)):
@@ -98,6 +109,10 @@ def test_rule_values_at_public_inputs():
             assert model._radius_factor(n, d) == pytest.approx(c, abs=1e-4)
             assert model._radius_factor(n, d) == pytest.approx(factor(model, n, d, eps),
                                                                rel=1e-12)
+    # Many features: Frank-Wolfe's selection pays ln(2 d), not sqrt(d) (bench_sparse.py's
+    # 1e5 x 1e5 task keeps a ball near the reference's instead of the floor's).
+    fw.set_params(epsilon=1.0)
+    assert fw._radius_factor(100_000, 100_000) == pytest.approx(1.6059, abs=1e-4)
 
 
 @pytest.mark.parametrize("cls", [PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor])

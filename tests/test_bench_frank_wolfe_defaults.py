@@ -31,8 +31,11 @@ def bench(monkeypatch):
 
 
 def test_reference_set_is_the_estimators_default_set(bench):
-    assert bench.reference_radius() == PrivateFrankWolfeLasso(
-        feature_bound=1.0, y_bound=1.0).fit(np.zeros((5, 2)), np.zeros(5)).radius_ == 1.5
+    # The rule's radius at the benchmark's shape and budget: what a fit of that shape gets.
+    assert bench.reference_radius(500) == PrivateFrankWolfeLasso(
+        epsilon=bench.EPSILON, delta=bench.DELTA, feature_bound=1.0, y_bound=1.0).fit(
+            np.zeros((500, 40)), np.zeros(500)).radius_
+    assert bench.reference_radius(500) < bench.reference_radius(20_000)
     X, y, _ = bench.make_data(500)
     assert bench.reference_problem(X, y).n_dims == 41   # the intercept's coordinate
 
@@ -44,7 +47,7 @@ def test_estimator_release_is_the_core_iterate_on_the_reference_problem(bench):
     problem = bench.reference_problem(X, y)
     expected, _, _ = fw.frank_wolfe_on(
         problem, np.zeros(problem.n_dims), selection="exponential", epsilon=bench.EPSILON,
-        delta=bench.DELTA, radius=bench.reference_radius(), feature_bound=1.0, y_bound=1.0,
+        delta=bench.DELTA, radius=bench.reference_radius(2000), feature_bound=1.0, y_bound=1.0,
         intercept=True, positive=False, n_steps=30, step_size="decreasing", t_start=0,
         rng=make_generator(3, purpose=0))   # fit's generator for random_state=3
     np.testing.assert_allclose(theta, expected, rtol=0, atol=1e-12)
@@ -54,11 +57,15 @@ def test_no_release_beats_the_reference_optimum(bench, monkeypatch):
     X, y, _ = bench.make_data(2000)
     problem = bench.reference_problem(X, y)
     G, b = problem.gram, problem.linear
-    best = bench.quadratic_part(G, b, bench.constrained_optimum(G, b, bench.reference_radius())[0])
+    best = bench.quadratic_part(G, b,
+                                bench.constrained_optimum(G, b, bench.reference_radius(2000))[0])
     for seed in range(3):
         theta, _ = bench.estimator_run(X, y, "exponential", "decreasing", seed)
         assert bench.quadratic_part(G, b, theta) >= best - 1e-12
     # and without noise, many steps come close to it (the same set, not a smaller one)
+    # (at epsilon = inf the rule's ball is its largest: the reference follows it)
     monkeypatch.setattr(bench, "EPSILON", np.inf)
+    best = bench.quadratic_part(G, b,
+                                bench.constrained_optimum(G, b, bench.reference_radius(2000))[0])
     theta, _ = bench.estimator_run(X, y, "exponential", "decreasing", 0, max_iter=2000)
     assert 0 <= bench.quadratic_part(G, b, theta) - best < 1e-3

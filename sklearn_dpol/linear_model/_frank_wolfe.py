@@ -238,12 +238,14 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
     _auto_bound_params = ("feature_bound", "y_bound")
     _auto_norm_param = "feature_bound"
     _auto_norm_kind = LINF
-    #: radius="auto": ``radius_ = c * y_bound_ / feature_bound_``, ``c = 1.6 (noise /
-    #: noise_ref)^(-1/3)`` in ``[0.5, 16]`` (``_auto_bounds.auto_radius_factor``; chosen on
-    #: synthetic data, ``benchmarks/bench_radius_rule.py --parts sweep-fw``).
-    AUTO_RADIUS_FACTOR = 1.6
+    #: radius="auto": ``radius_ = c * y_bound_ / feature_bound_``, ``c = 1.5 (noise /
+    #: noise_ref)^(-1/3)`` in ``[0.5, 16]`` with the noise ratio ``ln(2 d) / (n mu)`` of a
+    #: selection among the L1 ball's 2 d vertices (``_auto_bounds.auto_radius_factor``;
+    #: chosen on synthetic data, ``benchmarks/bench_radius_rule.py --parts sweep-fw``).
+    AUTO_RADIUS_FACTOR = 1.5
     AUTO_RADIUS_SLOPE = 1 / 3
     AUTO_RADIUS_RANGE = (0.5, 16.0)
+    AUTO_RADIUS_DIMENSION = "log"
 
     def __init__(
         self,
