@@ -58,9 +58,9 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         weight of a constant feature and shares the ball (see Notes).
         ``"auto"``: the public rule ``radius_ = c * y_bound_ / feature_bound_``:
         as ``|<x, w>| <= feature_bound ||w||_1``, the ball holds the models
-        whose predictions reach ``c`` times the target bound, with ``c = 1.6
-        (noise / noise_ref)^(-1/3)`` in ``[0.5, 16]``, ``noise = sqrt(d) / (n
-        mu*(epsilon, delta))`` (``n``, ``d``: the fit's shape, or a stream's
+        whose predictions reach ``c`` times the target bound, with ``c = 1.5
+        (noise / noise_ref)^(-1/3)`` in ``[0.5, 16]``, ``noise = ln(2 d) / (n
+        mu*(epsilon, delta))`` (the selection among the ball's ``2 d`` vertices) (``n``, ``d``: the fit's shape, or a stream's
         first call's; ``noise_ref`` at ``n = 20,000``, ``d = 10``, ``epsilon
         = 1``): a larger ball when the noise is smaller. It reads the shape,
         the budget and the bounds in use only
