@@ -290,8 +290,16 @@ class AutoBoundsMixin:
         the ball and the calibration of every call reads the same radius).
         Public: the shape of a batch, never a value.
         """
-        if first_call or "_auto_radius_shape" not in self.__dict__:
+        if first_call or not self._auto_radius():
             return int(n_samples), int(n_features)
+        if "_auto_radius_shape" not in self.__dict__:
+            # A model with coef_ but no recorded first call (set by hand, or pickled by an
+            # older version): its radius is unknown, and a warm start checked against one
+            # radius and run with another would break the sensitivity analysis.
+            raise ValueError(
+                "radius='auto' continues a stream with its first call's radius, and this "
+                "estimator has none recorded (coef_ set by hand or from an older version). "
+                "Call fit to start afresh, or pass a numeric radius.")
         return self._auto_radius_shape
 
     def _release_radius(self, shape):

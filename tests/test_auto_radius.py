@@ -238,6 +238,31 @@ def test_stream_keeps_the_first_radius(kind):
 
 
 @pytest.mark.parametrize("kind", ["fw", "md"])
+def test_stream_without_a_recorded_shape_is_refused_before_reading(kind, monkeypatch):
+    """A model with coef_ but no recorded first call (set by hand, or pickled by a version
+    before the shape-dependent rule): its radius is unknown, so a continued stream is
+    refused before any data is read, rather than checking its warm start against one
+    radius and running with another (found in review: a start of L1 norm 40 passed the
+    check at radius 96 and ran at radius 3)."""
+    X, y = data(5, n=600)
+    model = make(kind, epsilon=1.0).fit(X, y)
+    del model.__dict__["_auto_radius_shape"]
+    model.coef_ = model.coef_ * 0 + 40.0 / model.coef_.size   # L1 norm 40
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+              for k, v in model.__dict__.items()}
+    read = []
+    monkeypatch.setattr(type(model), "_mark_data_read",
+                        lambda self: read.append(1) or None)
+    with pytest.raises(ValueError, match="first call's radius"):
+        model.partial_fit(X[:50], y[:50])
+    assert not read
+    assert set(model.__dict__) == set(before)
+    assert all(np.array_equal(model.__dict__[k], v) if isinstance(v, np.ndarray)
+               else model.__dict__[k] is v or model.__dict__[k] == v
+               for k, v in before.items() if k != "_rng")
+
+
+@pytest.mark.parametrize("kind", ["fw", "md"])
 def test_bad_radius_refused_before_reading(kind):
     model = make(kind, radius="big")
     with pytest.raises(InvalidParameterError):

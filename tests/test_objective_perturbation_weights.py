@@ -81,56 +81,99 @@ def test_unit_weights_are_the_unweighted_solve(loss, epsilon):
     assert np.linalg.norm(a - b) <= 2 * _gap(plan) + 1e-12 * np.linalg.norm(a)
 
 
-def test_weighted_certificate_bounds_the_exact_gradient():
-    """The certified bound with weights is at least the exact gradient norm,
-    computed in rational arithmetic (weighted Huber: piecewise-linear derivative),
-    at points near and far from the minimiser."""
-    rng = np.random.default_rng(11)
+@pytest.mark.parametrize("clipped", [False, True])
+def test_weighted_certificate_bounds_the_exact_gradient(clipped):
+    """The certified bound with weights is at least the exact gradient norm, computed in
+    rational arithmetic (weighted Huber: piecewise-linear derivative), at points near the
+    weighted minimiser, at the unweighted minimiser and at random points; with weights of 0,
+    1, subnormal and in between; with rows clipped by factors and an intercept column
+    (``clipped``). At the weighted minimiser the certificate must also be small: a
+    certificate of the unweighted gradient would be far above the weighted one there."""
+    rng = np.random.default_rng(11 + int(clipped))
     h, lam = 0.5, 0.75
     loss_fns = op._LossFunctions(op.HUBER, h, weighted=True)
+    tight = 0
     for trial in range(12):
         n, p = int(rng.integers(5, 40)), int(rng.integers(1, 5))
-        Z = rng.normal(size=(n, p)) * rng.uniform(0.1, 1.0, size=(n, 1))
-        Z /= np.maximum(1.0, np.linalg.norm(Z, axis=1, keepdims=True))
+        X = rng.normal(size=(n, p)) * rng.uniform(0.1, 2.0 if clipped else 1.0, size=(n, 1))
+        if clipped:
+            scale, intercept = op._row_scales(X, 1.0), 0.7
+        else:
+            X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+            scale, intercept = None, None
+        design = op.ClippedDesign(X, scale, intercept)
+        Z = _exact_rows(X, scale, intercept)          # rationals: s_i x_i and c
+        Zf = np.array([[float(v) for v in row] for row in Z])
+        row_norm = np.hypot(1.0, intercept) if clipped else 1.0
         y = rng.normal(size=n)
         w = rng.uniform(size=n)
         w[rng.random(n) < 0.2] = 0.0
-        b = rng.normal(size=p)
-        design = op.ClippedDesign(Z, None, None)
+        w[rng.random(n) < 0.2] = 1.0
+        w[rng.random(n) < 0.1] = rng.choice([5e-324, 1e-310, 2.0**-1022])
+        b = rng.normal(size=design.shape[1])
         yw = op._weighted_targets(y, w)
-        theta = _solve_weighted_huber(Z, y, w, b, lam, h) + rng.normal(size=p) * 10.0 ** -(
-            trial % 6 + 4)
-        margins, chunk = design.matvec(theta), op._chunk_rows(p)
-        bound = op._certified_gradient_norm(design, yw, margins, theta, b, lam, loss_fns,
-                                            chunk, 2 * op.UNIT_ROUNDOFF,
-                                            (p + 2) * op.UNIT_ROUNDOFF)[0]
-        coarse = op._norm_certificate(design, yw, margins, theta, b, lam, loss_fns, chunk,
-                                      1.0)[0]
-        exact = _exact_weighted_huber_gradient(Z, y, w, theta, b, lam, h)
-        assert bound >= exact and coarse >= exact
+        near = _solve_weighted_huber(Zf, y, w, b, lam, h)
+        points = [near + rng.normal(size=near.size) * 10.0 ** -(trial % 6 + 4),
+                  _solve_weighted_huber(Zf, y, np.ones(n), b, lam, h),
+                  rng.normal(size=near.size) * 3.0]
+        for k, theta in enumerate(points):
+            margins, chunk = design.matvec(theta), op._chunk_rows(design.shape[1])
+            bound = op._certified_gradient_norm(design, yw, margins, theta, b, lam, loss_fns,
+                                                chunk, 2 * op.UNIT_ROUNDOFF,
+                                                (design.shape[1] + 2) * op.UNIT_ROUNDOFF)[0]
+            coarse = op._norm_certificate(design, yw, margins, theta, b, lam, loss_fns, chunk,
+                                          row_norm * (1 + 1e-12))[0]
+            exact = _exact_weighted_huber_gradient(Z, y, w, theta, b, lam, h)
+            assert bound >= exact and coarse >= exact
+            if k == 0 and trial % 6 == 5:   # 1e-9 from the weighted minimiser
+                unweighted = _exact_weighted_huber_gradient(Z, y, np.ones(n), theta, b, lam, h)
+                assert bound < 1e-6 < unweighted
+                tight += 1
+    assert tight == 2
+
+
+def _exact_rows(X, scale, intercept):
+    F = Fraction
+    rows = []
+    for i, x in enumerate(X):
+        s = F(1) if scale is None else F(float(scale[i]))
+        row = [s * F(float(v)) for v in x]
+        if intercept is not None:
+            row.append(F(intercept))
+        rows.append(row)
+    return rows
 
 
 def _exact_weighted_huber_gradient(Z, y, w, theta, b, lam, h):
     F = Fraction
-    theta_f = [F(v) for v in theta]
+    theta_f = [F(float(v)) for v in theta]
     h_f = F(h)
-    gradient = [F(lam) * t + F(bj) for t, bj in zip(theta_f, b)]
+    gradient = [F(lam) * t + F(float(bj)) for t, bj in zip(theta_f, b)]
     for row, target, weight in zip(Z, y, w):
-        r = sum(F(z) * t for z, t in zip(row, theta_f)) - F(target)
+        r = sum(z * t for z, t in zip(row, theta_f)) - F(float(target))
         psi = max(-h_f, min(h_f, r))
         for j, z in enumerate(row):
-            gradient[j] += F(weight) * psi * F(z)
+            gradient[j] += F(float(weight)) * psi * z
     return float(sum(g * g for g in gradient)) ** 0.5
 
 
 def _solve_weighted_huber(Z, y, w, b, lam, h):
-    """The weighted Huber minimiser by plain Newton steps (a starting point only)."""
+    """The weighted Huber minimiser by damped Newton steps (a reference point only)."""
+    def objective(theta):
+        r = Z @ theta - y
+        a = np.abs(r)
+        losses = np.where(a <= h, 0.5 * r * r, h * (a - 0.5 * h))
+        return float(w @ losses + 0.5 * lam * theta @ theta + b @ theta)
+
     theta = np.zeros(Z.shape[1])
-    for _ in range(100):
+    for _ in range(200):
         r = Z @ theta - y
         g = Z.T @ (w * np.clip(r, -h, h)) + lam * theta + b
         H = Z.T @ ((w * (np.abs(r) < h))[:, None] * Z) + lam * np.eye(Z.shape[1])
-        theta -= np.linalg.solve(H, g)
+        step, size = -np.linalg.solve(H, g), 1.0
+        while objective(theta + size * step) > objective(theta) and size > 1e-12:
+            size /= 2
+        theta = theta + size * step
     return theta
 
 

@@ -300,6 +300,12 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
             f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
         )
     weighted = sample_weight is not None
+    if weighted:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (Z.shape[0],) or not np.all(
+                (sample_weight >= 0.0) & (sample_weight <= 1.0)):
+            # The callers check the weights before reading the data; this is their contract.
+            raise ValueError(f"sample_weight must be {Z.shape[0]} weights in [0, 1].")
     loss_fns = _LossFunctions(loss, float(threshold), weighted)
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
     scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
@@ -890,8 +896,8 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
 def _summation_factor(n, p, weighted=False):
     """Rounding factor of the chunked sums: ``2 (chunk + p + chunks + 6) u``.
 
-    ``+ 7`` with sample weights: each derivative is multiplied by its record's
-    weight, one more rounding per term.
+    With sample weights the 6 becomes 7: each derivative is multiplied by its
+    record's weight, one more rounding per term.
     """
     rows = _chunk_rows(p)
     chunks = max(math.ceil(n / rows), 1)

@@ -409,7 +409,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         if not resolve_bounds:
             n_steps = self._n_steps(n_samples, n_dims, shape)
         t_start = 0 if first_call else self.t_
-        start = self._warm_start(first_call, n_dims)  # public values only
+        start = self._warm_start(first_call, n_dims, shape)  # public values only
         self._mark_data_read()  # failures from here on are charged
         if resolve_bounds:
             if fitting:
@@ -451,15 +451,16 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
             positive=self.positive, intercept=self.fit_intercept,
         )
 
-    def _warm_start(self, first_call, n_dims):
-        """The released model as a point of the constraint set (the origin at first)."""
+    def _warm_start(self, first_call, n_dims, shape):
+        """The released model as a point of the constraint set (the origin at first),
+        checked against the radius of the run (``shape``: the stream's first call's)."""
         theta = np.zeros(n_dims)
         if first_call:
             return theta
         theta[:self.n_features_in_] = self.coef_
         if self.fit_intercept:
             theta[-1] = self.intercept_ / self._feature_bound()
-        radius = self._radius()
+        radius = self._radius(shape=shape)
         signs_ok = not self.positive or np.all(theta[:self.n_features_in_] >= 0)
         inside = sets.contains(sets.L1, theta, radius, rtol=_WARM_START_RTOL)
         if not inside or not signs_ok:
