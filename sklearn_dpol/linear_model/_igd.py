@@ -79,6 +79,38 @@ def public_alpha(lipschitz, n_samples, mu, n_problems=1):
     return max(balance, floor)
 
 
+def objective_perturbation_alpha(epsilon, delta, *, n_samples, lipschitz, n_columns,
+                                 n_problems=1):
+    """``alpha="auto"`` of ``solver="objective_perturbation"``: public values only.
+
+    The ridge ``Lambda = n alpha`` is the worst-spectrum balance of objective
+    perturbation, ``Lambda = sqrt(k) sigma / T``
+    (:func:`~sklearn_dpol._core.objective_perturbation.worst_case_ridge`, the one
+    mirror descent's rule takes too), with ``k`` the columns of the clipped design
+    (``d``, plus one with an intercept), the public prior ``T = LOGIT_SCALE / L`` on
+    ``||w*||`` (as :func:`public_alpha`) and ``sigma`` the noise of the plan at that
+    very ``Lambda`` (a fixed point,
+    :func:`~sklearn_dpol._core.objective_perturbation.self_consistent_plan`, with
+    the log loss's derivative bound 1 and curvature bound 1/4 and the ``K``
+    one-vs-rest problems of the fit), never below the curvature floor
+    (``doc/privacy.md``, "IGD's objective perturbation: alpha at its own noise").
+    ``epsilon=inf`` (no noise): :func:`public_alpha`'s value there, ``L^2 / n``.
+    Returns ``alpha = Lambda / n``.
+    """
+    lipschitz = float(lipschitz)
+    if math.isinf(epsilon):
+        return public_alpha(lipschitz, n_samples, math.inf, n_problems)
+    extent = LOGIT_SCALE / lipschitz
+
+    def rule(sigma):
+        return op.worst_case_ridge(sigma, n_columns, extent)
+
+    plan = op.self_consistent_plan(
+        epsilon, delta, n_samples=n_samples, feature_norm=lipschitz, derivative_bound=1.0,
+        curvature_bound=op.CURVATURE[op.LOG_LOSS], rule=rule, n_problems=n_problems)
+    return plan.regularization / n_samples
+
+
 def horizon_alpha(lipschitz, horizon):
     """Seed 002's strong convexity for a non-strongly convex loss: ``L^2 / sqrt(T)``.
 
@@ -618,7 +650,14 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             alpha = horizon_alpha(lipschitz, horizon)
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
-            alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
+            if fitting and self.solver == "objective_perturbation":
+                alpha = objective_perturbation_alpha(
+                    self._budget_split()[1], float(self.delta), n_samples=n_samples,
+                    lipschitz=lipschitz,
+                    n_columns=self.n_features_in_ + int(bool(self.fit_intercept)),
+                    n_problems=n_problems)
+            else:
+                alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
                                      n_problems)
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha
