@@ -336,10 +336,12 @@ def test_igd_op_alpha_is_the_worst_case_balance_at_its_own_noise(n_classes):
     L, n, k = math.sqrt(2.0), 400, 4                 # 3 features and the intercept
     T = igd_module.LOGIT_SCALE / L
     K = 1 if n_classes == 2 else n_classes
-    # The fixed point: Lambda = sqrt(k) sigma / T with sigma the fit's own noise.
-    assert n * clf.alpha_ == pytest.approx(math.sqrt(k) * clf.noise_scale_ / T, rel=1e-9)
+    # The fixed point: Lambda = sqrt(k) sigma / (2 T) with sigma the fit's own noise.
+    assert igd_module.OP_BALANCE_FACTOR == 0.5
+    assert n * clf.alpha_ == pytest.approx(math.sqrt(k) * clf.noise_scale_ / (2 * T),
+                                           rel=1e-9)
     assert n * clf.alpha_ == pytest.approx(
-        op_core.worst_case_ridge(clf.noise_scale_, k, T), rel=1e-9)
+        0.5 * op_core.worst_case_ridge(clf.noise_scale_, k, T), rel=1e-9)
     assert clf.alpha_ == igd_module.objective_perturbation_alpha(
         1.0, 1e-6, n_samples=n, lipschitz=L, n_columns=k, n_problems=K)
     # Above the curvature floor, with less noise than the floor's plan.
@@ -378,7 +380,7 @@ def test_igd_op_alpha_at_the_curvature_floor_and_without_noise():
     clf = op_classifier(epsilon=0.01, delta=0.01, fit_intercept=False).fit(X, y)
     floor = op_core.plan(0.01, 0.01, n_samples=300, feature_norm=1.0, derivative_bound=1.0,
                          curvature_bound=0.25, alpha=0.0)
-    assert op_core.worst_case_ridge(floor.noise_std, 1, igd_module.LOGIT_SCALE) < (
+    assert 0.5 * op_core.worst_case_ridge(floor.noise_std, 1, igd_module.LOGIT_SCALE) < (
         floor.regularization)
     assert 300 * clf.alpha_ == pytest.approx(floor.regularization, rel=1e-12)
     assert clf.noise_scale_ == pytest.approx(floor.noise_std, rel=1e-12)
@@ -410,4 +412,4 @@ def test_igd_op_alpha_with_auto_data_norm_uses_the_resolved_bound():
     assert clf.alpha_ == igd_module.objective_perturbation_alpha(
         clf._budget_split()[1], 1e-6, n_samples=2000, lipschitz=L, n_columns=6)
     assert 2000 * clf.alpha_ == pytest.approx(
-        math.sqrt(6) * clf.noise_scale_ * L / igd_module.LOGIT_SCALE, rel=1e-9)
+        0.5 * math.sqrt(6) * clf.noise_scale_ * L / igd_module.LOGIT_SCALE, rel=1e-9)

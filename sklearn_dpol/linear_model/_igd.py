@@ -51,6 +51,10 @@ STREAM_ALPHA = 1e-3
 #: Public prior on the size of a good model: ``|<w*, x>| <= LOGIT_SCALE`` for a
 #: row at the bound, i.e. ``||w*|| = LOGIT_SCALE / L``.
 LOGIT_SCALE = 10.0
+#: ``alpha="auto"`` of ``solver="objective_perturbation"`` takes this multiple of
+#: the worst-spectrum balance at its own noise; chosen on synthetic logistic tasks
+#: only (``benchmarks/bench_igd_op_alpha.py``, doc/privacy.md section 47).
+OP_BALANCE_FACTOR = 0.5
 
 
 def public_alpha(lipschitz, n_samples, mu, n_problems=1):
@@ -83,8 +87,8 @@ def objective_perturbation_alpha(epsilon, delta, *, n_samples, lipschitz, n_colu
                                  n_problems=1):
     """``alpha="auto"`` of ``solver="objective_perturbation"``: public values only.
 
-    The ridge ``Lambda = n alpha`` is the worst-spectrum balance of objective
-    perturbation, ``Lambda = sqrt(k) sigma / T``
+    The ridge ``Lambda = n alpha`` is :data:`OP_BALANCE_FACTOR` (1/2) times the
+    worst-spectrum balance of objective perturbation, ``sqrt(k) sigma / T``
     (:func:`~sklearn_dpol._core.objective_perturbation.worst_case_ridge`, the one
     mirror descent's rule takes too), with ``k`` the columns of the clipped design
     (``d``, plus one with an intercept), the public prior ``T = LOGIT_SCALE / L`` on
@@ -103,7 +107,7 @@ def objective_perturbation_alpha(epsilon, delta, *, n_samples, lipschitz, n_colu
     extent = LOGIT_SCALE / lipschitz
 
     def rule(sigma):
-        return op.worst_case_ridge(sigma, n_columns, extent)
+        return OP_BALANCE_FACTOR * op.worst_case_ridge(sigma, n_columns, extent)
 
     plan = op.self_consistent_plan(
         epsilon, delta, n_samples=n_samples, feature_norm=lipschitz, derivative_bound=1.0,
