@@ -154,12 +154,17 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         excess risk against the regularisation bias,
         ``(2 K L^6 / (100 n^2 mu^2))^(1/3)`` and at least ``L^2 / n``
         (:func:`public_alpha`; ``K`` one-vs-rest problems, ``mu`` the GDP
-        parameter of ``(epsilon, delta)``). ``"seed"``: seed 002's strong
+        parameter of ``(epsilon, delta)``); with ``solver="objective_perturbation"``
+        ``fit`` takes instead half the worst-case balance of that mechanism at the
+        noise of its own plan, ``n alpha = sqrt(k) sigma L / (2 LOGIT_SCALE)``
+        (:func:`objective_perturbation_alpha`; ``k`` the columns with the
+        intercept). ``"seed"``: seed 002's strong
         convexity from the horizon, ``L^2 / sqrt(T)`` (:func:`horizon_alpha`).
         ``fit`` takes ``n`` (and ``T``) from ``X``'s shape; a ``partial_fit``
         stream from ``horizon``, or without one ``1e-3 L^2``; a stream after
         ``fit`` keeps the fit's value. Resolved into ``alpha_``
-        (``doc/privacy.md``, "Public tuning rules of QFTL and IGD").
+        (``doc/privacy.md``, "Public tuning rules of QFTL and IGD" and "IGD's
+        objective perturbation: alpha at its own noise").
     loss : {"log_loss", "hinge"}, default="log_loss"
         Logistic regression or a linear SVM.
     data_norm : float or "auto", default=1.0
