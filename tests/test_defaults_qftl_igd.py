@@ -315,3 +315,101 @@ def test_igd_auto_overflow_is_refused_before_reading_the_data():
     with pytest.raises(ValueError, match="infinite sensitivity"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_") and not hasattr(clf, "alpha_")
+
+
+# -- IGD's objective perturbation: the ridge at its own noise (privacy.md 47) ------
+
+import sklearn_dpol._core.objective_perturbation as op_core  # noqa: E402
+
+
+def op_classifier(**params):
+    params.setdefault("classes", [0, 1])
+    return PrivateIGDClassifier(solver="objective_perturbation", random_state=0, **params)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_igd_op_alpha_is_the_worst_case_balance_at_its_own_noise(n_classes):
+    X, y = classification_data(n=400, n_classes=n_classes)
+    classes = list(range(n_classes))
+    clf = op_classifier(classes=classes).fit(X, y)
+    assert clf.alpha == "auto"
+    L, n, k = math.sqrt(2.0), 400, 4                 # 3 features and the intercept
+    T = igd_module.LOGIT_SCALE / L
+    K = 1 if n_classes == 2 else n_classes
+    # The fixed point: Lambda = sqrt(k) sigma / (2 T) with sigma the fit's own noise.
+    assert igd_module.OP_BALANCE_FACTOR == 0.5
+    assert n * clf.alpha_ == pytest.approx(math.sqrt(k) * clf.noise_scale_ / (2 * T),
+                                           rel=1e-9)
+    assert n * clf.alpha_ == pytest.approx(
+        0.5 * op_core.worst_case_ridge(clf.noise_scale_, k, T), rel=1e-9)
+    assert clf.alpha_ == igd_module.objective_perturbation_alpha(
+        1.0, 1e-6, n_samples=n, lipschitz=L, n_columns=k, n_problems=K)
+    # Above the curvature floor, with less noise than the floor's plan.
+    floor = op_core.plan(1.0, 1e-6, n_samples=n, feature_norm=L, derivative_bound=1.0,
+                         curvature_bound=0.25, alpha=0.0, n_problems=K)
+    assert n * clf.alpha_ > floor.regularization
+    assert clf.noise_scale_ < floor.noise_std
+    # alpha is a public input: the same value passed explicitly gives the same release.
+    fixed = op_classifier(classes=classes, alpha=clf.alpha_).fit(X, y)
+    assert fixed.noise_scale_ == clf.noise_scale_
+    np.testing.assert_array_equal(fixed.coef_, clf.coef_)
+    # The default solver keeps its own rule.
+    igd = PrivateIGDClassifier(classes=classes, random_state=0).fit(X, y)
+    assert igd.alpha_ == pytest.approx(
+        igd_module.public_alpha(L, n, gaussian_mu(1.0, 1e-6), K))
+
+
+def test_igd_op_alpha_worst_case_balance_minimises_its_bound():
+    sigma, k, T, n = 7.0, 12, 3.0, 1000
+    s = sigma / n
+
+    def bound(alpha):
+        return alpha * T * T / 8 + k * s * s / (8 * alpha)
+
+    best = op_core.worst_case_ridge(sigma, k, T) / n
+    assert bound(best) <= min(bound(0.9 * best), bound(1.1 * best))
+    ridge = np.linspace(0.2, 5.0, 49) * best
+    assert bound(best) <= bound(ridge).min() * (1 + 1e-12)
+
+
+def test_igd_op_alpha_at_the_curvature_floor_and_without_noise():
+    # One feature, no intercept, a small epsilon and a large delta: the balance at the
+    # floor's noise is below the floor, so the rule takes the floor.
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, size=(300, 1)), rng.integers(0, 2, 300)
+    clf = op_classifier(epsilon=0.01, delta=0.01, fit_intercept=False).fit(X, y)
+    floor = op_core.plan(0.01, 0.01, n_samples=300, feature_norm=1.0, derivative_bound=1.0,
+                         curvature_bound=0.25, alpha=0.0)
+    assert 0.5 * op_core.worst_case_ridge(floor.noise_std, 1, igd_module.LOGIT_SCALE) < (
+        floor.regularization)
+    assert 300 * clf.alpha_ == pytest.approx(floor.regularization, rel=1e-12)
+    assert clf.noise_scale_ == pytest.approx(floor.noise_std, rel=1e-12)
+    X, y = classification_data()
+    exact = op_classifier(epsilon=math.inf).fit(X, y)
+    assert exact.alpha_ == pytest.approx(2.0 / 300)       # L^2 / n, as public_alpha
+
+
+def test_igd_op_alpha_reads_no_data():
+    """Same shape and classes, any values: the same alpha_ and noise; eps, K, d move it."""
+    seen = set()
+    for seed in range(3):
+        X, y = classification_data(seed=seed)
+        X = X * (0.1 + seed)
+        clf = op_classifier().fit(X, y)
+        seen.add((clf.alpha_, clf.noise_scale_, clf.sensitivity_))
+    assert len(seen) == 1
+    alpha = seen.pop()[0]
+    X, y = classification_data()
+    assert op_classifier(epsilon=4.0).fit(X, y).alpha_ < alpha
+    X, y = classification_data(d=12)
+    assert op_classifier().fit(X, y).alpha_ > alpha
+
+
+def test_igd_op_alpha_with_auto_data_norm_uses_the_resolved_bound():
+    X, y = classification_data(n=2000, d=5)
+    clf = op_classifier(data_norm="auto").fit(X, y)
+    L = math.hypot(clf.data_norm_, 1.0)
+    assert clf.alpha_ == igd_module.objective_perturbation_alpha(
+        clf._budget_split()[1], 1e-6, n_samples=2000, lipschitz=L, n_columns=6)
+    assert 2000 * clf.alpha_ == pytest.approx(
+        0.5 * math.sqrt(6) * clf.noise_scale_ * L / igd_module.LOGIT_SCALE, rel=1e-9)

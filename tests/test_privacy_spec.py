@@ -3225,6 +3225,113 @@ PINNED.update({'fw-gaussian': {'rho': 0.02303632544981091,
                                                   '(parallel composition)')}]}})
 
 
+
+# IGD objective perturbation's alpha="auto" became half the worst-case balance at the noise of
+# its own plan (doc/privacy.md section "IGD's objective perturbation: alpha at its own noise"):
+# these three rows were re-recorded deliberately. Only their texts changed (the noise,
+# regularisation and Jacobian term printed in the mechanism, and the stream's noise after the fit
+# at the new alpha_); their numbers (epsilon, delta, mu, rho, planned cost) are those above.
+PINNED.update({'igd-op': {'rho': "ValueError: PrivateIGDClassifier(solver='objective_perturbation') has a "
+                   'custom privacy profile that is not Gaussian DP and not accounted in Renyi '
+                   "DP here; private selection cannot bound it. Search solver='igd' or "
+                   "'mirror_descent' instead.",
+            'steps': [{'planned': (1.0, 1e-06, math.nan),
+                       'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                       'texts': ('replace-one',
+                                 'objective perturbation: N(0, 16.45^2) linear term, '
+                                 'regularisation 2.327 (sum form), Jacobian term 0.1946, '
+                                 'gradient sensitivity 2.828 over 1 problem(s), plus Gaussian '
+                                 'output noise at mu=0.01719 for the certified solver gap; '
+                                 'exact profile of the privacy-loss bound plus the charge for '
+                                 'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                 'coef_ and intercept_ of the fitted model (one release)',
+                                 'the records passed to fit',
+                                 'this release')}]},
+ 'igd-op-then-stream': {'rho': 'ValueError: '
+                               "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                               'custom privacy profile that is not Gaussian DP and not '
+                               'accounted in Renyi DP here; private selection cannot bound it. '
+                               "Search solver='igd' or 'mirror_descent' instead.",
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'objective perturbation: N(0, 16.45^2) linear '
+                                             'term, regularisation 2.327 (sum form), Jacobian '
+                                             'term 0.1946, gradient sensitivity 2.828 over 1 '
+                                             'problem(s), plus Gaussian output noise at '
+                                             'mu=0.01719 for the certified solver gap; exact '
+                                             'profile of the privacy-loss bound plus the '
+                                             'charge for the noise-norm bound (doc/privacy.md, '
+                                             'sections 7.3 and 7.6)',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               1.0,
+                                               40.0,
+                                               0.18933431410835758),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 14.95 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               2.0,
+                                               80.0,
+                                               0.2116798953588606),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 14.95 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-op-auto-norm': {'rho': 'ValueError: '
+                             "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                             'custom privacy profile that is not Gaussian DP and not accounted '
+                             'in Renyi DP here; private selection cannot bound it. Search '
+                             "solver='igd' or 'mirror_descent' instead.",
+                      'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                 'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'objective perturbation: N(0, 12.88^2) linear term, '
+                                           'regularisation 1.288 (sum form), Jacobian term '
+                                           '0.1773, gradient sensitivity 2 over 1 problem(s), '
+                                           'plus Gaussian output noise at mu=0.01552 for the '
+                                           'certified solver gap; exact profile of the '
+                                           'privacy-loss bound plus the charge for the '
+                                           'noise-norm bound (doc/privacy.md, sections 7.3 and '
+                                           '7.6) at (0.9, 1e-06)-DP, after a 0.1-DP private '
+                                           "quantile of the row norms (data_norm='auto', "
+                                           'exponential mechanism); basic composition',
+                                           'coef_ and intercept_ of the fitted model (one '
+                                           'release) and data_norm_ (the private quantile of '
+                                           'the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]}})
+
+
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint
     import warnings

@@ -213,6 +213,24 @@ def self_consistent_plan(epsilon, delta, *, n_samples, feature_norm, derivative_
     return at(math.exp(brentq(excess, low, high, xtol=1e-12, rtol=1e-12)))
 
 
+def worst_case_ridge(noise_std, n_columns, extent):
+    """``Lambda_w = sqrt(k) sigma / T``: the ridge balancing noise against bias on the worst spectrum.
+
+    For one eigendirection of the mean-form Hessian (eigenvalue ``lambda``,
+    coefficient ``theta_j``), the minimiser of the perturbed objective at
+    ``alpha = Lambda / n`` is off by ``alpha theta_j + s`` over ``lambda + alpha``
+    (``s = sigma / n``), costing ``lambda (alpha^2 theta_j^2 + s^2) / (2 (lambda +
+    alpha)^2)`` of excess risk to second order. ``lambda / (lambda + alpha)^2 <=
+    1 / (4 alpha)`` whatever ``lambda`` (equality at ``lambda = alpha``), so the
+    sum over the ``k`` columns is at most ``alpha T^2 / 8 + k s^2 / (8 alpha)``
+    when ``||theta*|| <= T``; it is smallest at ``n alpha = sqrt(k) sigma / T``.
+    The bound holds for any curvature, so it serves the squared loss (mirror
+    descent) and the log loss (IGD) alike (``doc/privacy.md``, sections 45 and
+    "IGD's objective perturbation: alpha at its own noise"). Public values only.
+    """
+    return math.sqrt(n_columns) * noise_std / extent
+
+
 def noise_norm_bound(plan, n_columns):
     """Public bound ``B`` with ``P(max_k ||b_k|| > B) <= plan.norm_failure``.
 

@@ -51,6 +51,10 @@ STREAM_ALPHA = 1e-3
 #: Public prior on the size of a good model: ``|<w*, x>| <= LOGIT_SCALE`` for a
 #: row at the bound, i.e. ``||w*|| = LOGIT_SCALE / L``.
 LOGIT_SCALE = 10.0
+#: ``alpha="auto"`` of ``solver="objective_perturbation"`` takes this multiple of
+#: the worst-spectrum balance at its own noise; chosen on synthetic logistic tasks
+#: only (``benchmarks/bench_igd_op_alpha.py``, doc/privacy.md section 47).
+OP_BALANCE_FACTOR = 0.5
 
 
 def public_alpha(lipschitz, n_samples, mu, n_problems=1):
@@ -77,6 +81,38 @@ def public_alpha(lipschitz, n_samples, mu, n_problems=1):
         return floor
     balance = (2.0 * n_problems * L2 ** 3 / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
     return max(balance, floor)
+
+
+def objective_perturbation_alpha(epsilon, delta, *, n_samples, lipschitz, n_columns,
+                                 n_problems=1):
+    """``alpha="auto"`` of ``solver="objective_perturbation"``: public values only.
+
+    The ridge ``Lambda = n alpha`` is :data:`OP_BALANCE_FACTOR` (1/2) times the
+    worst-spectrum balance of objective perturbation, ``sqrt(k) sigma / T``
+    (:func:`~sklearn_dpol._core.objective_perturbation.worst_case_ridge`, the one
+    mirror descent's rule takes too), with ``k`` the columns of the clipped design
+    (``d``, plus one with an intercept), the public prior ``T = LOGIT_SCALE / L`` on
+    ``||w*||`` (as :func:`public_alpha`) and ``sigma`` the noise of the plan at that
+    very ``Lambda`` (a fixed point,
+    :func:`~sklearn_dpol._core.objective_perturbation.self_consistent_plan`, with
+    the log loss's derivative bound 1 and curvature bound 1/4 and the ``K``
+    one-vs-rest problems of the fit), never below the curvature floor
+    (``doc/privacy.md``, "IGD's objective perturbation: alpha at its own noise").
+    ``epsilon=inf`` (no noise): :func:`public_alpha`'s value there, ``L^2 / n``.
+    Returns ``alpha = Lambda / n``.
+    """
+    lipschitz = float(lipschitz)
+    if math.isinf(epsilon):
+        return public_alpha(lipschitz, n_samples, math.inf, n_problems)
+    extent = LOGIT_SCALE / lipschitz
+
+    def rule(sigma):
+        return OP_BALANCE_FACTOR * op.worst_case_ridge(sigma, n_columns, extent)
+
+    plan = op.self_consistent_plan(
+        epsilon, delta, n_samples=n_samples, feature_norm=lipschitz, derivative_bound=1.0,
+        curvature_bound=op.CURVATURE[op.LOG_LOSS], rule=rule, n_problems=n_problems)
+    return plan.regularization / n_samples
 
 
 def horizon_alpha(lipschitz, horizon):
@@ -118,12 +154,17 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         excess risk against the regularisation bias,
         ``(2 K L^6 / (100 n^2 mu^2))^(1/3)`` and at least ``L^2 / n``
         (:func:`public_alpha`; ``K`` one-vs-rest problems, ``mu`` the GDP
-        parameter of ``(epsilon, delta)``). ``"seed"``: seed 002's strong
+        parameter of ``(epsilon, delta)``); with ``solver="objective_perturbation"``
+        ``fit`` takes instead half the worst-case balance of that mechanism at the
+        noise of its own plan, ``n alpha = sqrt(k) sigma L / (2 LOGIT_SCALE)``
+        (:func:`objective_perturbation_alpha`; ``k`` the columns with the
+        intercept). ``"seed"``: seed 002's strong
         convexity from the horizon, ``L^2 / sqrt(T)`` (:func:`horizon_alpha`).
         ``fit`` takes ``n`` (and ``T``) from ``X``'s shape; a ``partial_fit``
         stream from ``horizon``, or without one ``1e-3 L^2``; a stream after
         ``fit`` keeps the fit's value. Resolved into ``alpha_``
-        (``doc/privacy.md``, "Public tuning rules of QFTL and IGD").
+        (``doc/privacy.md``, "Public tuning rules of QFTL and IGD" and "IGD's
+        objective perturbation: alpha at its own noise").
     loss : {"log_loss", "hinge"}, default="log_loss"
         Logistic regression or a linear SVM.
     data_norm : float or "auto", default=1.0
@@ -618,7 +659,14 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             alpha = horizon_alpha(lipschitz, horizon)
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
-            alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
+            if fitting and self.solver == "objective_perturbation":
+                alpha = objective_perturbation_alpha(
+                    self._budget_split()[1], float(self.delta), n_samples=n_samples,
+                    lipschitz=lipschitz,
+                    n_columns=self.n_features_in_ + int(bool(self.fit_intercept)),
+                    n_problems=n_problems)
+            else:
+                alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
                                      n_problems)
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha

@@ -655,7 +655,7 @@ def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, int
     signal_variance = (OP_SIGNAL_FRACTION * y_bound) ** 2
 
     def rule(sigma):
-        worst = math.sqrt(k) * sigma / extent
+        worst = op.worst_case_ridge(sigma, k, extent)
         flat = k * sigma * sigma / (n_samples * signal_variance)
         return max(worst, math.sqrt(worst * flat))
 
