@@ -19,8 +19,9 @@ quantile is then of the rows' L-infinity norms (``doc/privacy.md``,
 A class with a constraint set may also take ``radius="auto"`` (its
 ``AUTO_RADIUS_FACTOR``, ``AUTO_RADIUS_SLOPE``, ``AUTO_RADIUS_RANGE``): a public
 rule on the bounds in use, ``radius_ = c * y_bound / B`` (:func:`auto_radius`)
-with ``c`` a public function of the noise ratio ``sqrt(d) / (n mu*(epsilon,
-delta))`` of the fit's shape and budget (:func:`auto_radius_factor`),
+with ``c`` a public function of the noise ratio ``D(d) / (n mu*(epsilon,
+delta))`` of the fit's shape and budget (``D = sqrt`` or ``d -> ln(2 d)``, the
+class's ``AUTO_RADIUS_DIMENSION``; :func:`auto_radius_factor`),
 post-processing of released values that spends no budget (``doc/privacy.md``,
 "radius='auto' for Frank-Wolfe and mirror descent" and "radius='auto' that
 tracks the noise").
