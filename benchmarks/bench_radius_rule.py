@@ -289,8 +289,6 @@ def check_sweep(part, table, specs, seeds):
                 rule_gaps.append(best - statistics.mean(
                     fit_score(part, None, eps, s, data, radius="auto") for s in seeds))
                 const_gaps.append(_interp_gap(curve, best, const))
-                bounds = data[4]
-                row_bound = bounds["feature_bound"] if part == "fw" else bounds["data_norm"]
                 cls = PrivateFrankWolfeLasso if part == "fw" else PrivateMirrorDescentRegressor
                 factors.append(cls(epsilon=eps)._radius_factor(n, specs[ti][0]))
             all_rule.append(statistics.mean(rule_gaps))

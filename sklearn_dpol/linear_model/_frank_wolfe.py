@@ -22,7 +22,7 @@ from .._core import frank_wolfe as fw
 from .._core import sets
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee, gaussian_mu
+from ..privacy import PrivacyAccountant
 from ..privacy._spec import Part, PrivacySpec, gaussian_spec, stream_regime
 from ..privacy._zcdp import zcdp_rho
 from ._dask_fit import check_frank_wolfe_dask_fit, frank_wolfe_problem, is_dask_array

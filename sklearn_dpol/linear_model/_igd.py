@@ -32,7 +32,7 @@ from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core._threads import single_blas_thread
 from .._verbose import current_progress, reports_release
 from ..exceptions import PrivacyLeakWarning
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
+from ..privacy import PrivacyAccountant
 from ..privacy._spec import (
     ONE_RELEASE,
     Part,
