@@ -18,7 +18,8 @@ from sklearn_dpol import PrivateFrankWolfeLasso, PrivateHyperparameterSearch
 from sklearn_dpol._auto_bounds import AUTO_GRID, L2, LINF, row_norms
 from sklearn_dpol.privacy import PrivacyAccountant, zcdp_rho
 from sklearn_dpol.privacy._quantile import _distances, quantile_probabilities
-from test_md_auto_bounds import _state, _unchanged  # one copy of the state check
+# one copy of the state check and of the fake quantile (feature_bound first, then y_bound)
+from test_md_auto_bounds import _fixed_quantiles, _state, _unchanged
 
 SELECTIONS = ["exponential", "gaussian"]
 
@@ -28,14 +29,6 @@ def _data(n=4000, x_scale=6.0, y_scale=2.0, seed=0, p=6):
     X = rng.uniform(-1.0, 1.0, size=(n, p))
     y = X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
     return x_scale * X, y_scale * y
-
-
-def _fixed_quantiles(values, calls):
-    """A fake private_quantile returning ``values`` in turn (feature_bound first, then y_bound)."""
-    def fake(data, q, candidates, epsilon, state, slope=0.0):
-        calls.append((np.array(data), q, epsilon, slope))
-        return values[len(calls) - 1]
-    return fake
 
 
 def _model(**params):

@@ -29,7 +29,7 @@ def _data(n=4000, x_scale=6.0, y_scale=3.0, seed=0):
 
 
 def _fixed_quantiles(values, calls):
-    """A fake private_quantile returning ``values`` in turn (data_norm first, then y_bound)."""
+    """A fake private_quantile returning ``values`` in turn (the row bound first, then y_bound)."""
     def fake(data, q, candidates, epsilon, state, slope=0.0):
         calls.append((np.array(data), q, epsilon, slope))
         return values[len(calls) - 1]

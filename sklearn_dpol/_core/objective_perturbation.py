@@ -664,7 +664,7 @@ class _LossFunctions:
             values = losses.margin_values(LOG_LOSS, target * t)
         else:
             values = losses.values(HUBER, t - target, self.threshold)
-        return float(np.sum(*self._weigh(y, values)))
+        return float(np.sum(self._weigh(y, values)[0]))
 
     def derivatives(self, t, y):
         target = self.targets(y)
