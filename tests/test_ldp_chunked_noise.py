@@ -156,3 +156,28 @@ def test_a_stream_cut_into_calls_draws_the_same_bits_as_one_call(estimator):
         cut.partial_fit(X[start:stop], y[start:stop])
     np.testing.assert_array_equal(whole.coef_, cut.coef_)
     np.testing.assert_array_equal(whole.intercept_, cut.intercept_)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 511, 512, 513, 1030])
+@pytest.mark.parametrize("law", ["gaussian", "laplace"])
+def test_central_releases_are_the_per_value_release_bit_for_bit(size, law):
+    """``gaussian_release`` / ``laplace_release`` read chunked variates: the same bits as one
+    ``exact_point`` per value, and chunks of exactly the variates needed (the generator ends
+    where the per-value path leaves it, whatever the size)."""
+    from sklearn_dpol._core.noise import gaussian_release, laplace_release, noise_grid
+
+    values = np.random.default_rng(size).standard_normal(size) * 3.0
+    for seed in range(3):
+        scale = 0.37 * (seed + 1)
+        release = gaussian_release if law == "gaussian" else laplace_release
+        new = release(values, scale, np.random.default_rng(seed))
+        gamma, multiplier = noise_grid(scale)
+        state_a = sampler_state(np.random.default_rng(seed))
+        state_b = state_a.copy()
+        old = np.empty(size)
+        kernels.release_values(values, gamma, multiplier, law == "gaussian", state_a, old)
+        np.testing.assert_array_equal(old.view(np.int64), new.view(np.int64))
+        again = np.empty(size)
+        kernels.release_values_chunked(values, gamma, multiplier, law == "gaussian", state_b,
+                                       again)
+        np.testing.assert_array_equal(state_a, state_b)

@@ -820,7 +820,11 @@ def _from_grid(point, gamma):
 
 @njit(cache=True)
 def release_values(values, gamma, multiplier, gaussian, state, out):
-    """``out[i] = gamma * floor(values[i] / gamma + 1/2 + S Z_i)`` (the vectorised release)."""
+    """``out[i] = gamma * floor(values[i] / gamma + 1/2 + S Z_i)``, one sample per value.
+
+    The reference of :func:`release_values_chunked` (the releases' path), kept
+    for the tests and the benchmarks that compare the two.
+    """
     ws = np.zeros((4, _CAP + 1), np.int64)
     for i in range(values.shape[0]):
         out[i] = _on_grid(values[i], gamma, multiplier, gaussian, ws, state)
@@ -980,7 +984,14 @@ def buffered_release_on(v, gamma, multiplier, gaussian, noise, spill, cursor, ws
 
 @njit(cache=True)
 def release_values_chunked(values, gamma, multiplier, gaussian, state, out):
-    """:func:`release_values` through a chunked noise source (the same bits; tests and benchmarks)."""
+    """:func:`release_values` with the variates drawn ahead in chunks: the same bits.
+
+    Every central release (:func:`sklearn_dpol._core.noise.gaussian_release`,
+    ``laplace_release``) goes through this. Each chunk draws exactly the
+    variates its values need (at most ``NOISE_CHUNK``), so nothing is drawn
+    that no value reads and the generator ends where one sample per value
+    leaves it (unless extra digits of some ``u`` were drawn: see above).
+    """
     ws = np.zeros((4, _CAP + 1), np.int64)
     noise, spill, cursor = noise_source()
     _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, ws, state, out)
@@ -988,10 +999,28 @@ def release_values_chunked(values, gamma, multiplier, gaussian, state, out):
 
 @njit(**_NO_REFCOUNT)
 def _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, ws, state, out):
-    for i in range(values.shape[0]):
-        out[i] = buffered_release_on(values[i], gamma, multiplier, gaussian, noise, spill, cursor,
-                                     ws, state)
-    settle_noise(noise, spill, cursor, ws, state)
+    n = values.shape[0]
+    if multiplier == NO_NOISE or multiplier == CONSTANT:
+        for i in range(n):      # no variate is read
+            out[i] = buffered_release_on(values[i], gamma, multiplier, gaussian, noise, spill,
+                                         cursor, ws, state)
+        return
+    start = 0
+    while start < n:
+        # A chunk of the variates still needed; fill_noise may stop early (spill
+        # slots used up, a data-independent event), and always draws at least one.
+        cursor[0] = 0
+        cursor[1] = min(noise.shape[0], n - start)
+        cursor[10] = 1 if gaussian else 0
+        fill_noise(noise, spill, cursor, ws, state)
+        stop = start + cursor[1]
+        for i in range(start, stop):
+            out[i] = _buffered_on_grid(values[i], gamma, multiplier, gaussian, noise, spill,
+                                       cursor, ws, state)
+        start = stop
+    # every variate drawn was read: nothing to rewind
+    cursor[0] = 0
+    cursor[1] = 0
 
 
 @njit(**_NO_REFCOUNT)

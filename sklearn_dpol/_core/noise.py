@@ -74,8 +74,8 @@ def _exact_release(values, scale, rng, gaussian):
     # is mapped to 0, a data-independent value. gamma K is clipped to the
     # finite doubles: post-processing, a huge noise scale must not overflow.
     released = np.empty(flat.shape[0], dtype=np.float64)
-    kernels.release_values(flat, gamma, multiplier, gaussian, kernels.generator_state(rng),
-                           released)
+    kernels.release_values_chunked(flat, gamma, multiplier, gaussian,
+                                   kernels.generator_state(rng), released)
     return released.reshape(np.shape(values))
 
 

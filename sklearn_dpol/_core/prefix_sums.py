@@ -16,10 +16,12 @@ Two estimators of the prefix ``W_t = sum_{s <= t} w_s`` share that budget:
 * :class:`DyadicTree`: ``W_t`` is the sum of the noisy blocks of ``t``'s
   binary expansion (one per set bit). Only those blocks need noise, so a batch
   costs its block sums (BLAS) plus ``O(m log H)`` draws.
-* :class:`HonakerTree`: every complete node is noised, and each is replaced by
-  the inverse-variance combination of its own value and its children's
-  estimates (Honaker 2015, bottom-up online form), which roughly halves the
-  variance of high nodes. It costs ``O(m)`` draws per record.
+* :class:`HonakerTree`: every complete node is (in law) noised, and each is
+  replaced by the inverse-variance combination of its own value and its
+  children's estimates (Honaker 2015, bottom-up online form), which roughly
+  halves the variance of high nodes. The estimates of a batch's new blocks are
+  drawn directly, one Gaussian each: the same law, the cost of
+  :class:`DyadicTree`.
 
 :class:`EpochTree` serves a stream of unknown length: epoch ``k`` covers
 positions ``[2^k, 2^(k+1))`` with its own tree of ``k + 1`` levels and noise
@@ -135,71 +137,78 @@ class DyadicTree:
 
 
 class HonakerTree:
-    """Prefix sums from Honaker's inverse-variance node estimates (every node noised).
+    """Prefix sums from Honaker's inverse-variance node estimates.
 
-    Same parameters as :class:`DyadicTree`.
+    Same parameters as :class:`DyadicTree`. The estimates are those of the
+    bottom-up online form (every complete node noised; each replaced by the
+    inverse-variance combination of its own value and its children's estimates,
+    Honaker 2015), drawn without noising every node: a release only ever reads
+    the estimates of the blocks of ``t``'s binary expansion (its prefix, and the
+    left children that later parents combine), and the estimate of a block that
+    completes in a batch is the old blocks' estimates it contains, times known
+    weights, plus one fresh Gaussian: the weighted noise of every node of the
+    block that was not complete before the batch. That part is drawn once, with
+    its variance (``doc/privacy.md``, section 48). A batch costs the noise of
+    the new blocks of its end's expansion, like :class:`DyadicTree`, instead of
+    ``2 m`` node releases.
     """
 
     def __init__(self, dim, sigma, horizon):
         self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
         self.t = 0
         self.ratios = honaker_relative_variances(tree_levels(horizon))
-        self.pending = {}   # level -> (exact, estimate) of a left child whose sibling is open
+        self.pending = {}   # level -> (exact, estimate) of the block of t's expansion there
 
     def advance(self, stats, lo, hi, rng):
         """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
         t0, t1 = self.t, self.t + (hi - lo)
         _check_horizon(t1, self.horizon)
-        exact = stats.atoms(lo, hi)
-        estimate = gaussian_release(exact, self.sigma, rng)
-        first, level = t0, 0
-        while len(exact):
-            exact, estimate, first = self._merge_level(level, first, exact, estimate, rng)
-            level += 1
-        self.t = t1
-        return _summed((pending[1] for pending in self.pending.values()), self.dim)
+        old = {start: (level, self.pending[level]) for level, start, _ in dyadic_blocks(t0)}
+        pending = {level: self.pending[level] for level, _, end in dyadic_blocks(t1)
+                   if end <= t0}
+        for level, start, end in dyadic_blocks(t1):
+            if end <= t0:
+                continue
+            variance, weights = self.fresh_part(level, start, t0)
+            # Only the block's own rows: those of the batch, and its old blocks' exact sums.
+            exact = stats.sum(lo + max(start, t0) - t0, lo + end - t0)
+            centre = exact.copy()
+            for old_start, weight in weights.items():
+                old_exact = old[old_start][1][0]
+                exact += old_exact
+                centre += (1.0 - weight) * old_exact
+            estimate = gaussian_release(centre, self.sigma * math.sqrt(variance), rng)
+            for old_start, weight in weights.items():
+                estimate += weight * old[old_start][1][1]
+            pending[level] = (exact, estimate)
+        self.pending, self.t = pending, t1
+        return _summed((pending[level][1] for level in sorted(pending, reverse=True)), self.dim)
+
+    def fresh_part(self, level, start, t0):
+        """``(V, weights)`` of the block at ``(level, start)`` when positions up to ``t0`` are old.
+
+        Its Honaker estimate is ``exact + sum_o weights[o] noise(o) + fresh``: ``noise(o)``
+        that of the estimate of the old block starting at ``o`` (a block of ``t0``'s
+        expansion), ``fresh`` a Gaussian of variance ``V sigma^2`` made of the noise of
+        every node not complete at ``t0`` (independent of everything drawn before).
+        """
+        size = 1 << level
+        if start + size <= t0:                 # an old block (one of t0's expansion)
+            return 0.0, {start: 1.0}
+        if start >= t0:                         # no old row: the whole subtree is fresh
+            return float(self.ratios[level]), {}
+        # It straddles t0: w (own value + z) + (1 - w) (left + right), recursively.
+        own = float(self.ratios[level])
+        left_var, left = self.fresh_part(level - 1, start, t0)
+        right_var, right = self.fresh_part(level - 1, start + size // 2, t0)
+        weights = {key: (1.0 - own) * weight for key, weight in {**left, **right}.items()}
+        return own**2 + (1.0 - own)**2 * (left_var + right_var), weights
 
     def snapshot(self):
         """A copy to advance: ``advance`` replaces arrays and never writes into them."""
         twin = copy.copy(self)
         twin.pending = dict(self.pending)
         return twin
-
-    def _merge_level(self, level, first, exact, estimate, rng):
-        """Pair the new complete nodes of ``level``; return the complete parents.
-
-        The nodes are never stacked: a pending left sibling pairs with the
-        first new node, the rest pair among themselves, each parent the sum of
-        its two children (left + right) written into one array of parents.
-        """
-        waiting = self.pending.pop(level) if first % 2 else None
-        n_nodes = len(exact) + (waiting is not None)
-        n_parents = n_nodes // 2
-        # The first new node is a right child (its sibling waits in pending) or a left one.
-        offset = 1 if waiting is not None else 0
-        if n_nodes % 2:     # the last new node is a left child whose sibling is still open
-            self.pending[level] = (exact[-1], estimate[-1])
-        if not n_parents:
-            return exact[:0], estimate[:0], first // 2
-        parent_exact = np.empty((n_parents, exact.shape[1]))
-        children = np.empty((n_parents, exact.shape[1]))
-        if offset:
-            np.add(waiting[0], exact[0], out=parent_exact[0])
-            np.add(waiting[1], estimate[0], out=children[0])
-        # The other pairs: new nodes offset, offset + 1, ... up to the last complete pair.
-        stop = offset + 2 * (n_parents - offset)
-        np.add(exact[offset:stop:2], exact[offset + 1:stop:2], out=parent_exact[offset:])
-        np.add(estimate[offset:stop:2], estimate[offset + 1:stop:2], out=children[offset:])
-        noisy = gaussian_release(parent_exact, self.sigma, rng)
-        return parent_exact, self._combine(level + 1, noisy, children), first // 2
-
-    def _combine(self, level, noisy, children):
-        """``w noisy + (1 - w) children`` in place, ``w`` the level's own weight."""
-        own_weight = self.ratios[level]
-        noisy *= own_weight
-        children *= 1.0 - own_weight
-        noisy += children
-        return noisy
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix sum at ``t``."""
