@@ -274,8 +274,8 @@ def per_row_paths(rounds):
     """QFTL streams through the per-row trees against the default mechanism.
 
     ``prefix_sums="tree"`` and ``"honaker"`` take one tree position per row
-    (a batch of m rows noises the new dyadic blocks, resp. every one of its
-    ~2m nodes); the default (``"auto"``: for ``horizon=None`` the unbounded dense
+    (a batch of m rows noises the new dyadic blocks of its end's expansion; Honaker
+    draws each new block's estimate directly, doc/privacy.md section 48); the default (``"auto"``: for ``horizon=None`` the unbounded dense
     stream, a dense block then BLT) takes one step per call. Rows/s of the default and each tree's rows/s over the
     default's, median of ``rounds`` interleaved rounds (target: at least 0.5x).
     """
