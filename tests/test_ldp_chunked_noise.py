@@ -181,3 +181,61 @@ def test_central_releases_are_the_per_value_release_bit_for_bit(size, law):
         kernels.release_values_chunked(values, gamma, multiplier, law == "gaussian", state_b,
                                        again)
         np.testing.assert_array_equal(state_a, state_b)
+
+
+def _value_needing_a_third_digit(scale=1.0):
+    """``(seed, v)``: the first normal variate of ``seed`` releases ``v`` only after drawing a
+    third digit of its ``u`` (``floor_offset``'s rare branch), built from the variate's digits."""
+    from sklearn_dpol._core.noise import noise_grid
+
+    base = 1 << 32
+    gamma, multiplier = noise_grid(scale)
+    for seed in range(20_000):
+        state = sampler_state(np.random.default_rng(seed))
+        noise, spill, cursor = kernels.noise_source()
+        ws = np.zeros((4, kernels.WORKSPACE_DIGITS), np.int64)
+        cursor[1], cursor[10] = 1, 1
+        kernels.fill_noise(noise, spill, cursor, ws, state)
+        sign_bit, _, _, shift, word, slot = (int(x) for x in noise[0])
+        if sign_bit != 1 or shift != 5 or slot != -1:
+            continue
+        u1, u2 = word >> 32, word & (base - 1)
+        # the fraction's digits (g1, g2), after the shift by 5, put the two ends of
+        # multiplier * u on either side of an integer: two digits cannot decide
+        g2 = ((base - 1 - (multiplier * u2) % base) // 32) * 32
+        g1 = (base - 1 - multiplier * u1 - ((multiplier * u2 + g2) >> 32)) % base
+        if g1 >= 1 << 25:
+            continue
+        c = ((g1 >> 5) * base + (((g1 & 31) << 27) | (g2 >> 5))) * 2.0 ** -64
+        return seed, c * gamma, gamma, multiplier
+    raise AssertionError("no seed found")
+
+
+def test_central_release_when_a_value_needs_a_third_digit():
+    """The rare branch: the extra digit is a fresh word drawn after the chunk, so the chunked
+    release differs in bits from the per-value one (same law), and the later values' noise
+    does not depend on the first value's low bits (per value, it does)."""
+    seed, v, gamma, multiplier = _value_needing_a_third_digit()
+    near = v - gamma * 2.0 ** -40            # the same variate, decided by two digits
+
+    def run(first, chunked):
+        state = sampler_state(np.random.default_rng(seed))
+        out = np.empty(3)
+        release = kernels.release_values_chunked if chunked else kernels.release_values
+        release(np.array([first, 0.3, 0.7]), gamma, multiplier, True, state, out)
+        return out, state
+
+    per_value, _ = run(v, False)
+    chunked, chunked_state = run(v, True)
+    per_value_near, _ = run(near, False)
+    chunked_near, chunked_near_state = run(near, True)
+    assert per_value[0] == chunked[0]                       # the first value: the same floor
+    assert not np.array_equal(per_value[1:], chunked[1:])   # the branch ran
+    # no extra digit: the two paths agree bit for bit
+    np.testing.assert_array_equal(per_value_near.view(np.int64), chunked_near.view(np.int64))
+    # chunked, the later values' noise is the same whatever the first value's low bits ...
+    np.testing.assert_array_equal(chunked[1:].view(np.int64), chunked_near[1:].view(np.int64))
+    # ... while the generator moved on by the extra digit's word
+    assert not np.array_equal(chunked_state, chunked_near_state)
+    # per value, the extra digit shifts the later values' words
+    assert not np.array_equal(per_value[1:], per_value_near[1:])

@@ -240,13 +240,18 @@ def test_honaker_releases_have_the_reference_law(monkeypatch, horizon, seed):
     assert ours_draws < ref_draws / 2
 
 
-def test_honaker_law_test_catches_a_wrong_weight(monkeypatch):
-    """Positive control: an estimate whose fresh part has the wrong variance is caught."""
+@pytest.mark.parametrize("wrong", ["variance", "weights"])
+def test_honaker_law_test_catches_a_wrong_weight(monkeypatch, wrong):
+    """Positive controls: an estimate whose fresh part has the wrong variance, or whose old
+    blocks have the wrong weights, is caught by the covariance (the exact part stays right
+    whatever the weights: only the law can catch them)."""
 
     class WrongHonaker(prefix_sums.HonakerTree):
         def fresh_part(self, level, start, t0):
             variance, weights = super().fresh_part(level, start, t0)
-            return variance * (1.0 + 1e-6), weights
+            if wrong == "variance":
+                return variance * (1.0 + 1e-6), weights
+            return variance, {key: w * (1.0 + 1e-6) for key, w in weights.items()}
 
     sizes = _schedule(5, 24)
     data = np.zeros((sum(sizes), 1))
@@ -297,3 +302,20 @@ def test_packed_atoms_are_the_stacked_products(intercept, weighted, sparse):
     assert atoms.shape == (6, stats.dim)
     assert atoms.tobytes() == expected.tobytes()
     np.testing.assert_allclose(atoms.sum(axis=0), stats.sum(2, 8), rtol=1e-12, atol=1e-12)
+
+
+def test_honaker_accepts_the_node_scales_the_dyadic_tree_accepts():
+    """A block's scale is ``sigma sqrt(V)`` with ``V < 1``: at a node scale just above the
+    sampler's smallest grid it is raised to that grid (more noise), never refused."""
+    from sklearn_dpol._core.noise import SMALLEST_SCALE
+
+    # values within the grid's 2^62 steps (larger ones are clamped, section 14)
+    batches = [RowVectors(b.rows * 1e-285) for b in _batches("rows", [3, 5, 8], 0)]
+    exact = sum(b.sum(0, b.n_rows) for b in batches)
+    for tree_class in (prefix_sums.DyadicTree, prefix_sums.HonakerTree):
+        tree = tree_class(batches[0].dim, 1.2 * SMALLEST_SCALE, 16)
+        rng = np.random.default_rng(0)
+        for batch in batches:
+            released = tree.advance(batch, 0, batch.n_rows, rng)
+        assert not np.array_equal(released, exact)              # noise was added
+        np.testing.assert_allclose(released, exact, rtol=1e-3)  # of scale 1e-290

@@ -18,13 +18,14 @@ import sklearn_dpol.linear_model._qftl as qftl_module
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol._core.noise import recording_releases
+from _honaker import honaker_first_record_fraction
+
 from sklearn_dpol._core.prefix_sums import (
     DyadicTree,
     EpochTree,
     HonakerTree,
     KnownHorizonPrefixSums,
     dyadic_blocks,
-    honaker_relative_variances,
     tree_levels,
 )
 from sklearn_dpol.audit import audit_estimator
@@ -212,29 +213,11 @@ def test_epoch_tree_spends_at_most_mu_for_any_length(kind, data):
     assert mu <= 0.7 * (1 + 1e-9)
 
 
-def honaker_first_record_fraction(levels):
-    """mu attained on the first record of a stream released row by row, over the tree's mu.
-
-    Honaker's tree draws each new block's estimate as one Gaussian (doc/privacy.md,
-    section 48). Row by row, the block ``(h, 0, 2^h)`` completes at ``t = 2^h`` with every
-    position but the last old: its estimate is ``w_h (exact + z) + (1 - w_h) (old left
-    half + right half)``, the right half again a level-``h-1`` block whose last leaf only
-    is new. So the first record's weight in the released centre is ``w_h`` and the fresh
-    variance is ``S_h = w_h^2 + (1 - w_h)^2 S_{h-1}``, ``S_0 = 1``: the record's squared mu
-    is ``sum_h w_h^2 / S_h`` node units, against ``levels`` for the tree.
-    """
-    w = honaker_relative_variances(levels)
-    fresh, total = 1.0, 1.0
-    for h in range(1, levels):
-        fresh = w[h] ** 2 + (1.0 - w[h]) ** 2 * fresh
-        total += w[h] ** 2 / fresh
-    return math.sqrt(total / levels)
-
-
 def test_row_by_row_releases_touch_every_level_so_the_budget_is_tight():
     """The first record of a power-of-two stream released row by row is in one
     noised node per level: the calibration spends exactly mu on it (the dyadic tree).
-    Honaker's estimates reveal less than every node: the closed form above."""
+    Honaker's estimates reveal less than every node: the closed form of
+    ``tests/_honaker.py`` (the first record, not the worst one, doc/privacy.md 48)."""
     for kind in ("tree", "honaker"):
         make = makers(2, 64, mu=0.7, sensitivity=2.0)[kind]
         mu, touched = node_gdp_of_replacement(make, 64, 0, range(1, 64))

@@ -35,7 +35,7 @@ _recorder = threading.local()
 
 # Grid resolution: gamma in (scale 2^-(GRID_BITS+1), scale 2^-GRID_BITS].
 GRID_BITS = 28
-_SMALLEST_SCALE = 1e-290
+SMALLEST_SCALE = 1e-290
 _LARGEST = np.finfo(np.float64).max
 
 
@@ -45,10 +45,10 @@ def noise_grid(scale):
     Depends on the public scale only.
     """
     scale = float(scale)
-    if not (math.isfinite(scale) and scale >= _SMALLEST_SCALE):
+    if not (math.isfinite(scale) and scale >= SMALLEST_SCALE):
         raise ValueError(
             f"noise scale {scale!r} is not supported: it must be finite and at least "
-            f"{_SMALLEST_SCALE:g}.")
+            f"{SMALLEST_SCALE:g}.")
     _, exponent = math.frexp(scale)            # 2^(e-1) <= scale < 2^e
     gamma = math.ldexp(1.0, exponent - 1 - GRID_BITS)
     multiplier = int(math.floor(scale / gamma)) + 2

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from .noise import gaussian_release
+from .noise import SMALLEST_SCALE, gaussian_release
 
 
 def tree_levels(horizon):
@@ -177,7 +177,12 @@ class HonakerTree:
                 old_exact = old[old_start][1][0]
                 exact += old_exact
                 centre += (1.0 - weight) * old_exact
-            estimate = gaussian_release(centre, self.sigma * math.sqrt(variance), rng)
+            scale = self.sigma * math.sqrt(variance)
+            if 0.0 < scale < SMALLEST_SCALE:
+                # V < 1 may take a node scale the sampler accepts below its smallest
+                # grid: more noise is as private (sigma near 1e-290 only).
+                scale = SMALLEST_SCALE
+            estimate = gaussian_release(centre, scale, rng)
             for old_start, weight in weights.items():
                 estimate += weight * old[old_start][1][1]
             pending[level] = (exact, estimate)
