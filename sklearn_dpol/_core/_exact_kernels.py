@@ -508,7 +508,7 @@ def _shift(v, s):
     return v >> (-s)
 
 
-@njit(cache=True, inline="always")
+@njit(**_NO_REFCOUNT)
 def fixed_point(c):
     """``(a, f1, f2)`` with ``a + f1 2^-32 + f2 2^-64`` = c + 1/2 (|c| <= 2^62),
     exact up to truncating |c| below 2^-64 (an error below 2^-64).
@@ -588,19 +588,18 @@ def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     return carry
 
 
-@njit(cache=True, inline="always")
+@njit(**_NO_REFCOUNT)
 def floor_offset(f1, f2, sign, scale, ws, state):
     """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
 
     With D the integer of u's first L digits, scale * u lies in
     [scale D, scale (D + 1)) 2^-32L; digits are drawn until both ends give the
-    same floor. The usual case (u has two digits, and they decide) is
-    straight-line and inlined into the release; the rest is
-    :func:`_floor_offset_more_digits`.
+    same floor.
     """
-    if ws[X, 0] <= 2:
-        _ensure(ws, X, 2, state)
-        # the two ends of S x in [S D, S (D + 1)) 2^-64
+    n_digits = max(2, ws[X, 0])
+    _ensure(ws, X, n_digits, state)
+    if n_digits == 2:
+        # the usual case, straight-line: the two ends of S x in [S D, S (D + 1)) 2^-64
         d1 = sign * scale * ws[X, 1] + f1
         d2 = sign * scale * ws[X, 2] + f2
         # sign > 0: the ends add 0 and scale - 1 to d2; sign < 0: -scale and 0
@@ -611,14 +610,8 @@ def floor_offset(f1, f2, sign, scale, ws, state):
         hi = (d1 + ((d2 + high_end) >> _BITS)) >> _BITS
         if lo == hi:
             return lo
-    return _floor_offset_more_digits(f1, f2, sign, scale, ws, state)
-
-
-@njit(**_NO_REFCOUNT)
-def _floor_offset_more_digits(f1, f2, sign, scale, ws, state):
-    """:func:`floor_offset` when u's first two digits do not decide it (or u has more)."""
-    n_digits = max(3, ws[X, 0])
-    _ensure(ws, X, n_digits, state)
+        n_digits = 3
+        _ensure(ws, X, n_digits, state)
     while True:
         if sign > 0:
             lo = _integer_part(f1, f2, 1, scale, ws, n_digits, 0)
