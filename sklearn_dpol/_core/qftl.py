@@ -102,15 +102,21 @@ def _scratch(name, shape):
     return array
 
 
+#: Rows a dense ``fit`` clips and multiplies at a time (about 8 MB of clipped rows), so that
+#: ``fit`` never holds a clipped copy of ``X``: its sums are accumulated block by block.
+BLOCK_BYTES = 1 << 23
+
+
 class PackedStatistics:
     """Packed ``(V, u)`` sums of the rows of one batch, by slice or per row.
 
     Parameters
     ----------
     rows : ndarray or CSR matrix of shape (n, p)
-        Clipped feature rows. A CSR matrix is never densified: its sums are
-        sparse products (only ``atoms``, per row for the tree mechanisms,
-        densifies the rows of its slice, whose atoms are dense anyway).
+        Feature rows, clipped (or clipped on the fly, see ``row_scale``). A
+        CSR matrix is never densified: its sums are sparse products (only
+        ``atoms``, per row for the tree mechanisms, densifies the rows of its
+        slice, whose atoms are dense anyway).
     y : ndarray of shape (n,)
         Clipped targets.
     intercept : float or None
@@ -119,22 +125,87 @@ class PackedStatistics:
     weights : ndarray of shape (n,) or None
         Sample weights in ``[0, 1]``: row ``i``'s atom is ``weights[i]``
         times ``(v v^T, y v)``. ``None`` weighs every row 1.
+    row_scale : ndarray of shape (n,) or None
+        For dense ``rows``: the clipping factor of each row, applied to blocks
+        of rows as they are summed (the clipped row ``i`` is ``rows[i] *
+        row_scale[i]``, the same products as clipping first), so no clipped
+        copy of the whole batch is made. ``None``: ``rows`` are clipped.
     """
 
-    def __init__(self, rows, y, intercept=None, weights=None):
+    def __init__(self, rows, y, intercept=None, weights=None, row_scale=None):
         self.rows, self.y, self.intercept, self.weights = rows, y, intercept, weights
         self.sparse = issparse(rows)
+        if self.sparse and row_scale is not None:
+            raise ValueError("row_scale is for dense rows; scale a CSR matrix's entries.")
+        self.row_scale = row_scale
         self.n_rows = rows.shape[0]
         d = rows.shape[1] + (intercept is not None)
         self.dim_features = d
         self.upper, self.scale = _packing(d)
         self.dim = len(self.scale) + d
 
+    def _clipped(self, lo, hi):
+        """The clipped rows ``lo:hi`` (a view when ``rows`` are clipped already)."""
+        if self.row_scale is None:
+            return self.rows[lo:hi]
+        return self.rows[lo:hi] * self.row_scale[lo:hi, np.newaxis]
+
     def sum(self, lo, hi):
-        """Packed sum over rows ``lo:hi`` (one BLAS product)."""
+        """Packed sum over rows ``lo:hi``: one BLAS product per block of rows.
+
+        A slice of at most one block (every stream batch but the largest) is
+        one product, bit for bit the sum of the clipped slice; a larger one is
+        accumulated over blocks of its own rows.
+        """
         from ._stream_kernels import pack_upper
 
-        rows, y = self.rows[lo:hi], self.y[lo:hi]
+        d = self.dim_features
+        p = self.rows.shape[1]
+        block = hi - lo if self.sparse else max(1024, BLOCK_BYTES // (8 * max(p, 1)))
+        square = None
+        cross = np.zeros(d)
+        last = np.zeros(p) if self.intercept is not None else np.empty(0)
+        total = 0.0
+        for start in range(lo, hi, max(block, 1)):
+            stop = min(hi, start + block)
+            square, cross_part, column, count = self._block_sums(start, stop, square)
+            if start == lo:
+                cross[:] = cross_part
+                if self.intercept is not None:
+                    last[:] = column
+                total = count
+            else:
+                cross += cross_part
+                if self.intercept is not None:
+                    last += column
+                total += count
+        if square is None:       # an empty slice
+            square = np.zeros((p, p))
+        corner = 0.0
+        if self.intercept is not None:
+            c = self.intercept
+            last *= c                                   # the intercept's column
+            corner = c * c * total
+            cross[p] *= c
+        # The packing (scale sqrt(2) off the diagonal) in one pass, the intercept's
+        # column appended to each row: the values of packing the full d x d gram.
+        n_upper = len(self.scale)
+        packed = np.empty(self.dim)
+        pack_upper(square, last, float(corner), self.intercept is not None, SQRT2,
+                   packed[:n_upper])
+        packed[n_upper:] = cross
+        return packed
+
+    def _block_sums(self, lo, hi, square):
+        """``(gram, cross, column sums, weight total)`` of the clipped rows ``lo:hi``.
+
+        ``square`` is ``None`` for the first block, whose gram goes into this
+        thread's reused array (no fresh ``p x p`` array per batch); a later
+        block adds its gram into ``square`` (BLAS ``beta = 1``: only the
+        triangle that is packed is ever written). ``cross[p]`` holds the
+        weighted targets' sum (the intercept's entry, before its factor).
+        """
+        rows, y = self._clipped(lo, hi), self.y[lo:hi]
         d = self.dim_features
         p = rows.shape[1]
         if self.weights is None:
@@ -146,41 +217,37 @@ class PackedStatistics:
             wy, total = w * y, w.sum()
         # ``square``'s upper triangle holds the p x p gram (all that is packed).
         if self.sparse:
-            square = (weighted.T @ rows).toarray()
+            gram = (weighted.T @ rows).toarray()
+            square = gram if square is None else square + gram
         elif self.weights is None and rows.flags.c_contiguous:
             # rows.T @ rows is what numpy computes by BLAS syrk (one triangle, then a
             # mirror copy): the same call, bit for bit, into this thread's reused
             # array, and no mirror (its Fortran lower triangle is our upper one).
             from scipy.linalg.blas import dsyrk
 
-            square = _scratch("gram", (p, p))
-            out = dsyrk(1.0, rows.T, beta=0.0, c=square.T, trans=0, lower=1, overwrite_c=1)
+            first = square is None
+            if first:
+                square = _scratch("gram", (p, p))
+            out = dsyrk(1.0, rows.T, beta=0.0 if first else 1.0, c=square.T, trans=0,
+                        lower=1, overwrite_c=1)
             if not np.shares_memory(out, square):
                 square = np.ascontiguousarray(out.T)
-        else:
+        elif square is None:
             # The product into a reused array (no fresh d x d array per batch).
             square = np.matmul(weighted.T, rows, out=_scratch("gram", (p, p)))
+        else:
+            square += weighted.T @ rows
         cross = np.empty(d)
         cross[:p] = rows.T @ wy
+        column = None
         if self.intercept is not None:
-            c = self.intercept
-            last = c * np.asarray(weighted.sum(axis=0)).ravel()   # the intercept's column
-            corner = c * c * total
-            cross[p] = c * wy.sum()
-        else:
-            last, corner = np.empty(0), 0.0
-        # The packing (scale sqrt(2) off the diagonal) in one pass, the intercept's
-        # column appended to each row: the values of packing the full d x d gram.
-        n_upper = len(self.scale)
-        packed = np.empty(self.dim)
-        pack_upper(square, last, float(corner), self.intercept is not None, SQRT2,
-                   packed[:n_upper])
-        packed[n_upper:] = cross
-        return packed
+            column = np.asarray(weighted.sum(axis=0)).ravel()
+            cross[p] = wy.sum()
+        return square, cross, column, total
 
     def atoms(self, lo, hi):
         """Packed atom of each row in ``lo:hi``, shape ``(hi - lo, dim)``."""
-        rows = self.rows[lo:hi]
+        rows = self._clipped(lo, hi)
         if self.sparse:
             rows = rows.toarray()  # this slice's atoms are dense (hi - lo, dim) anyway
         if self.intercept is not None:

@@ -565,17 +565,17 @@ class PrivateQFTLRegressor(
     def _statistics(self, X, y, sample_weight=None):
         """The batch's statistics: rows clipped to ``data_norm_``, targets to ``y_bound_``.
 
-        A CSR ``X`` stays sparse: its row norms come from the stored entries.
+        A CSR ``X`` stays sparse: its row norms come from the stored entries. A
+        dense ``X`` is clipped block by block as it is summed (no clipped copy).
         """
         scale, _ = clip_row_scales(X, self._data_norm())
         intercept = float(self.intercept_scaling) if self.fit_intercept else None
-        rows = (X.multiply(scale[:, np.newaxis]).tocsr() if issparse(X)
-                else X * scale[:, np.newaxis])
         y_bound = self._y_bound()
-        return qftl.PackedStatistics(
-            rows, np.clip(y, -y_bound, y_bound),
-            intercept, sample_weight,
-        )
+        targets = np.clip(y, -y_bound, y_bound)
+        if issparse(X):
+            return qftl.PackedStatistics(X.multiply(scale[:, np.newaxis]).tocsr(), targets,
+                                         intercept, sample_weight)
+        return qftl.PackedStatistics(X, targets, intercept, sample_weight, row_scale=scale)
 
     def _stream_to_advance(self, dim, n_rows):
         """A copy of the stream to advance (so a failed call changes nothing), or a new one.
