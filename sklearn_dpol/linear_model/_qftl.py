@@ -28,7 +28,7 @@ from .._core._threads import single_blas_thread
 from .._auto_bounds import AUTO_GRID as _AUTO_GRID  # noqa: F401  (the tests read it here)
 from .._auto_bounds import AutoBoundsMixin
 from .._verbose import reports_release
-from ..privacy import PrivacyAccountant, PrivacyCost, PrivacyGuarantee
+from ..privacy import PrivacyAccountant
 from ..privacy._spec import Part, gaussian_spec, stream_regime
 from ..privacy._streams import (
     calibration_horizon,
