@@ -11,10 +11,9 @@ by at most 2 L sqrt(K) max_j ||C[:, j]||; the trees stay as options.
 
 import pickle
 
-from _honaker import honaker_first_record_fraction
-
 import numpy as np
 import pytest
+from _honaker import honaker_first_record_fraction
 
 import sklearn_dpol._auto_bounds as auto_bounds_module
 from sklearn_dpol import PrivateIGDClassifier

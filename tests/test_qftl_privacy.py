@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _honaker import honaker_first_record_fraction
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
@@ -18,8 +19,6 @@ import sklearn_dpol.linear_model._qftl as qftl_module
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol._core.noise import recording_releases
-from _honaker import honaker_first_record_fraction
-
 from sklearn_dpol._core.prefix_sums import (
     DyadicTree,
     EpochTree,
