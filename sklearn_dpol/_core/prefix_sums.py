@@ -163,7 +163,7 @@ class HonakerTree:
         """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
         t0, t1 = self.t, self.t + (hi - lo)
         _check_horizon(t1, self.horizon)
-        old = {start: (level, self.pending[level]) for level, start, _ in dyadic_blocks(t0)}
+        old = {start: self.pending[level] for level, start, _ in dyadic_blocks(t0)}
         pending = {level: self.pending[level] for level, _, end in dyadic_blocks(t1)
                    if end <= t0}
         for level, start, end in dyadic_blocks(t1):
@@ -174,7 +174,7 @@ class HonakerTree:
             exact = stats.sum(lo + max(start, t0) - t0, lo + end - t0)
             centre = exact.copy()
             for old_start, weight in weights.items():
-                old_exact = old[old_start][1][0]
+                old_exact = old[old_start][0]
                 exact += old_exact
                 centre += (1.0 - weight) * old_exact
             scale = self.sigma * math.sqrt(variance)
@@ -184,7 +184,7 @@ class HonakerTree:
                 scale = SMALLEST_SCALE
             estimate = gaussian_release(centre, scale, rng)
             for old_start, weight in weights.items():
-                estimate += weight * old[old_start][1][1]
+                estimate += weight * old[old_start][1]
             pending[level] = (exact, estimate)
         self.pending, self.t = pending, t1
         return _summed((pending[level][1] for level in sorted(pending, reverse=True)), self.dim)
