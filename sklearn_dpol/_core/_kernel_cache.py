@@ -17,7 +17,8 @@ import os
 
 #: The modules whose compiled code is cached, and those they compile from.
 SOURCES = ("_exact_kernels", "_igd_kernels", "_loss_kernels", "_md_kernels",
-           "_mi_kernels", "_pf_kernels", "_fw_kernels", "_stream_kernels", "losses")
+           "_mi_kernels", "_pf_kernels", "_fw_kernels", "_stream_kernels", "_sum_kernels",
+           "losses")
 STAMP = "sklearn_dpol_kernels.sha256"
 
 _done = False

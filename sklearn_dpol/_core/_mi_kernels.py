@@ -29,6 +29,7 @@ from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes o
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
 from ._loss_kernels import loss_derivative, loss_value
+from ._sum_kernels import lane_dot
 FULL = 0
 BANDIT = 1
 
@@ -145,11 +146,13 @@ def step(t, eta, anytime):
     return eta
 
 
-# Post-processing of the reports: the squared norm may be reassociated (a vectorised
-# sum), which moves the played iterate by rounding only (about 1e-16 relative); every
-# path (the protocol kernel, the learner object's predict and replay) calls this one
-# compiled function.
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
+# Post-processing of the reports. The squared norm is summed in four lanes in a fixed
+# order (lane k holds coordinates j = k mod 4, then (l0 + l1) + (l2 + l3) plus the tail),
+# never reassociated by the compiler: the rounding is then the same wherever LLVM
+# inlines this function (with ``fastmath={"reassoc"}`` it was not, and the protocol
+# kernel and the per-user path could differ by one ulp). Every path (the protocol
+# kernel, the learner object's predict and replay) calls this one compiled function.
+@njit(cache=True, nogil=True)
 def learner_predict(theta, t, eta, anytime, radius, out):
     """``w_{t+1} = Pi_B(eta_t theta_{t+1})`` (line 8 / 11); ``w_1 = 0``."""
     d = theta.shape[0]
@@ -158,11 +161,9 @@ def learner_predict(theta, t, eta, anytime, radius, out):
             out[j] = 0.0
         return
     e = step(t, eta, anytime)
-    sq = 0.0
     for j in range(d):
         out[j] = e * theta[j]
-        sq += out[j] * out[j]
-    norm = math.sqrt(sq)
+    norm = math.sqrt(lane_dot(out, out))
     if norm > radius:
         shrink = radius / norm
         for j in range(d):
