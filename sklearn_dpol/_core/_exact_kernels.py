@@ -84,13 +84,13 @@ def _next(s):
     return result
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _digit(s):
     """A uniform base-2^32 digit (the high half of a xoshiro256** output)."""
     return np.int64(_next(s) >> np.uint64(32))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _below(s, m):
     """A uniform integer in [0, m), exactly (rejection of the top remainder)."""
     limit = (_BASE // m) * m
@@ -115,7 +115,7 @@ def generator_state(rng):
 X, A, B, W = 0, 1, 2, 3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ensure(ws, r, i, state):
     """Draw digits of the lazy uniform in row ``r`` up to digit ``i`` (1-based)."""
     while ws[r, 0] < i:
@@ -126,14 +126,14 @@ def _ensure(ws, r, i, state):
         ws[r, ws[r, 0]] = _digit(state)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fresh(ws, r, state):
     """Row ``r`` becomes a new lazy uniform with its first digit drawn."""
     ws[r, 0] = 1
     ws[r, 1] = _digit(state)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fresh2(ws, r, state):
     """Row ``r`` becomes a new lazy uniform with its first two digits drawn (one 64-bit word)."""
     w = _next(state)
@@ -142,7 +142,7 @@ def _fresh2(ws, r, state):
     ws[r, 2] = np.int64(w & np.uint64(_MASK))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _less(ws, a, b, state):
     """Row ``a`` < row ``b`` as lazy uniforms (ties broken by drawing more digits)."""
     if ws[a, 0] == 0:
@@ -160,7 +160,7 @@ def _less(ws, a, b, state):
         i += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _continue_run(ws, y, z, n, state):
     """Continue von Neumann's decreasing run from the uniform in row ``y``.
 
