@@ -315,15 +315,23 @@ def test_assemble_is_the_exact_floor():
         shift = int(rng.choice([0, kernels.BOX_BITS, 1, 3]))
         box = int(rng.integers(0, 7 << kernels.BOX_BITS)) if shift else 0
         offset = int(rng.choice([0, 0, 7, 14, int(rng.integers(0, 40))]))
-        ws = kernels.workspace()
-        ws[0, 0] = 2
-        ws[0, 1:3] = rng.integers(0, 2 ** 32, size=2)
-        got = kernels._assemble(a, f1, f2, scale, bit, offset, box, shift, ws, state)
-        L = int(ws[0, 0])
-        D = sum(int(ws[0, i]) << (32 * (L - i)) for i in range(1, L + 1))
-        s = 1 if bit == 1 else -1
-        F = Fraction(a) + Fraction(f1, 2 ** 32) + Fraction(f2, 2 ** 64)
-        ends = [F + s * scale * (offset + (box + Fraction(D + e, 2 ** (32 * L))) / 2 ** shift)
-                for e in (0, 1)]
-        assert math.floor(min(ends)) == got
-        assert math.ceil(max(ends)) - 1 == got
+        u1, u2 = (int(x) for x in rng.integers(0, 2 ** 32, size=2))
+        # u's two digits in the workspace (exact_point), or as a chunk's word (the
+        # chunked releases: the workspace is written only when two digits do not decide)
+        for two_digits in (False, True):
+            ws = kernels.workspace()
+            if not two_digits:
+                ws[0, 0], ws[0, 1], ws[0, 2] = 2, u1, u2
+            word = np.int64(np.uint64((u1 << 32) | u2).view(np.int64))
+            got = kernels._assemble(a, f1, f2, scale, bit, offset, box, shift, two_digits,
+                                    word, ws, state)
+            L = int(ws[0, 0]) if ws[0, 0] else 2
+            D = (sum(int(ws[0, i]) << (32 * (L - i)) for i in range(1, L + 1)) if ws[0, 0]
+                 else (u1 << 32) | u2)
+            assert D >> (32 * (L - 2)) == (u1 << 32) | u2
+            s = 1 if bit == 1 else -1
+            F = Fraction(a) + Fraction(f1, 2 ** 32) + Fraction(f2, 2 ** 64)
+            ends = [F + s * scale * (offset + (box + Fraction(D + e, 2 ** (32 * L))) / 2 ** shift)
+                    for e in (0, 1)]
+            assert math.floor(min(ends)) == got
+            assert math.ceil(max(ends)) - 1 == got

@@ -92,7 +92,9 @@ def test_fixed_point_equals_exact_integer_arithmetic():
 
     rng = np.random.default_rng(11)
     values = [0.0, -0.0, 5e-324, -5e-324, 2.0**-64, -(2.0**-64), 2.0**-65, 0.5, -0.5,
-              1.0, -1.0, 2.0**62, -(2.0**62), np.nextafter(2.0**62, 0), -3.25, 2.0**52 + 0.5]
+              1.0, -1.0, 2.0**62, -(2.0**62), np.nextafter(2.0**62, 0), -3.25, 2.0**52 + 0.5,
+              np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0), np.nextafter(2.0**40, 0.0),
+              2.0**-1022, np.nextafter(2.0**-1022, 0.0)]
     values += list(rng.standard_normal(2000) * np.exp2(rng.integers(-80, 62, 2000)))
     values += list(np.ldexp(rng.random(500) - 0.5, rng.integers(-1074, 62, 500)))
     for c in values:

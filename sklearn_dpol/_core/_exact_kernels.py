@@ -515,19 +515,20 @@ def fixed_point(c):
 
     Straight-line floating point, every operation exact: ``a = trunc(|c|)``
     (|c| <= 2^62 < 2^63), ``|c| - a`` (the low bits of a double, a double),
-    products by 2^32 (powers of two, no overflow) and truncations of values in
-    [0, 2^32). The digits are those of :func:`_fixed_point_bits` (the
-    frexp/shift reference, kept for the tests) bit for bit; no libm call.
+    its product by 2^64 (a power of two: exact, and below 2^64 since the
+    fraction is below 1) and that product's truncation to an unsigned 64-bit
+    integer, ``floor(frac 2^64)``, whose halves are the two digits. The digits
+    are those of :func:`_fixed_point_bits` (the frexp/shift reference, kept for
+    the tests) bit for bit; no libm call.
     """
     x = abs(c)
     if not x <= CLAMP:            # not reached by the releases (they clamp); NaN too
         return _fixed_point_bits(c)
     a = np.int64(x)                           # trunc = floor: x >= 0
     frac = x - np.float64(a)                  # exact, in [0, 1)
-    t1 = frac * 4294967296.0                  # exact
-    f1 = np.int64(t1)                         # floor(frac 2^32)
-    t2 = (t1 - np.float64(f1)) * 4294967296.0  # exact
-    f2 = np.int64(t2)                         # floor(frac 2^64) mod 2^32
+    low = np.uint64(frac * 18446744073709551616.0)  # floor(frac 2^64): the product is exact, < 2^64
+    f1 = np.int64(low >> np.uint64(32))
+    f2 = np.int64(low & np.uint64(_MASK))
     return _signed_half(c, a, f1, f2)
 
 
@@ -588,6 +589,21 @@ def _integer_part(f1, f2, sign, scale, ws, n_digits, adjust):
     return carry
 
 
+@njit(cache=True, inline="always")
+def _two_digit_ends(f1, f2, sign, scale, u1, u2):
+    """The floors of the two ends of ``f1 2^-32 + f2 2^-64 + sign * scale * u`` for u in
+    [D, D + 1) 2^-64, D = u1 2^32 + u2 (u's first two digits): equal, they are the floor."""
+    d1 = sign * scale * u1 + f1
+    d2 = sign * scale * u2 + f2
+    # sign > 0: the ends add 0 and scale - 1 to d2; sign < 0: -scale and 0
+    # (selects: the sign is a coin flip for the branch predictor)
+    low_end = np.int64(0) if sign > 0 else -scale
+    high_end = scale - 1 if sign > 0 else np.int64(0)
+    lo = (d1 + ((d2 + low_end) >> _BITS)) >> _BITS
+    hi = (d1 + ((d2 + high_end) >> _BITS)) >> _BITS
+    return lo, hi
+
+
 @njit(**_NO_REFCOUNT)
 def floor_offset(f1, f2, sign, scale, ws, state):
     """``floor(f1 2^-32 + f2 2^-64 + sign * scale * u)`` exactly, u the lazy uniform in row X.
@@ -600,14 +616,7 @@ def floor_offset(f1, f2, sign, scale, ws, state):
     _ensure(ws, X, n_digits, state)
     if n_digits == 2:
         # the usual case, straight-line: the two ends of S x in [S D, S (D + 1)) 2^-64
-        d1 = sign * scale * ws[X, 1] + f1
-        d2 = sign * scale * ws[X, 2] + f2
-        # sign > 0: the ends add 0 and scale - 1 to d2; sign < 0: -scale and 0
-        # (selects: the sign is a coin flip for the branch predictor)
-        low_end = np.int64(0) if sign > 0 else -scale
-        high_end = scale - 1 if sign > 0 else np.int64(0)
-        lo = (d1 + ((d2 + low_end) >> _BITS)) >> _BITS
-        hi = (d1 + ((d2 + high_end) >> _BITS)) >> _BITS
+        lo, hi = _two_digit_ends(f1, f2, sign, scale, ws[X, 1], ws[X, 2])
         if lo == hi:
             return lo
         n_digits = 3
@@ -628,20 +637,41 @@ def floor_offset(f1, f2, sign, scale, ws, state):
 
 
 @njit(cache=True, inline="always")
-def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state):
+def _floor_u(f1, f2, sign, scale, two_digits, word, ws, state):
+    """:func:`floor_offset`; when ``two_digits``, u has exactly its first two digits,
+    given as ``word`` (u1 2^32 + u2, a chunk's row), and the workspace is written
+    only in the rare case (probability about ``scale 2^-64``) that they do not decide
+    the floor: the same arithmetic and the same draws, without the workspace traffic."""
+    if two_digits:
+        u1 = (word >> _BITS) & _MASK
+        u2 = word & _MASK
+        lo, hi = _two_digit_ends(f1, f2, sign, scale, u1, u2)
+        if lo == hi:
+            return lo
+        ws[X, 0] = 2
+        ws[X, 1] = u1
+        ws[X, 2] = u2
+    return floor_offset(f1, f2, sign, scale, ws, state)
+
+
+@njit(cache=True, inline="always")
+def _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, two_digits, word, ws, state):
     """``a + floor(F + s scale |Z|)``, F = f1 2^-32 + f2 2^-64, |Z| = offset + (box + u) 2^-shift.
 
     floor(y / 2^m) = floor(floor(y) / 2^m) with y = 2^m F + s scale (box + u):
     the integer part of 2^m F and s scale box are integers, the fractional part
-    of 2^m F has 64 bits, and floor_offset gives the floor of the rest.
+    of 2^m F has 64 bits, and floor_offset gives the floor of the rest. u is the
+    lazy uniform of row X, or (``two_digits``) its two digits in ``word``
+    (:func:`_floor_u`).
     """
     sign = 1 if sign_bit == 1 else -1
     if shift == 0:
-        return a + sign * scale * (offset + box) + floor_offset(f1, f2, sign, scale, ws, state)
+        return (a + sign * scale * (offset + box)
+                + _floor_u(f1, f2, sign, scale, two_digits, word, ws, state))
     g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
     g2 = (f2 << shift) & _MASK
     inner = ((f1 >> (_BITS - shift)) + sign * scale * box
-             + floor_offset(g1, g2, sign, scale, ws, state))
+             + _floor_u(g1, g2, sign, scale, two_digits, word, ws, state))
     return a + sign * scale * offset + (inner >> shift)
 
 
@@ -663,7 +693,8 @@ def exact_point(c, scale, gaussian, ws, state):
                                           _LAPLACE_COLS)
     sign_bit, offset, box, shift = _sample(normal, tau64, tau_digits, alias, cols, BOX_BITS,
                                            TAIL_START, ws, state)
-    return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, ws, state)
+    return _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, False, np.int64(0), ws,
+                     state)
 
 
 def workspace():
@@ -959,16 +990,12 @@ def _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, 
         k = 0
     cursor[0] = k + 1
     slot = noise[k, 5]
-    if slot < 0:
-        word = noise[k, 4]
-        ws[X, 0] = 2
-        ws[X, 1] = (word >> _BITS) & _MASK
-        ws[X, 2] = word & _MASK
-    else:
+    two_digits = slot < 0
+    if not two_digits:
         for t in range(spill[slot, 0] + 1):
             ws[X, t] = spill[slot, t]
     point = _assemble(a, f1, f2, multiplier, noise[k, 0], noise[k, 1], noise[k, 2], noise[k, 3],
-                      ws, state)
+                      two_digits, noise[k, 4], ws, state)
     return _from_grid(point, gamma)
 
 
