@@ -81,10 +81,13 @@ def row_norms(X, kind=L2):
         return norms
     if kind != L2:
         raise ValueError(f"kind must be {L2!r} or {LINF!r}; got {kind!r}.")
-    if issparse(X):
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    else:
-        with np.errstate(over="ignore"):
+    # A finite row whose squared norm overflows gives inf (clipped below), silently:
+    # a warning would say that one record is huge, outside the guarantee.
+    with np.errstate(over="ignore"):
+        if issparse(X):
+            X = X.astype(np.float64, copy=False)   # float32 squares overflow at 1.8e19
+            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        else:
             norms = np.linalg.norm(X, axis=1)
     return np.minimum(norms, np.finfo(np.float64).max)
 

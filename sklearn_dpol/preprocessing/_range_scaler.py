@@ -297,7 +297,11 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.clip((X - self.center_) / self.scale_, -1.0, 1.0)
+        # A finite entry far outside the range overflows to +-inf before the clip maps
+        # it to +-1: silently, since a warning would single out that record (a
+        # Pipeline's fit transforms the private training rows).
+        with np.errstate(over="ignore"):
+            return np.clip((X - self.center_) / self.scale_, -1.0, 1.0)
 
     def inverse_transform(self, X):
         """Map scaled data back (clipped values come back at the range's ends).
