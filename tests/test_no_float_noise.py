@@ -102,3 +102,33 @@ def test_the_guard_catches_float_noise(integer_only):
     rng = base.make_generator(0)
     with pytest.raises(AssertionError, match="floating-point noise"):
         rng.standard_normal(3)
+
+
+class _SearchGenerator(IntegerOnlyGenerator):
+    """The search's generator: ``random`` allowed (the candidate count's uniform, drawn
+    from public parameters only, before any data), every other float sampler refused."""
+
+    random = np.random.Generator.random
+
+
+@pytest.mark.parametrize("seed", [0, None])
+def test_private_search_releases_its_score_without_float_noise(monkeypatch, seed):
+    """best_score_ is a released value: it comes from the exact sampler (independent
+    review, session 28: it was mean + rng.normal)."""
+    import sklearn_dpol.model_selection._search as search
+    from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+
+    original = search.make_generator
+
+    def make(random_state, purpose=0):
+        return _SearchGenerator(original(random_state, purpose).bit_generator)
+
+    monkeypatch.setattr(search, "make_generator", make)
+    X, y, labels = _data()
+    est = PrivateHyperparameterSearch(PrivateIGDClassifier(classes=[0, 1], epsilon=1.0),
+                                      {"alpha": [1e-3, 1e-2]}, n_candidates=3.0,
+                                      random_state=seed).fit(X, labels)
+    assert np.isfinite(est.best_score_)
+    # positive control: the old release (mean + rng.normal) is refused by this generator
+    with pytest.raises(AssertionError, match="floating-point noise"):
+        make(0).normal(0.0, 0.1)

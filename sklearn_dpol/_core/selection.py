@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from .noise import gaussian_release
+
 __all__ = [
     "accuracy_values",
     "clipped_squared_error_values",
@@ -83,11 +85,17 @@ def score_sigma(n_validation, mu):
 
 
 def noisy_mean_score(values, sigma, rng):
-    """``mean(values) + N(0, sigma^2)``, the released score of one candidate."""
+    """``mean(values) + N(0, sigma'^2)``, the released score of one candidate.
+
+    Released through the exact grid sampler (:func:`.noise.gaussian_release`,
+    ``sigma' >= sigma``), like every other value the library releases: the
+    score's bits are a function of the grid point alone (``doc/privacy.md``,
+    sections 14 and 49).
+    """
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0 or not np.all((values >= 0.0) & (values <= 1.0)):
         raise ValueError("Per-record score values must be in [0, 1] (and not empty).")
-    return float(values.mean() + (rng.normal(0.0, sigma) if sigma > 0 else 0.0))
+    return float(gaussian_release(np.array([values.mean()]), sigma, rng)[0])
 
 
 def accuracy_values(y_true, y_pred):
