@@ -32,7 +32,9 @@ def test_every_example_runs_and_says_what_is_true():
         with contextlib.redirect_stdout(buffer):
             exec(compile(code, f"{DOC.name}, python block {index + 1}", "exec"), namespace)
         printed.append(buffer.getvalue())
-    assert len(printed) == 14
+    assert len(printed) == 15
+    # a public clip before PolynomialFeatures covers a record that would overflow
+    assert "True\n" in printed and namespace["clipped_poly"][-1].coef_.shape == (6,)
     # The sparse one-hot pipeline, the weighted fit, class weights and sparse weighted
     # mirror descent (sparse data and sample weights).
     assert printed[-4] == "True\n" and printed[-3] == "(3,)\n"

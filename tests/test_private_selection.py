@@ -313,6 +313,40 @@ def test_a_failed_search_is_refunded(tmp_path):
         assert accountant.spent().epsilon == 0.0
 
 
+def test_a_failure_after_validation_is_charged_not_refunded(tmp_path):
+    """A finite record that a public step overflows (PolynomialFeatures squares 1e155)
+    makes the candidate's estimator refuse its training rows: a failure that depends on
+    one record, after the search read the data, so it is charged (independent review,
+    session 28: it was refunded, a free repeatable query)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    from sklearn_dpol import PrivateQFTLRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 3))
+    y = rng.uniform(-1, 1, 400)
+
+    def search(accountant):
+        return PrivateHyperparameterSearch(
+            make_pipeline(PolynomialFeatures(), PrivateQFTLRegressor(data_norm=1.0,
+                                                                     y_bound=1.0)),
+            {"privateqftlregressor__alpha": [0.01, 0.1]}, y_bound=1.0,
+            validation_fraction=0.05, accountant=accountant, random_state=0)
+
+    with PrivacyAccountant(epsilon=50.0, delta=1e-5, path=tmp_path / "fine") as accountant:
+        planned = search(None).privacy_plan()
+        search(accountant).fit(X, y)
+        assert accountant.spent().epsilon == pytest.approx(planned.epsilon)
+    X[7, 0] = 1e155                        # on the training side of this seed's split
+    with PrivacyAccountant(epsilon=50.0, delta=1e-5, path=tmp_path / "huge") as accountant:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            with pytest.raises(ValueError, match="infinity"):
+                search(accountant).fit(X, y)
+        assert accountant.spent().epsilon == pytest.approx(planned.epsilon)
+
+
 def test_seeded_searches_on_one_ledger_are_refused_as_noise_reuse(tmp_path):
     # A search draws everything, its candidates' seeds included, from one
     # generator: one noise fingerprint per search.

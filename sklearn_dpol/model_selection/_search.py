@@ -432,7 +432,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         with self._atomic():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
-            with _refunded_on_failure(charge):
+            with _refunded_on_failure(charge) as call:
                 for name in (*self._private_state, "_exported_public"):
                     self.__dict__.pop(name, None)
                 X, y = validate_data(self, X, y, dtype=np.float64,
@@ -443,6 +443,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                         f"one to validate); got {X.shape[0]} "
                         f"sample{'s' if X.shape[0] != 1 else ''}."
                     )
+                # Validation is over: a failure from here on (a candidate's fit on
+                # its split, a public step's overflow) depends on the records and is
+                # charged, never refunded (doc/privacy.md, sections 13 and 49).
+                call.data_read = True
                 self._select(X, y, plan, rng)
                 _settle(charge, self.privacy_)
         return self
