@@ -56,7 +56,11 @@ def make_generator(random_state, purpose=0):
     if isinstance(random_state, np.random.RandomState):
         random_state = int(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
     if isinstance(random_state, np.random.Generator):
-        return random_state
+        # Only reachable with scikit-learn's parameter validation turned off (the
+        # constraint is int, RandomState or None). Used as it is, the generator would
+        # be shared with every clone (copied in its current state), so a clone's
+        # release would draw the original's noise: draw a seed from it instead.
+        random_state = int(random_state.integers(0, 2**63 - 1))
     seed = np.random.SeedSequence(random_state, spawn_key=(purpose,))
     return np.random.default_rng(seed)
 
@@ -122,6 +126,15 @@ class PrivateEstimatorMixin:
             new.__dict__[name] = copy.deepcopy(value, memo)
         new._reseed_copy()
         return new
+
+    def __copy__(self):
+        """A copy of a private estimator is a deep copy.
+
+        A shallow copy would share the stream's state arrays, its generator and
+        its ledger reservation (whose call count the stale-stream check reads), so
+        the original and the copy could both continue one stream under one charge.
+        """
+        return copy.deepcopy(self)
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -193,6 +206,13 @@ class PrivateEstimatorMixin:
                 "values and cannot continue a stream. Call partial_fit on the original "
                 "estimator, or fit this one to start afresh."
             )
+        if getattr(self, "_released_by_search", False):
+            raise ValueError(
+                "This model was released by PrivateHyperparameterSearch, whose charge "
+                "covers its one fit: continuing its stream would release more under no "
+                "charge. Start a stream on a new estimator with search.best_params_ (and "
+                "your accountant), or call fit on this one to start afresh."
+            )
 
     @contextmanager
     def _atomic(self):
@@ -228,7 +248,8 @@ class PrivateEstimatorMixin:
                 noise=None if self.random_state is None else rng)
             with _refunded_on_failure(charge) as call:
                 # A fit ends any stream, and the stream's charge with it.
-                for name in (*reset, "_exported_public", "_accountant_stream"):
+                for name in (*reset, "_exported_public", "_released_by_search",
+                             "_accountant_stream"):
                     self.__dict__.pop(name, None)
                 self._rng = rng
                 self._freeze_stream_params()

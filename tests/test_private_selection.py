@@ -579,3 +579,32 @@ def test_search_refuses_a_private_target_bound_without_its_own():
     # With its own public bound the search runs.
     search.set_params(y_bound=1.0, random_state=0).fit(X, y)
     assert search.best_estimator_.y_bound_ > 0
+
+
+def test_a_searched_auto_bound_is_planned_at_its_own_rho():
+    """``feature_bound=["auto", 1.0]`` changes a candidate's rho ("auto" spends part of
+    epsilon on a private quantile): the plan enumerates it (independent review, session
+    28: it planned every candidate at the numeric bound's rho, an under-charge)."""
+    from sklearn.base import clone
+
+    from sklearn_dpol import PrivateFrankWolfeLasso
+    from sklearn_dpol.model_selection._candidates import candidate_rho
+    from sklearn_dpol.privacy._selection import selection_epsilon
+
+    est = PrivateFrankWolfeLasso(epsilon=1.0, feature_bound=1.0, y_bound=1.0)
+    rho_numeric = candidate_rho(est)
+    rho_auto = candidate_rho(clone(est).set_params(feature_bound="auto"))
+    assert rho_auto != rho_numeric
+
+    def plan(values):
+        return PrivateHyperparameterSearch(est, {"feature_bound": values}, y_bound=1.0,
+                                           n_candidates=10.0).privacy_plan().epsilon
+
+    def mixture(rhos):
+        return selection_epsilon(1e-6, np.array(rhos), np.full(len(rhos), 1 / len(rhos)),
+                                 n_candidates=10.0, shape=1.0)[0]
+
+    assert plan(["auto", 1.0]) == pytest.approx(mixture([rho_auto, rho_numeric]), rel=1e-12)
+    assert plan(["auto"]) == pytest.approx(mixture([rho_auto]), rel=1e-12)
+    assert plan([1.0, 2.0]) == pytest.approx(mixture([rho_numeric]), rel=1e-12)
+    assert plan(["auto"]) > plan(["auto", 1.0]) > plan([1.0])

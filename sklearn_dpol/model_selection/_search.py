@@ -304,11 +304,36 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 if hasattr(estimator, "_validate_params"):
                     estimator._validate_params()
 
+    def _rho_names(self, space):
+        """The names of ``space`` whose values change a candidate's ``rho``.
+
+        The declared privacy parameters, and every other list-valued parameter whose
+        values give a ``rho`` other than the estimator's own (or than each other's) at
+        some combination of the declared ones: a bound searched as ``["auto", 1.0]``,
+        where "auto" spends part of the budget on a private quantile (section 37).
+        Found from the hyperparameters alone.
+        """
+        names = [n for n in sorted(space) if self._privacy_param(n)]
+        combos = [dict(zip(names, combo))
+                  for combo in itertools.product(*(space[n] for n in names))]
+        for name in sorted(space):
+            values = space[name]
+            if name in names or hasattr(values, "rvs"):
+                continue
+            for combo in combos:
+                base = clone(self.estimator).set_params(**combo)
+                rhos = {candidate_rho(clone(base).set_params(**{name: value}))
+                        for value in values}
+                if rhos != {candidate_rho(base)}:   # differ, or differ from the base's
+                    names.append(name)
+                    break
+        return sorted(names)
+
     def _setting_mixture(self, spaces):
         """Every combination of the searched privacy parameters, with its probability."""
         rhos, weights = [], []
         for space in spaces:
-            names = [n for n in sorted(space) if self._privacy_param(n)]
+            names = self._rho_names(space)
             for combo in itertools.product(*(space[n] for n in names)):
                 candidate = clone(self.estimator).set_params(**dict(zip(names, combo)))
                 rhos.append(candidate_rho(candidate))
@@ -474,6 +499,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             if best is None or score > best[0]:
                 best = (score, setting, candidate, caught)
         self.best_score_, self.best_params_, self.best_estimator_, caught = best
+        _mark_released_by_search(self.best_estimator_)
         for record in _replayable(caught):
             warnings.warn_explicit(record.message, record.category, record.filename,
                                    record.lineno)
@@ -503,7 +529,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     def _candidate(self, setting, classes, rng):
         candidate = clone(self.estimator).set_params(**setting)
         params = final_estimator(candidate).get_params(deep=False)
-        seed = None if self.random_state is None else int(rng.integers(2**32 - 1))
+        # A seeded search gives each candidate a RandomState, never an integer: the
+        # candidate's fit draws its seed from it, and a refit of best_estimator_ (or of
+        # a clone, which copies the advanced RandomState) draws the next one, so it can
+        # never regenerate the released candidate's noise (an integer seed would, with
+        # no charge on the ledger to refuse it; doc/privacy.md, section 49.6).
+        seed = None if self.random_state is None else _candidate_seeder(rng)
         extra = {"random_state": seed} if "random_state" in params else {}
         if "accountant" in params:
             extra["accountant"] = None  # the search is charged once, for its total
@@ -519,7 +550,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             for name, step in candidate.steps[:-1]:
                 if is_private_transformer(step):
                     step_seed = (None if self.random_state is None
-                                 else int(rng.integers(2**32 - 1)))
+                                 else _candidate_seeder(rng))
                     candidate.set_params(**{f"{name}__random_state": step_seed,
                                             f"{name}__accountant": None,
                                             f"{name}__verbose": 0})
@@ -645,6 +676,24 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         """
         X = self._features(X)
         return self.best_estimator_.score(X, y)
+
+
+def _candidate_seeder(rng):
+    """A candidate's ``random_state``: a ``RandomState`` seeded from the search's generator."""
+    return np.random.RandomState(int(rng.integers(2**32 - 1)))
+
+
+def _mark_released_by_search(estimator):
+    """Refuse ``partial_fit`` on the search's released model (and its private steps).
+
+    The search's charge covers one fit of each candidate; the candidate runs
+    without an accountant, so a stream continued from it would release more
+    under no charge. ``fit`` starts afresh and clears the mark.
+    """
+    steps = [s for _, s in estimator.steps] if isinstance(estimator, Pipeline) else [estimator]
+    for step in steps:
+        if hasattr(step, "_check_not_exported"):
+            step._released_by_search = True
 
 
 def _replayable(caught):
