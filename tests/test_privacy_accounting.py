@@ -335,12 +335,28 @@ def test_gaussian_mu_monotone(epsilon, delta, factor):
     assert gaussian_mu(epsilon, min(delta * factor, 0.9)) > mu
 
 
+def test_gaussian_epsilon_is_never_understated():
+    """The reported epsilon is at or above the exact one: the profile at it is within delta
+    (independent review, session 28: the root could lie a few ulps low, delta exceeded by
+    1.55e-11 relative at mu = 0.00135, delta = 3.1e-12)."""
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        mu = float(np.exp(rng.uniform(np.log(1e-3), np.log(20))))
+        delta = float(10 ** rng.uniform(-12, -1))
+        epsilon = gaussian_epsilon(mu, delta)
+        assert gaussian_delta(epsilon, mu) <= delta
+        if epsilon > 1e-12:   # and not loose: 1e-12 below, delta is exceeded
+            assert gaussian_delta(epsilon - 1e-12, mu) > delta
+
+
 def test_gaussian_epsilon_zero():
     # delta(0; mu) = 2 Phi(mu/2) - 1 is inverted in closed form
     for delta in DELTAS + [0.5]:
         mu = gaussian_mu(0.0, delta)
         assert gaussian_delta(0.0, mu) == pytest.approx(delta, rel=1e-9)
-        assert gaussian_epsilon(mu, delta) == 0.0
+        # 0, or a few ulps above it where delta(0; mu) rounds just above delta
+        assert gaussian_epsilon(mu, delta) <= 1e-20
+        assert gaussian_delta(gaussian_epsilon(mu, delta), mu) <= delta
         assert gaussian_epsilon(mu * 1.01, delta) > 0.0
     assert gaussian_epsilon(0.0, 1e-6) == 0.0
 

@@ -143,7 +143,17 @@ def _gaussian_epsilon(mu, delta):
         return target - (math.log(value) if value > 0 else -1e300)
 
     low, high = _bracket_increasing(excess, 0.0, 1.0, lower_limit=0.0)
-    return float(brentq(excess, low, high, xtol=1e-15, rtol=1e-15, maxiter=500))
+    epsilon = brentq(excess, low, high, xtol=1e-15, rtol=1e-15, maxiter=500)
+    # The root is accurate to a few ulps and may lie just below the exact epsilon:
+    # step above it until the profile is within delta, so that the reported
+    # guarantee is never understated (as _gaussian_mu steps below its root).
+    # brentq's tolerance is absolute (1e-15), so a small root can be off by many ulps:
+    # the step doubles, and the overshoot is at most the distance to the exact root.
+    step = math.ulp(epsilon)
+    while gaussian_delta(epsilon, mu) > delta:
+        epsilon += step
+        step *= 2.0
+    return float(epsilon)
 
 
 def gaussian_sigma(sensitivity, epsilon, delta):
