@@ -86,3 +86,43 @@ def test_range_scaler_in_a_pipeline_does_not_warn_about_one_huge_record():
             (X_prime - pipe[0].center_) / pipe[0].scale_
     assert _runtime_warnings(lambda: fit(X)) == []
     assert _runtime_warnings(lambda: fit(X_prime)) == []
+
+
+MIXED = np.array([1.797e308, 1.797e308, -1.797e308, -1.797e308])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0, random_state=0),
+    lambda: PrivateMirrorDescentRegressor(data_norm=1.0, y_bound=1.0, random_state=0),
+    lambda: PrivateIGDClassifier(classes=[0, 1], data_norm=1.0, random_state=0),
+    lambda: PrivateRangeScaler(epsilon=1.0, random_state=0),
+], ids=["qftl", "mirror-descent", "igd", "range-scaler"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_finite_row_of_mixed_huge_signs_does_not_warn(make, stream):
+    """scikit-learn's finiteness check sums the rows: a finite row [M, M, -M, -M]
+    (M near 1.8e308) gives inf - inf, a NaN and "invalid value encountered in reduce"
+    (fourth review, session 28); the fits and streams run with numpy's warnings off."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 4))
+    y = rng.uniform(-1, 1, 200)
+    X_prime = X.copy()
+    X_prime[7] = MIXED
+    with np.errstate(all="raise"):                         # positive control
+        with pytest.raises(FloatingPointError):
+            np.sum(X_prime)
+    estimator = make()
+    target = (y > 0).astype(int) if isinstance(estimator, PrivateIGDClassifier) else y
+    if stream and not hasattr(estimator, "partial_fit"):
+        pytest.skip("no partial_fit")
+    for data in (X, X_prime):
+        fit = ((lambda: make().partial_fit(data, target)) if stream
+               else (lambda: make().fit(data, target)))
+        assert _runtime_warnings(fit) == []
+
+
+def test_a_pipelines_private_scaler_transforms_a_mixed_huge_row_silently():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 4))
+    scaler = PrivateRangeScaler(epsilon=1.0, random_state=0).fit(X)
+    assert _runtime_warnings(lambda: scaler.transform(MIXED[None, :])) == []
+    assert np.all(np.abs(scaler.transform(MIXED[None, :])) <= 1.0)

@@ -730,3 +730,40 @@ def test_fuzz_fit_either_fits_or_raises_cleanly(X, y_value, epsilon, delta, radi
     assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
     assert np.sum(np.abs(theta_of(model))) <= radius * (1 + 1e-9)
     assert np.all(np.isfinite(model.predict(X)) | ~np.isfinite(X @ model.coef_))
+
+
+@pytest.mark.parametrize("scale", [3.0, 0.7, 1.0])
+@pytest.mark.parametrize("delta", [2.0**-23, 2.0**-10, 1e-3])
+def test_computed_exponents_stay_within_the_per_step_bounded_range(scale, delta):
+    """The exponents are computed in floating point; the calibration's scale pays for
+    their rounding (EXPONENT_ROUNDING), so neighbouring scores (each moved by at most the
+    sensitivity) give computed exponents whose bounded range, plus the 2^-64 truncation,
+    stays within epsilon0 (fourth review, session 28: it exceeded epsilon0 by up to 6e-13
+    with the scale 2 Delta / epsilon0)."""
+    epsilon0 = 2.0 * delta / scale          # what the budget allows
+    paid = 2.0 * delta / (epsilon0 - fw.EXPONENT_ROUNDING)    # the scale calibrate uses
+    rng = np.random.default_rng(0)
+    worst_old = worst_new = -np.inf
+    for _ in range(5000):
+        u = np.concatenate([[0.0], rng.uniform(0, 4000 * scale, size=7)])
+        moved = rng.choice([-delta, delta], size=8)
+        moved[0] = 0.0
+        v = u + moved
+        if np.any(np.abs(v - u) > delta):   # exact neighbours only
+            continue
+        for s, name in ((scale, "old"), (paid, "new")):
+            d = fw.exponents(u, s) - fw.exponents(v, s)
+            excess = d.max() - d.min() + 2 * 2.0**-64 - epsilon0
+            if name == "old":
+                worst_old = max(worst_old, excess)
+            else:
+                worst_new = max(worst_new, excess)
+    assert worst_new <= 0.0
+    if scale != 1.0 and delta < 1e-3:   # positive control: the unpaid scale overshoots
+        assert worst_old > 0.0
+
+
+def test_calibration_pays_for_the_exponents_rounding():
+    cal = fw.calibrate(fw.EXPONENTIAL, n_samples=1000, n_dims=10, n_steps=20, epsilon=1.0,
+                       delta=1e-6, radius=1.0, feature_bound=1.0, y_bound=1.0)
+    assert cal.noise_scale == 2.0 * cal.sensitivity / (cal.epsilon_step - fw.EXPONENT_ROUNDING)

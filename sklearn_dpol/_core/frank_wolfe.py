@@ -196,7 +196,8 @@ class Calibration:
 
     ``sensitivity`` is the replace-one sensitivity of the scores (exponential)
     or the L2 sensitivity of the gradient (Gaussian); ``noise_scale`` is the
-    Gumbel scale ``2 sensitivity / epsilon0`` or the Gaussian standard
+    Gumbel scale ``2 sensitivity / (epsilon0 - EXPONENT_ROUNDING)`` (the exponents'
+    rounding paid from the step's budget ``epsilon_step = epsilon0``) or the Gaussian standard
     deviation (0 for ``epsilon=inf``). ``rho`` (zCDP) and ``mu`` (GDP) describe
     all ``n_steps`` selections; the one that does not apply is ``nan``.
     """
@@ -267,7 +268,11 @@ def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):
                            math.inf, math.inf)
     epsilon0 = _bounded_range_per_step(n_steps, float(epsilon), float(delta))
     rho = n_steps * exponential_mechanism_zcdp(epsilon0)
-    return Calibration(EXPONENTIAL, n_steps, sensitivity, 2.0 * sensitivity / epsilon0,
+    # The scale pays for the floating-point exponents: below epsilon0 by EXPONENT_ROUNDING
+    # (a budget too small for that gets no finite scale, and calibrate refuses it).
+    scale = (2.0 * sensitivity / (epsilon0 - EXPONENT_ROUNDING)
+             if epsilon0 > EXPONENT_ROUNDING else math.inf)
+    return Calibration(EXPONENTIAL, n_steps, sensitivity, scale,
                        float(epsilon), delta, epsilon0, rho=rho)
 
 
@@ -611,6 +616,11 @@ def use_gram(n_dims, n_steps, sparse=False):
 _MAX_EXPONENT = 4096.0
 # x is scaled by (1 - 2^-40): it pays for truncating x to 2^-64 (doc/privacy.md 14.5).
 _EXPONENT_SHRINK = 1.0 - 2.0 ** -40
+# The exponents are computed in floating point (a subtraction, a division and the
+# shrink, each rounded), so each is within 1.5 ulp(_MAX_EXPONENT) = 1.5 2^-40 of its
+# exact value; two neighbours' bounded ranges can then differ from the exact one by
+# 6 2^-40 < 2^-37. The calibration's scale pays for 2^-36 of epsilon0 (section 49.8).
+EXPONENT_ROUNDING = 2.0 ** -36
 
 
 def exponents(scores, scale):

@@ -19,6 +19,7 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     _refunded_on_failure,
+    _silent_floats,
     _settle,
     make_generator,
 )
@@ -454,7 +455,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             The search, with ``best_estimator_`` and ``privacy_``.
         """
         plan = self._plan()
-        with self._atomic():
+        with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
             with _refunded_on_failure(charge) as call:

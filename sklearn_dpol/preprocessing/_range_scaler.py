@@ -264,6 +264,12 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         if math.isfinite(eps0) and eps0 < 2.0**-30:
             raise ValueError(f"epsilon={self.epsilon!r} is too small for {d} features.")
         candidates, slope = self._candidates(d)
+        for grid in candidates:   # public: refused (and refunded) before any value is read
+            if not (np.all(np.isfinite(grid)) and np.all(np.diff(grid) > 0)):
+                raise ValueError(
+                    f"bounds={self.bounds!r} give {int(self.n_candidates)} candidates that are "
+                    "not finite and strictly increasing (a range too wide for float64, or "
+                    "too narrow for that many steps); pass narrower or wider public bounds.")
         self._mark_data_read()  # failures from here on are charged
         state = self._exact_sampler()
         q = float(self.quantile)
@@ -296,11 +302,12 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
             ``clip((X - center_) / scale_, -1, 1)``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        # A finite entry far outside the range overflows to +-inf before the clip maps
-        # it to +-1: silently, since a warning would single out that record (a
-        # Pipeline's fit transforms the private training rows).
-        with np.errstate(over="ignore"):
+        # A Pipeline's fit transforms the private training rows: no floating-point
+        # warning may single out a record. scikit-learn's finiteness check sums the
+        # rows (a finite row [M, -M] with M near 1.8e308 gives inf - inf), and a finite
+        # entry far outside the range overflows before the clip maps it to +-1.
+        with np.errstate(all="ignore"):
+            X = validate_data(self, X, dtype=np.float64, reset=False)
             return np.clip((X - self.center_) / self.scale_, -1.0, 1.0)
 
     def inverse_transform(self, X):
