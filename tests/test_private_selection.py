@@ -608,3 +608,37 @@ def test_a_searched_auto_bound_is_planned_at_its_own_rho():
     assert plan(["auto"]) == pytest.approx(mixture([rho_auto]), rel=1e-12)
     assert plan([1.0, 2.0]) == pytest.approx(mixture([rho_numeric]), rel=1e-12)
     assert plan(["auto"]) > plan(["auto", 1.0]) > plan([1.0])
+
+
+def test_the_released_score_carries_the_calibrated_noise():
+    """The score's noise is the one calibrated (sigma = 1 / (m mu), on the exact grid):
+    its empirical standard deviation within 5%, so half or twice it would fail."""
+    from sklearn_dpol._core.noise import released_scale
+
+    values = np.r_[np.ones(30), np.zeros(20)]
+    sigma = core.score_sigma(values.size, 0.5)
+    rng = np.random.default_rng(0)
+    scores = np.array([core.noisy_mean_score(values, sigma, rng) for _ in range(4000)])
+    assert np.mean(scores) == pytest.approx(0.6, abs=4 * sigma / np.sqrt(4000))
+    assert np.std(scores) == pytest.approx(released_scale(sigma), rel=0.05)
+    assert released_scale(sigma) == pytest.approx(sigma, rel=1e-6)
+
+
+def test_the_search_scores_at_the_candidates_own_rho():
+    """Every score the search releases is calibrated to its candidate's rho and the
+    validation part's size (the recorded releases of one-value vectors)."""
+    from sklearn_dpol._core.noise import recording_releases
+
+    X, y = _classification(400)
+    search = _search(random_state=0)
+    with recording_releases() as log:
+        search.fit(X, y)
+    n_validation = int(round(400 * search.validation_fraction))
+    allowed = [core.score_sigma(n_validation, math.sqrt(2 * candidate_rho(
+        PrivateIGDClassifier(classes=[0, 1], max_iter=1, epsilon=epsilon))))
+        for epsilon in (1.0, 2.0)]
+    assert allowed[0] != pytest.approx(allowed[1])
+    scores = [sigma for values, sigma, _ in log if values.shape == (1,)]
+    assert len(scores) == search.n_candidates_
+    for sigma in scores:
+        assert min(abs(sigma / a - 1.0) for a in allowed) < 1e-12

@@ -693,7 +693,7 @@ def _mark_released_by_search(estimator):
     """
     steps = [s for _, s in estimator.steps] if isinstance(estimator, Pipeline) else [estimator]
     for step in steps:
-        if hasattr(step, "_check_not_exported"):
+        if isinstance(step, PrivateEstimatorMixin):
             step._released_by_search = True
 
 
