@@ -79,14 +79,14 @@ class _Group:
     drawn; the first ``k`` blocks are those still in the expansion.
     """
 
-    __slots__ = ("levels", "starts", "ends", "exact", "base", "centre", "variance", "k",
-                 "known")
+    _LISTS = ("levels", "starts", "ends", "exact", "base", "centre", "variance")
 
-    def copy(self):
-        twin = _Group.__new__(_Group)
-        for name in _Group.__slots__:
-            value = getattr(self, name)
-            setattr(twin, name, list(value) if isinstance(value, list) else value)
+    def leading(self, j):
+        """The group's first ``j`` blocks (a new object: groups are never changed)."""
+        twin = _Group()
+        for name in self._LISTS:
+            setattr(twin, name, getattr(self, name)[:j])
+        twin.k, twin.known = j, self.known
         return twin
 
 
@@ -210,8 +210,7 @@ class HonakerTree:
         # (1 - beta) (kept part) - beta (the rest): two sums of disjoint blocks' rows
         centre = ((1.0 - beta) * _summed(group.centre[:j], self.dim)
                   - beta * _summed(group.centre[j:k], self.dim))
-        twin = group.copy()
-        twin.k = j
+        twin = group.leading(j)
         twin.known = (base_part + beta * (group.known - base_whole)
                       + self._release(centre, part * (whole - part) / whole, rng))
         return twin
