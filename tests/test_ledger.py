@@ -29,7 +29,7 @@ from _ledger_postgres import ledger_path, new_ledger_url, start_server, stop_ser
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol.exceptions import BudgetExceededError, LedgerError
 from sklearn_dpol.privacy import PrivacyAccountant
-from sklearn_dpol.privacy._ledger import ENTRIES, GENESIS, HEAD, canonical, chain_hash
+from sklearn_dpol.privacy._ledger import ENTRIES, GENESIS, HEAD, NAMES, canonical, chain_hash
 
 BACKENDS = ["sqlite", "postgres"]
 BUDGET = (1.0, 1e-6)
@@ -209,10 +209,11 @@ def test_emptied_tables_refuse(ledger, backend):
     raw.query(f"DELETE FROM {HEAD}")
     with pytest.raises(LedgerError, match="head record is missing"):
         live.reserve((0.01, 0.0), "after the damage")
-    if backend == "sqlite":  # the file is there: a ledger, emptied
-        refuses(path, live, match="head record is missing")
-    # (A PostgreSQL ledger name whose rows are all gone is a new ledger to a
-    # process that never saw it: doc/accountant.md, "Recovery".)
+    # SQLite: the file is there, a ledger emptied. PostgreSQL: the name was
+    # registered (sklearn_dpol_ledger_names). Only a name whose registration
+    # is deleted too is a new ledger to a process that never saw it
+    # (doc/accountant.md, "When the ledger is damaged").
+    refuses(path, live, match="head record is missing")
 
 
 def test_reordered_entries_refuse(ledger):
@@ -308,6 +309,7 @@ def test_a_replaced_ledger_refuses(backend, tmp_path):
         raw = Raw(path)
         raw.query(f"DELETE FROM {ENTRIES} WHERE ledger_id = ?", (raw.ledger_id,))
         raw.query(f"DELETE FROM {HEAD} WHERE name = ?", (raw.name,))
+        raw.query(f"DELETE FROM {NAMES} WHERE name = ?", (raw.name,))  # deliberately
     fresh = PrivacyAccountant(*BUDGET, path=path)  # a new ledger under the old name
     assert fresh.spent().epsilon == 0.0
     for accountant in (live, copy):

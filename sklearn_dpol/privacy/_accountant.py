@@ -20,6 +20,7 @@ the GDP group satisfies.
 """
 
 import hashlib
+import hmac
 import json
 import math
 import os
@@ -39,8 +40,8 @@ from ..exceptions import (
 )
 from ._gaussian import compose_gdp, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._guarantee import PrivacyGuarantee
-from ._ledger import LEDGER_VERSION, _Head, corrupt, hostname, is_url, open_store, redact
-from ._ledger import temporary_path
+from ._ledger import LEDGER_VERSION, RetryTransaction, _Head, corrupt, hostname, is_url
+from ._ledger import open_store, redact, temporary_path
 from ._validation import check_epsilon, check_mu
 
 __all__ = ["Charge", "PrivacyAccountant", "PrivacyCost", "PrivacySpend", "Reservation",
@@ -362,7 +363,9 @@ def noise_fingerprint(generator, origin="seeded"):
     Returns
     -------
     fingerprint : str or None
-        A hash of the generator's state (``None`` for ``None``).
+        A hash of the generator's state (``None`` for ``None``). It is a
+        function of the state alone, hence of an integer seed: the ledger
+        never stores it, but a keyed hash of it (:func:`keyed_fingerprint`).
     """
     if generator is None:
         return None
@@ -373,6 +376,19 @@ def noise_fingerprint(generator, origin="seeded"):
     text = json.dumps([origin, state], sort_keys=True,
                       default=lambda v: np.asarray(v).tolist())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def keyed_fingerprint(fingerprint, key):
+    """What the ledger stores for a charge's noise: HMAC-SHA256 of ``fingerprint`` under ``key``.
+
+    ``key`` is the ledger's secret (32 random bytes made with the ledger and
+    kept outside it, ``doc/privacy.md`` section 51): a reader of the ledger
+    who lacks it cannot test a guessed seed against a stored fingerprint,
+    while two charges with the same generator state on one ledger still
+    store the same value.
+    """
+    digest = hmac.new(key, str(fingerprint).encode("utf-8"), hashlib.sha256)
+    return digest.hexdigest()[:32]
 
 
 class _InvalidEntry(Exception):
@@ -828,7 +844,10 @@ class PrivacyAccountant:
             Shown in :attr:`charges`; estimators use ``"fit"`` and ``"stream"``.
         noise : str or None, default=None
             :func:`noise_fingerprint` of the generator the charge draws its
-            noise from; ``None`` for noise from fresh entropy.
+            noise from; ``None`` for noise from fresh entropy. The ledger
+            stores it keyed with the ledger's secret key
+            (:func:`keyed_fingerprint`), and refuses the charge
+            (``LedgerError``) when that key is missing.
 
         Returns
         -------
@@ -845,6 +864,8 @@ class PrivacyAccountant:
         """
         cost, label = PrivacyCost.of(cost), str(label)
         charge_id = uuid.uuid4().hex
+        if noise is not None:
+            noise = self._keyed_noise(noise)
 
         def open_charge(ledger):
             self._check_noise(ledger, noise, label)
@@ -867,9 +888,21 @@ class PrivacyAccountant:
             # create() is False when another process created the ledger first.
             created = not self._store.exists() and self._store.create(header)
             self._read()  # verifies the whole chain, and the budget
+            if not created:  # a PostgreSQL ledger made by an earlier version
+                self._store.register(self._ledger_id)
             if created and self._ledger_id != header["ledger"]:  # pragma: no cover
                 raise corrupt(self._store.location, "the ledger just created reads as "
                                                     "another one (a stale write-ahead log?)")
+
+    def _keyed_noise(self, noise):
+        """``noise`` keyed with the ledger's secret key (raises if the key is missing)."""
+        self._check_open()
+        self._check_host()
+        if not is_url(self.path) and not os.path.exists(self.path):
+            raise self._missing()
+        if self._ledger_id is None:  # a copy pickled by version 0.1
+            self._read()
+        return keyed_fingerprint(noise, self._store.noise_key(self._ledger_id))
 
     def _missing(self):
         if self._temporary:
@@ -884,7 +917,9 @@ class PrivacyAccountant:
             "other ledger is charged instead. If the file was moved, open it where it "
             "is now; if this process runs on another machine, use a PostgreSQL ledger "
             "(path='postgresql://...') that every machine reaches; if it was deleted, "
-            "restore it from a backup (a new file would restart the budget from zero)."
+            "do not start a new file at this path (it would restart the budget from zero), "
+            "nor put a backup in its place (it lacks every charge made after it): start a "
+            "new ledger with the budget that is left (doc/accountant.md, recovery)."
         )
 
     def _check_host(self):
@@ -930,8 +965,18 @@ class PrivacyAccountant:
 
         ``decide`` may raise (nothing is appended) or return ``None`` (no
         change). Returns the ledger as of the end of the transaction (shared
-        with this accountant's later transactions: callers copy it).
+        with this accountant's later transactions: callers copy it). A
+        transaction the database rolled back to serialise it is run again
+        (twice at most).
         """
+        for attempt in range(3):
+            try:
+                return self._transact_once(decide, write, durable)
+            except RetryTransaction:
+                if attempt == 2:
+                    raise
+
+    def _transact_once(self, decide, write, durable):
         self._check_host()
         with _thread_lock(self.path):
             # Set again only once the transaction has committed (or wrote nothing).
@@ -1193,9 +1238,16 @@ class Reservation:
             )
 
     def refund(self):
-        """Undo what is reserved beyond the last settlement (all of it if none)."""
-        self.accountant._record(lambda ledger: {"op": "refund", "id": self.id},
-                                durable=False)
+        """Undo what is reserved beyond the last settlement (all of it if none).
+
+        Refunding a charge that was refunded already does nothing.
+        """
+        def give_back(ledger):
+            if self.id not in ledger.charges:  # refunded already
+                return None
+            return {"op": "refund", "id": self.id}
+
+        self.accountant._record(give_back, durable=False)
 
     def _charge(self):
         return _charge_in(self.accountant._ledger(), self.id)

@@ -43,24 +43,47 @@ LEDGER_VERSION = 2
 APPLICATION_ID = 0x64706F6C
 ENTRIES = "sklearn_dpol_ledger_entries"
 HEAD = "sklearn_dpol_ledger_head"
+# PostgreSQL only: every ledger name ever created, with its ledger (never
+# deleted by an accountant, so that a ledger whose head row alone was deleted
+# is not taken for a new one), and the secret key of each ledger's noise
+# fingerprints (readable by the charging role only; see noise_key).
+NAMES = "sklearn_dpol_ledger_names"
+KEYS = "sklearn_dpol_ledger_keys"
 SQLITE_NAME = "default"
+# Seconds a transaction waits for the ledger's lock before it gives up (SQLite's
+# busy timeout, PostgreSQL's lock_timeout).
+LOCK_TIMEOUT = 120.0
 
-_SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {HEAD} (name TEXT PRIMARY KEY, ledger_id TEXT NOT NULL "
-    "UNIQUE, n_entries BIGINT NOT NULL, last_hash TEXT NOT NULL)",
-    f"CREATE TABLE IF NOT EXISTS {ENTRIES} (ledger_id TEXT NOT NULL, seq BIGINT NOT NULL, "
-    "body TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (ledger_id, seq))",
-)
+_TABLES = {
+    HEAD: (f"CREATE TABLE IF NOT EXISTS {HEAD} (name TEXT PRIMARY KEY, ledger_id TEXT NOT "
+           "NULL UNIQUE, n_entries BIGINT NOT NULL, last_hash TEXT NOT NULL)"),
+    ENTRIES: (f"CREATE TABLE IF NOT EXISTS {ENTRIES} (ledger_id TEXT NOT NULL, seq BIGINT "
+              "NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (ledger_id, "
+              "seq))"),
+}
+_SCHEMA = tuple(_TABLES.values())
+_PG_TABLES = {
+    **_TABLES,
+    NAMES: (f"CREATE TABLE IF NOT EXISTS {NAMES} (name TEXT PRIMARY KEY, ledger_id TEXT "
+            "NOT NULL)"),
+    KEYS: (f"CREATE TABLE IF NOT EXISTS {KEYS} (ledger_id TEXT PRIMARY KEY, key TEXT NOT "
+           "NULL)"),
+}
 
 RECOVERY = (
-    "How to recover: charge this ledger no more. Restore it from a backup taken while "
-    "no process used it (SQLite: `sqlite3 LEDGER \".backup COPY\"`; PostgreSQL: "
-    "pg_dump of the tables sklearn_dpol_ledger_head and sklearn_dpol_ledger_entries), "
-    "or, if you know what this data set has spent, start a new ledger for it whose "
-    "budget is what is left: PrivacyAccountant(epsilon=LEFT, delta=LEFT, path=NEW). "
-    "Deleting the ledger and opening the same path again would restart the data "
-    "set's budget from zero."
+    "How to recover: charge this ledger no more, and start a new ledger for this data "
+    "set whose budget is what is left: PrivacyAccountant(epsilon=LEFT, delta=LEFT, "
+    "path=NEW). LEFT is the budget minus what the last intact copy of this ledger records "
+    "as spent (a backup, or the entries that verify), minus an upper bound on everything "
+    "charged after that copy was taken. Do not put a backup back in place of the ledger: "
+    "it drops every charge made after it was taken, and accountants opened later do not "
+    "detect that. Deleting the ledger and opening the same path again would restart the "
+    "data set's budget from zero."
 )
+
+
+class RetryTransaction(LedgerError):
+    """A transaction the database rolled back to serialise it: nothing was written."""
 
 
 def canonical(event):
@@ -117,6 +140,9 @@ class Store:
 
     placeholder = "?"
     name = SQLITE_NAME
+
+    def register(self, ledger_id):
+        """Record the ledger's name where the store keeps one (PostgreSQL)."""
 
     def sql(self, text):
         return text.replace("?", self.placeholder)
@@ -322,6 +348,7 @@ class SQLiteStore(Store):
         self._inode = None
         self._finalizer = None
         self._durable = True
+        self._keys = {}
         self._lock = threading.RLock()
         _STORES.add(self)
 
@@ -330,16 +357,61 @@ class SQLiteStore(Store):
     def exists(self):
         return os.path.exists(self.path)
 
+    @property
+    def key_path(self):
+        return self.path + ".key"
+
     def create(self, header):
-        """Create the ledger with ``header`` as entry 1; False if the path exists."""
+        """Create the ledger with ``header`` as entry 1; False if the path exists.
+
+        The ledger file and its key file (:meth:`noise_key`) are written to
+        staging files, verified, and put in place key first: a path holds a
+        whole ledger with its key, or no ledger (a key file left without a
+        ledger by a crash is replaced by the next creator).
+        """
         directory = os.path.dirname(self.path)
-        staging = os.path.join(directory, f".{os.path.basename(self.path)}."
-                                          f"{uuid.uuid4().hex}.creating")
+        stem = os.path.join(directory, f".{os.path.basename(self.path)}.{uuid.uuid4().hex}")
+        staging, key_staging = stem + ".creating", stem + ".key.creating"
         try:
-            conn = sqlite3.connect(staging, isolation_level=None)
-        except sqlite3.Error as error:
+            self._write_staging(staging, header)
+            _write_key_file(key_staging, header["ledger"], durable=not self.temporary)
+            with _creating(directory):
+                # Creators take turns: one that found no ledger must not
+                # delete the log of the ledger that another one linked and
+                # charges meanwhile, nor replace its key.
+                if os.path.exists(self.path):
+                    return False
+                # A WAL left by a ledger that was moved or deleted must not
+                # be replayed into this one.
+                for suffix in ("-wal", "-shm"):
+                    try:
+                        os.remove(self.path + suffix)
+                    except FileNotFoundError:
+                        pass
+                os.replace(key_staging, self.key_path)
+                os.link(staging, self.path)  # atomic; fails if the path exists
+        except FileExistsError:
+            return False
+        except (sqlite3.Error, OSError) as error:
             raise LedgerError(f"Cannot create the privacy ledger at {self.path}: {error}. "
-                              "Nothing was charged.") from None
+                              "No ledger was created there, and nothing was "
+                              "charged.") from None
+        finally:
+            for name in (staging, staging + "-wal", staging + "-shm", staging + "-journal",
+                         key_staging):
+                try:
+                    os.remove(name)
+                except FileNotFoundError:
+                    pass
+        if not self.temporary:
+            _fsync_directory(directory)
+        return True
+
+    def _write_staging(self, staging, header):
+        """Write the new ledger to ``staging``, then check what the file itself holds."""
+        body = canonical(header)
+        digest = chain_hash(GENESIS, 1, body)
+        conn = sqlite3.connect(staging, isolation_level=None)
         try:
             # No syncing while the staging file is written: no process can see
             # it until it is complete, synced (below) and linked into place.
@@ -349,49 +421,52 @@ class SQLiteStore(Store):
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             for statement in _SCHEMA:
                 conn.execute(statement)
-            body = canonical(header)
-            digest = chain_hash(GENESIS, 1, body)
             conn.execute(f"INSERT INTO {ENTRIES} VALUES (?, 1, ?, ?)",
                          (header["ledger"], body, digest))
             conn.execute(f"INSERT INTO {HEAD} VALUES (?, ?, 1, ?)",
                          (SQLITE_NAME, header["ledger"], digest))
             conn.execute("COMMIT")
+            # Copy the log into the file now, and check that it was: close()
+            # would do it too, but reports no failure (a full disk).
+            busy, log, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy or log != done:  # pragma: no cover - no other connection exists
+                raise sqlite3.OperationalError("the new ledger's log could not be "
+                                               "copied into its file")
         finally:
-            conn.close()  # checkpoints the WAL into the file and removes it
+            conn.close()
+        os.chmod(staging, 0o600)
+        # What the file itself holds, without its log (immutable: no locks and
+        # no -wal or -shm files are read or made).
+        check = sqlite3.connect("file:" + urllib.parse.quote(staging) + "?immutable=1",
+                                uri=True, isolation_level=None)
         try:
-            os.chmod(staging, 0o600)
-            if not self.temporary:
-                with open(staging, "rb") as handle:
-                    os.fsync(handle.fileno())
-            with _creating(directory):
-                # Creators take turns: one that found no ledger must not
-                # delete the log of the ledger that another one linked and
-                # charges meanwhile.
-                if not os.path.exists(self.path):
-                    # A WAL left by a ledger that was moved or deleted must not
-                    # be replayed into this one.
-                    for suffix in ("-wal", "-shm"):
-                        try:
-                            os.remove(self.path + suffix)
-                        except FileNotFoundError:
-                            pass
-                os.link(staging, self.path)  # atomic; fails if the path exists
-            created = True
-        except FileExistsError:
-            created = False
+            ok = (check.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+                  and [r[0] for r in check.execute("PRAGMA quick_check")] == ["ok"]
+                  and check.execute(f"SELECT name, ledger_id, n_entries, last_hash FROM "
+                                    f"{HEAD}").fetchall()
+                  == [(SQLITE_NAME, header["ledger"], 1, digest)]
+                  and check.execute(f"SELECT ledger_id, seq, body, hash FROM "
+                                    f"{ENTRIES}").fetchall()
+                  == [(header["ledger"], 1, body, digest)])
         finally:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    os.remove(staging + suffix)
-                except FileNotFoundError:
-                    pass
-        if created and not self.temporary:
-            _fsync_directory(directory)
-        return created
+            check.close()
+        if not ok:
+            raise sqlite3.DatabaseError("the new ledger's file does not read back as "
+                                        "written (a full disk?)")
+        if not self.temporary:
+            with open(staging, "rb") as handle:
+                os.fsync(handle.fileno())
+
+    def noise_key(self, ledger_id):
+        """The secret key of this ledger's noise fingerprints: its key file's."""
+        with self._lock:
+            if ledger_id not in self._keys:
+                self._keys[ledger_id] = _read_key_file(self.key_path, ledger_id, self.path)
+            return self._keys[ledger_id]
 
     def remove(self):
         self.close()
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        for suffix in ("", "-wal", "-shm", "-journal", ".key"):
             try:
                 os.remove(self.path + suffix)
             except FileNotFoundError:
@@ -446,7 +521,7 @@ class SQLiteStore(Store):
         # mode=rw: never create a file here (a missing ledger is never restarted).
         uri = "file:" + urllib.parse.quote(self.path) + "?mode=rw"
         try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=120.0,
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=LOCK_TIMEOUT,
                                    check_same_thread=False)
         except sqlite3.OperationalError:
             if not os.path.exists(self.path):
@@ -478,7 +553,7 @@ class SQLiteStore(Store):
             conn.execute("PRAGMA synchronous = " + ("OFF" if self.temporary else "FULL"))
         except sqlite3.DatabaseError as error:
             conn.close()
-            raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
+            raise self._failure(error) from None
         except BaseException:
             conn.close()
             raise
@@ -548,7 +623,38 @@ class SQLiteStore(Store):
                 yield Transaction(self, cursor)
         except sqlite3.DatabaseError as error:
             self.close()
-            raise corrupt(self.path, f"SQLite cannot read it ({error})") from None
+            raise self._failure(error) from None
+
+    def _failure(self, error):
+        """The LedgerError for an SQLite error: damage, or a file that cannot be used now."""
+        if _transient(error):
+            return LedgerError(
+                f"Cannot use the privacy ledger file {self.path} now ({error}): it cannot "
+                "be written or locked here (a read-only file or file system, a lock held "
+                "by another process, a full disk, or an I/O error). Nothing was charged. "
+                "This says nothing about the ledger's contents: retry once the file can "
+                "be written."
+            )
+        return corrupt(self.path, f"SQLite cannot read it ({error})")
+
+
+# SQLite's result codes for a file that cannot be used now, as opposed to one
+# whose contents are damaged (SQLITE_CORRUPT, SQLITE_NOTADB, a missing table).
+_TRANSIENT_CODES = {3: "SQLITE_PERM", 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED",
+                    8: "SQLITE_READONLY", 10: "SQLITE_IOERR", 13: "SQLITE_FULL",
+                    14: "SQLITE_CANTOPEN", 15: "SQLITE_PROTOCOL"}
+_TRANSIENT_MESSAGES = ("readonly", "read-only", "locked", "disk i/o error", "is full",
+                       "unable to open", "access permission denied", "locking protocol")
+
+
+def _transient(error):
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)  # Python >= 3.11
+    if code is not None:
+        return code & 0xFF in _TRANSIENT_CODES
+    text = str(error).lower()  # pragma: no cover - Python 3.10
+    return any(message in text for message in _TRANSIENT_MESSAGES)
 
 
 @contextmanager
@@ -588,6 +694,59 @@ def _fsync_directory(directory):
         os.close(fd)
 
 
+def no_key(location, detail):
+    return LedgerError(
+        f"The privacy ledger at {location} cannot check this charge's noise: {detail}. "
+        "A charge whose noise comes from a seeded generator (an integer or RandomState "
+        "random_state, or a partial_fit stream that continues a fitted estimator's "
+        "generator) is recorded by a fingerprint keyed with the ledger's secret key, which "
+        "is kept outside the ledger; without the key the ledger cannot tell whether the "
+        "charge repeats another charge's noise, so it is refused. Nothing was charged. "
+        "Charges with fresh noise (random_state=None) are not affected. Restore the key "
+        "(an SQLite ledger's is the file LEDGER.key, made with the ledger; a PostgreSQL "
+        "ledger's is its row in sklearn_dpol_ledger_keys), or start a new ledger with the "
+        "budget that is left. Ledgers made by sklearn_dpol 0.2 or earlier have no key."
+    )
+
+
+def _write_key_file(path, ledger_id, durable):
+    """A new key file at ``path`` (mode 0600), for ledger ``ledger_id``."""
+    text = json.dumps({"ledger": ledger_id, "key": os.urandom(32).hex()}).encode("ascii")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(text)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _parse_key(text):
+    if not (isinstance(text, str) and len(text) == 64):
+        return None
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        return None
+
+
+def _read_key_file(path, ledger_id, location):
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(4096).decode("ascii"))
+    except FileNotFoundError:
+        raise no_key(location, f"its key file {path} is missing") from None
+    except (OSError, ValueError) as error:
+        raise no_key(location, f"its key file {path} cannot be read ({error})") from None
+    key = _parse_key(data.get("key")) if isinstance(data, dict) else None
+    if key is None or data.get("ledger") != ledger_id:
+        raise no_key(location, f"its key file {path} is damaged, or belongs to another "
+                               "ledger")
+    return key
+
+
 def temporary_path():
     return os.path.join(tempfile.gettempdir(),
                         f"sklearn_dpol_budget_{uuid.uuid4().hex}.sqlite")
@@ -601,9 +760,15 @@ class PostgresStore(Store):
 
     ``url`` is a libpq connection URL; its fragment (``#name``) names the
     ledger within the database (``default`` without one), so one database
-    holds the ledgers of many data sets. Each transaction locks the ledger's
-    head row (``SELECT ... FOR UPDATE``); the server's commit is durable
-    (``synchronous_commit`` as configured, ``on`` by default).
+    holds the ledgers of many data sets. Each transaction runs at READ
+    COMMITTED (whatever the database's default) and locks the ledger's head
+    row (``SELECT ... FOR UPDATE``), waiting at most ``LOCK_TIMEOUT`` seconds;
+    the server's commit is durable (``synchronous_commit`` as configured,
+    ``on`` by default). Besides the two tables of every store, the database
+    holds ``sklearn_dpol_ledger_names`` (every ledger name created, so that a
+    name whose head row was deleted is not taken for a new ledger) and
+    ``sklearn_dpol_ledger_keys`` (each ledger's secret noise key: grant it to
+    the roles that charge, never to one that only reads the ledger).
     """
 
     placeholder = "%s"
@@ -617,6 +782,7 @@ class PostgresStore(Store):
         self.temporary = False
         self._conn = None
         self._pid = None
+        self._keys = {}
         self._lock = threading.RLock()
         _STORES.add(self)
 
@@ -625,7 +791,12 @@ class PostgresStore(Store):
             return self.read_head(tx.cursor) is not None
 
     def create(self, header):
-        """Create the ledger with ``header`` as entry 1; False if it exists."""
+        """Create the ledger with ``header`` as entry 1; False if it exists.
+
+        Refused (``LedgerError``) when the name has no head row but was
+        registered by an earlier ledger: its head row alone was deleted, and
+        its entries may still be stored.
+        """
         psycopg = _psycopg()
         body = canonical(header)
         digest = chain_hash(GENESIS, 1, body)
@@ -635,13 +806,49 @@ class PostgresStore(Store):
                                ("sklearn_dpol_ledger:" + self.name,))
                 if self.read_head(cursor) is not None:
                     return False
+                cursor.execute(f"SELECT ledger_id FROM {NAMES} WHERE name = %s",
+                               (self.name,))
+                rows = cursor.fetchall()
+                if rows:
+                    raise corrupt(self.location,
+                                  f"its head record is missing, but ledger {rows[0][0]} "
+                                  f"was created under this name ({NAMES}) and its entries "
+                                  "may still be stored: a headless ledger is never taken "
+                                  "for a new one")
                 cursor.execute(f"INSERT INTO {ENTRIES} VALUES (%s, 1, %s, %s)",
                                (header["ledger"], body, digest))
                 cursor.execute(f"INSERT INTO {HEAD} VALUES (%s, %s, 1, %s)",
                                (self.name, header["ledger"], digest))
+                cursor.execute(f"INSERT INTO {NAMES} VALUES (%s, %s)",
+                               (self.name, header["ledger"]))
+                cursor.execute(f"INSERT INTO {KEYS} VALUES (%s, %s)",
+                               (header["ledger"], os.urandom(32).hex()))
                 return True
         except psycopg.errors.UniqueViolation:  # pragma: no cover - the advisory lock
             return False
+
+    def register(self, ledger_id):
+        """Record the name of a ledger made by an earlier version (no-op if recorded)."""
+        with self._begin(write=False, missing=None, lock_head=False) as cursor:
+            cursor.execute(f"SELECT 1 FROM {NAMES} WHERE name = %s", (self.name,))
+            if not cursor.fetchall():
+                cursor.execute(f"INSERT INTO {NAMES} VALUES (%s, %s) ON CONFLICT (name) "
+                               "DO NOTHING", (self.name, ledger_id))
+
+    def noise_key(self, ledger_id):
+        """The secret key of this ledger's noise fingerprints (its row in the keys table)."""
+        with self._lock:
+            if ledger_id not in self._keys:
+                with self._begin(write=False, missing=None, lock_head=False) as cursor:
+                    cursor.execute(f"SELECT key FROM {KEYS} WHERE ledger_id = %s",
+                                   (ledger_id,))
+                    rows = cursor.fetchall()
+                key = _parse_key(rows[0][0]) if rows else None
+                if key is None:
+                    raise no_key(self.location, f"its row in {KEYS} is "
+                                                + ("damaged" if rows else "missing"))
+                self._keys[ledger_id] = key
+            return self._keys[ledger_id]
 
     def remove(self):  # a server ledger is never removed by an accountant
         self.close()
@@ -675,15 +882,28 @@ class PostgresStore(Store):
                 conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=10)
             except psycopg.Error as error:
                 raise self.unreachable(error) from None
+            # Every transaction begins at READ COMMITTED, whatever the database's
+            # default: the row lock then serialises the charges, where REPEATABLE
+            # READ or SERIALIZABLE would fail the concurrent ones.
+            conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
             try:
                 with conn.transaction():
                     cursor = conn.cursor()
+                    cursor.execute("SELECT set_config('lock_timeout', %s, true)",
+                                   (f"{int(LOCK_TIMEOUT * 1000)}ms",))
                     cursor.execute("SELECT pg_advisory_xact_lock(hashtext('sklearn_dpol_"
                                    "ledger_schema'))")
-                    for statement in _SCHEMA:
-                        cursor.execute(statement)
+                    # Only the missing tables are created: CREATE TABLE IF NOT
+                    # EXISTS needs the CREATE privilege even where the table
+                    # exists, which a least-privilege role does not have.
+                    cursor.execute("SELECT t FROM unnest(%s::text[]) AS t WHERE "
+                                   "to_regclass(t) IS NULL", (list(_PG_TABLES),))
+                    for (table,) in cursor.fetchall():
+                        cursor.execute(_PG_TABLES[table])
             except psycopg.Error as error:
                 conn.close()
+                if isinstance(error, psycopg.errors.LockNotAvailable):
+                    raise self.locked() from None
                 raise LedgerError(f"Cannot set up the privacy ledger tables at "
                                   f"{self.location}: {error}. Nothing was charged.") from None
             self._conn, self._pid = conn, os.getpid()
@@ -698,6 +918,14 @@ class PostgresStore(Store):
             "that fits with this accountant, then retry."
         )
 
+    def locked(self):
+        return LedgerError(
+            f"Cannot lock the privacy ledger at {self.location} within {LOCK_TIMEOUT:g} s: "
+            "another session holds its lock (a process stopped, or hung, in the middle of "
+            "a charge; see pg_stat_activity and pg_locks). Nothing was charged; retry "
+            "once that session has ended."
+        )
+
     @contextmanager
     def _begin(self, write, missing, lock_head=True, durable=True):
         psycopg = _psycopg()
@@ -708,6 +936,10 @@ class PostgresStore(Store):
                 try:
                     with conn.transaction():
                         cursor = conn.cursor()
+                        # A lock held by a stopped process fails the charge
+                        # instead of blocking it forever (advisory locks too).
+                        cursor.execute("SELECT set_config('lock_timeout', %s, true)",
+                                       (f"{int(LOCK_TIMEOUT * 1000)}ms",))
                         if not durable:  # as SQLite's NORMAL: may be lost, never reordered
                             cursor.execute("SET LOCAL synchronous_commit = off")
                         if lock_head:
@@ -716,6 +948,15 @@ class PostgresStore(Store):
                         started = True
                         yield cursor
                     return
+                except psycopg.errors.LockNotAvailable:
+                    raise self.locked() from None
+                except (psycopg.errors.SerializationFailure,
+                        psycopg.errors.DeadlockDetected) as error:
+                    # Rolled back, nothing written: the accountant runs it again.
+                    raise RetryTransaction(
+                        f"The privacy ledger at {self.location} could not serialise a "
+                        f"transaction ({str(error).strip().splitlines()[0]}). Nothing was "
+                        "charged; retry.") from None
                 except psycopg.OperationalError as error:
                     self.close()
                     # A connection that broke before the transaction did anything
