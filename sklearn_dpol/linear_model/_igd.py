@@ -22,7 +22,6 @@ from .._base import (
     HORIZON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
-    make_generator,
 )
 from .._auto_bounds import AutoBoundsMixin
 from .._core import ftrl, igd
@@ -829,10 +828,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         t = self._t + n_rows
         state = state.step(prefix, self.alpha_ * t,
                            igd.iterate_radius(lipschitz, self.alpha_))
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self._ftrl, self._ftrl_mechanism = state, mechanism
         self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
         self.prefix_sums_ = mechanism.name
@@ -918,8 +913,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                               intercept_value if self.fit_intercept else None)
         released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng,
                             sample_weight=sample_weight)
-        if self.random_state is None:
-            self._rng = make_generator(None)
         self._publish(released, intercept_value)
         # The next partial_fit starts from the released model (no private state).
         self._w_private = None
@@ -971,10 +964,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             self._w_private, sigma, igd.iterate_radius(lipschitz, self.alpha_),
             self._rng,
         )
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self._publish(released, intercept_value)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = float(sensitivity)

@@ -17,7 +17,6 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
-    make_generator,
     validated_stream_batch,
 )
 from .._core import qftl
@@ -442,10 +441,6 @@ class PrivateQFTLRegressor(
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
         if fitting:
             self._publish(statistics, n_samples, stats.dim_features, noise_std)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = self.sensitivity()
         if fitting:
