@@ -601,6 +601,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         # unresolved "auto" bound at its worst case, so a refusal reads nothing).
         keep_alpha = not fitting and hasattr(self, "alpha_")
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
+        if not fitting:
+            self._check_stream_left(X.shape[0])
         self._mark_data_read()
         if resolve_bounds:
             # data_norm="auto": the private quantile (of the stream's first batch).
@@ -842,24 +844,44 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self.n_iter_ = 1
         self.t_ = self._t + 1
 
+    def _check_stream_left(self, n_rows):
+        """Refuse, before the data is read, a batch its stream's calibration does not cover.
+
+        Public values only (the batch's size, the stream's counts, the horizon), so a
+        refusal is refunded. The checks made later, where the batch is used, stay: these
+        decide the same refusals earlier.
+        """
+        continuing = getattr(self, "_w_private", None) is not None
+        samples = self._stream_samples if continuing else 0
+        if self.stream == "ftrl":
+            state = self._ftrl if continuing else None
+            if state is not None:
+                self._check_ftrl_horizon(self._ftrl_mechanism.t, n_rows)
+                self._check_ftrl_rounding(self._ftrl_mechanism, n_rows)
+            else:
+                self._check_ftrl_horizon(0, n_rows, samples)
+        else:
+            self._schedule().share(samples, samples + n_rows)   # raises past the horizon
+
     def _check_ftrl_rounding(self, mechanism, n_rows):
         """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
         check_rounding(mechanism, mechanism.t + 1, max(self._ftrl_max_rows, n_rows),
                        ftrl.coordinate_fraction(self._w_private.shape[0]),
                        advice="call fit to start a new stream, or prefix_sums='tree'")
 
-    def _check_ftrl_horizon(self, steps_done, n_rows):
+    def _check_ftrl_horizon(self, steps_done, n_rows, samples=None):
         """Refuse, before reading the batch, a call past the horizon (public shapes only)."""
         if self.horizon is None:
             return
-        if self._stream_samples + n_rows > self.horizon:
+        samples = self._stream_samples if samples is None else samples
+        if samples + n_rows > self.horizon:
             raise ValueError(
                 f"This batch of {n_rows} samples would take the stream to "
-                f"{self._stream_samples + n_rows} samples, past horizon={self.horizon}: the "
+                f"{samples + n_rows} samples, past horizon={self.horizon}: the "
                 "noise was calibrated for at most horizon samples. Call fit to start a new "
                 "stream, or use horizon=None for streams of unknown length."
             )
-        if steps_done + 1 > self._ftrl_steps:
+        if steps_done and steps_done + 1 > self._ftrl_steps:
             raise ValueError(
                 f"This stream was calibrated for {self._ftrl_steps} partial_fit calls "
                 f"(horizon={self.horizon} samples in batches of its first call's size) and "
