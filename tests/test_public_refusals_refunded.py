@@ -63,3 +63,28 @@ def test_a_call_past_the_calibrated_count_is_refunded():
     with pytest.raises(ValueError, match="calls"):
         est.partial_fit(X[7:9], c[7:9])
     assert acc.spent() == spent
+
+
+@pytest.mark.parametrize("params", [
+    dict(alpha=1e307),                                        # alpha t overflowed: NaN coef_
+    dict(alpha=1e308, solver="objective_perturbation"),       # SolverDidNotConverge, charged
+    dict(alpha=1e290, stream="iterate_perturbation"),         # noise scale refused, charged
+    dict(data_norm=1e-200, fit_intercept=False),              # alpha_ underflowed: ZeroDivision
+])
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_extreme_public_parameters_are_refused_before_the_data(params, method):
+    X, c, _ = _data()
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-5)
+    est = PrivateIGDClassifier(classes=[0, 1], accountant=acc, **params)
+    with pytest.raises(ValueError, match="alpha"):
+        getattr(est, method)(X, c)
+    assert acc.spent().n_charges == 0
+    assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("data_norm", [1e52, 1e100])
+def test_alpha_auto_at_a_huge_public_data_norm(data_norm):
+    """public_alpha computed L^6 with **, an OverflowError from data_norm near 1e52."""
+    X, c, _ = _data()
+    est = PrivateIGDClassifier(classes=[0, 1], data_norm=data_norm, random_state=0).fit(X, c)
+    assert np.isfinite(est.alpha_) and np.all(np.isfinite(est.coef_))

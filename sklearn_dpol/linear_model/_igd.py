@@ -78,7 +78,9 @@ def public_alpha(lipschitz, n_samples, mu, n_problems=1):
     floor = L2 / n
     if math.isinf(mu):
         return floor
-    balance = (2.0 * n_problems * L2 ** 3 / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
+    # Cube roots of each factor (products, not **: float ** raises OverflowError where
+    # * gives inf; a public data_norm near 1e52 made L^6 overflow)
+    balance = L2 * (2.0 * n_problems / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
     return max(balance, floor)
 
 
