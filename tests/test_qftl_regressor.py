@@ -121,9 +121,11 @@ def test_seeds_reproduce_and_every_release_draws_fresh_noise():
     stream = PrivateQFTLRegressor(random_state=3, prefix_sums="tree", horizon=8)
     stats = stream._statistics(X[:2], y[:2])
     stream.partial_fit(X[:1], y[:1])
-    first_noise = stream._stream.inner.tree.blocks[0][2] - stats.sum(0, 1)
+    first_noise = stream._stream.inner.tree.groups[0].known - stats.sum(0, 1)
     stream.partial_fit(X[1:2], y[1:2])   # the block (0, 2] gets its own noise
-    second_noise = stream._stream.inner.tree.blocks[1][2] - stats.sum(0, 2)
+    (group,) = stream._stream.inner.tree.groups
+    assert group.ends == [2]
+    second_noise = group.known - stats.sum(0, 2)
     assert np.std(first_noise) > 0.5 * stream.noise_scale_
     assert abs(np.corrcoef(first_noise, second_noise)[0, 1]) < 0.5
 

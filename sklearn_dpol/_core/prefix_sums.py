@@ -14,14 +14,17 @@ The release of every node is one Gaussian mechanism with GDP parameter
 Two estimators of the prefix ``W_t = sum_{s <= t} w_s`` share that budget:
 
 * :class:`DyadicTree`: ``W_t`` is the sum of the noisy blocks of ``t``'s
-  binary expansion (one per set bit). Only those blocks need noise, so a batch
-  costs its block sums (BLAS) plus ``O(m log H)`` draws.
+  binary expansion (one per set bit).
 * :class:`HonakerTree`: every complete node is (in law) noised, and each is
   replaced by the inverse-variance combination of its own value and its
   children's estimates (Honaker 2015, bottom-up online form), which roughly
-  halves the variance of high nodes. The estimates of a batch's new blocks are
-  drawn directly, one Gaussian each: the same law, the cost of
-  :class:`DyadicTree`.
+  halves the variance of high nodes.
+
+Both draw lazily (``doc/privacy.md``, sections 48 and 50): a call draws the
+sum of its new blocks' estimates as one Gaussian, and the estimate of a kept
+part of an earlier call's blocks, given what was drawn of them, only when a
+release needs it: at most two draws a call, the law of the tree that noises
+every node.
 
 :class:`EpochTree` serves a stream of unknown length: epoch ``k`` covers
 positions ``[2^k, 2^(k+1))`` with its own tree of ``k + 1`` levels and noise
@@ -66,8 +69,29 @@ def honaker_relative_variances(n_levels):
     return np.array(ratios)
 
 
-class DyadicTree:
-    """Prefix sums over positions ``1..horizon`` from the noisy blocks of ``t``'s expansion.
+class _Group:
+    """The blocks that one call completed (in stream order), and what is known of them.
+
+    Block ``i``'s estimate is ``base[i] + centre[i] + F_i``: ``base`` a function of
+    earlier releases (public), ``centre`` a linear function of the data (its own rows,
+    and those of the old blocks it absorbed), ``F_i`` an independent ``N(0, V_i
+    sigma^2 I)``. Only the sum of the first ``k`` estimates, ``known``, has been
+    drawn; the first ``k`` blocks are those still in the expansion.
+    """
+
+    __slots__ = ("levels", "starts", "ends", "exact", "base", "centre", "variance", "k",
+                 "known")
+
+    def copy(self):
+        twin = _Group.__new__(_Group)
+        for name in _Group.__slots__:
+            value = getattr(self, name)
+            setattr(twin, name, list(value) if isinstance(value, list) else value)
+        return twin
+
+
+class HonakerTree:
+    """Prefix sums from Honaker's inverse-variance node estimates, drawn lazily.
 
     Parameters
     ----------
@@ -77,117 +101,153 @@ class DyadicTree:
         Standard deviation of each node's noise (0 adds none).
     horizon : int
         Last position; the tree raises instead of going past it.
+
+    The estimates are those of the bottom-up online form (every complete node
+    noised; each replaced by the inverse-variance combination of its own value
+    and its children's estimates, Honaker 2015). A release reads only the
+    estimates of the blocks of ``t``'s binary expansion, and the estimate of a
+    block that completes in a batch is the old blocks' estimates it contains,
+    times known weights, plus an independent Gaussian made of the noise of
+    every node not complete before the batch (``doc/privacy.md``, section 48).
+    Nothing is drawn that a release does not read (section 50): a call draws
+    the *sum* of its new blocks' estimates (one Gaussian), and the estimate of
+    a leading part of an earlier call's blocks only when a later release keeps
+    that part and drops the rest (one Gaussian, conditioned on the sum already
+    drawn: a Brownian bridge). The weighted estimates of the dropped blocks,
+    which the next block absorbs, are drawn within that block's own Gaussian.
+    A call costs at most two draws, whatever its size; the joint law of the
+    releases is that of the tree that noises every node.
     """
 
     def __init__(self, dim, sigma, horizon):
         self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
         self.t = 0
-        self.blocks = {}                    # level -> (start, end, noisy sum)
-        # Exact sum of the rows after each stored block's end (and after 0):
-        # the head of the next block to start there. A node's exact value is
-        # only ever a sum of its own rows, so a record outside it cannot move
-        # it, not even by rounding.
-        self.tails = {0: np.zeros(dim)}
+        self.ratios = self._ratios(tree_levels(horizon))
+        self.groups = []    # the groups holding t's expansion, in stream order
+
+    @staticmethod
+    def _ratios(n_levels):
+        return honaker_relative_variances(n_levels)
 
     def advance(self, stats, lo, hi, rng):
         """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
         t0, t1 = self.t, self.t + (hi - lo)
         _check_horizon(t1, self.horizon)
         wanted = dyadic_blocks(t1)
-        new = [block for block in wanted if not self._stored(*block)]
-        # The new blocks end inside this batch, in increasing order, the last at t1.
-        slices, previous = [], t0
-        for _, _, end in new:
-            slices.append(stats.sum(lo + previous - t0, lo + end - t0))
-            previous = end
-        blocks = {level: self.blocks[level] for level, start, end in wanted
-                  if self._stored(level, start, end)}
-        for index, (level, start, end) in enumerate(new):
-            # The first new block starts at or before t0, at a stored end.
-            exact = slices[0] + self.tails[start] if index == 0 else slices[index]
-            blocks[level] = (start, end, gaussian_release(exact, self.sigma, rng))
-        self.tails = self._advanced_tails(blocks, new, slices)
-        self.blocks, self.t = blocks, t1
-        return _summed((block[2] for block in blocks.values()), self.dim)
-
-    def snapshot(self):
-        """A copy to advance: ``advance`` replaces arrays and never writes into them."""
-        twin = copy.copy(self)
-        twin.blocks, twin.tails = dict(self.blocks), dict(self.tails)
-        return twin
-
-    def _advanced_tails(self, blocks, new, slices):
-        batch_total = _summed(slices, self.dim)
-        tails = {0: self.tails[0] + batch_total}
-        new_ends = [end for _, _, end in new]
-        for _, end, _ in blocks.values():
-            if end in new_ends:
-                tails[end] = _summed(slices[new_ends.index(end) + 1:], self.dim)
-            else:
-                tails[end] = self.tails[end] + batch_total
-        return tails
-
-    def _stored(self, level, start, end):
-        block = self.blocks.get(level)
-        return block is not None and block[0] == start and block[1] == end
-
-    def prefix_variance(self, t):
-        """Per-coordinate noise variance of the prefix sum at ``t``."""
-        return self.sigma**2 * bin(int(t)).count("1")
-
-
-class HonakerTree:
-    """Prefix sums from Honaker's inverse-variance node estimates.
-
-    Same parameters as :class:`DyadicTree`. The estimates are those of the
-    bottom-up online form (every complete node noised; each replaced by the
-    inverse-variance combination of its own value and its children's estimates,
-    Honaker 2015), drawn without noising every node: a release only ever reads
-    the estimates of the blocks of ``t``'s binary expansion (its prefix, and the
-    left children that later parents combine), and the estimate of a block that
-    completes in a batch is the old blocks' estimates it contains, times known
-    weights, plus one fresh Gaussian: the weighted noise of every node of the
-    block that was not complete before the batch. That part is drawn once, with
-    its variance (``doc/privacy.md``, section 48). A batch costs the noise of
-    the new blocks of its end's expansion, like :class:`DyadicTree`, instead of
-    ``2 m`` node releases.
-    """
-
-    def __init__(self, dim, sigma, horizon):
-        self.dim, self.sigma, self.horizon = dim, float(sigma), int(horizon)
-        self.t = 0
-        self.ratios = honaker_relative_variances(tree_levels(horizon))
-        self.pending = {}   # level -> (exact, estimate) of the block of t's expansion there
-
-    def advance(self, stats, lo, hi, rng):
-        """Append rows ``lo:hi`` of ``stats`` and return the noisy prefix sum."""
-        t0, t1 = self.t, self.t + (hi - lo)
-        _check_horizon(t1, self.horizon)
-        old = {start: self.pending[level] for level, start, _ in dyadic_blocks(t0)}
-        pending = {level: self.pending[level] for level, _, end in dyadic_blocks(t1)
-                   if end <= t0}
-        for level, start, end in dyadic_blocks(t1):
-            if end <= t0:
-                continue
+        kept = sum(1 for _, _, end in wanted if end <= t0)
+        groups, dropped = self._keep(kept, rng)
+        group = _Group()
+        group.levels, group.starts, group.ends = [], [], []
+        group.exact, group.base, group.centre, group.variance = [], [], [], []
+        for level, start, end in wanted[kept:]:
             variance, weights = self.fresh_part(level, start, t0)
             # Only the block's own rows: those of the batch, and its old blocks' exact sums.
             exact = stats.sum(lo + max(start, t0) - t0, lo + end - t0)
             centre = exact.copy()
+            base = None
             for old_start, weight in weights.items():
-                old_exact = old[old_start][0]
+                old_exact = dropped[old_start][0]
                 exact += old_exact
                 centre += (1.0 - weight) * old_exact
-            scale = self.sigma * math.sqrt(variance)
-            if 0.0 < scale < SMALLEST_SCALE:
-                # V < 1 may take a node scale the sampler accepts below its smallest
-                # grid: more noise is as private (sigma near 1e-290 only).
-                scale = SMALLEST_SCALE
-            estimate = gaussian_release(centre, scale, rng)
-            for old_start, weight in weights.items():
-                estimate += weight * old[old_start][1]
-            pending[level] = (exact, estimate)
-        self.pending, self.t = pending, t1
-        return _summed((pending[level][1] for level in sorted(pending, reverse=True)), self.dim)
+            if any(weights.values()):
+                # sum_o c_o est(o): its public part, its data part, and the variance of
+                # what the dropped blocks' sums drawn so far leave undetermined.
+                base, data, extra = self._absorbed(weights, dropped)
+                centre += data
+                variance += extra
+            group.levels.append(level)
+            group.starts.append(start)
+            group.ends.append(end)
+            group.exact.append(exact)
+            group.base.append(base)
+            group.centre.append(centre)
+            group.variance.append(variance)
+        group.k = len(group.levels)
+        group.known = _summed((b for b in group.base if b is not None), self.dim)
+        group.known += self._release(_summed(group.centre, self.dim), sum(group.variance), rng)
+        groups.append(group)
+        self.groups, self.t = groups, t1
+        return _summed((g.known for g in groups), self.dim)
+
+    def _release(self, centre, variance, rng):
+        scale = self.sigma * math.sqrt(max(variance, 0.0))
+        if 0.0 < scale < SMALLEST_SCALE:
+            # V < 1 may take a scale the sampler accepts below its smallest grid:
+            # more noise is as private (sigma near 1e-290 only).
+            scale = SMALLEST_SCALE
+        return gaussian_release(centre, scale, rng)
+
+    def _keep(self, kept, rng):
+        """The groups of the first ``kept`` blocks of ``t``'s expansion, the one cut short
+        bridged to its kept part; and, for each dropped block (by start), ``(exact, group,
+        index, first, unresolved)``: its group as it was, the group's first dropped index
+        and the drawn sum of the group's dropped estimates (its known sum less the kept
+        part's)."""
+        groups, dropped, seen = [], {}, 0
+        for group in self.groups:
+            keep = min(max(kept - seen, 0), group.k)
+            unresolved = group.known
+            if keep == group.k:
+                groups.append(group)
+            elif keep:
+                twin = self._bridged(group, keep, rng)
+                groups.append(twin)
+                unresolved = group.known - twin.known
+            for i in range(keep, group.k):
+                dropped[group.starts[i]] = (group.exact[i], group, i, keep, unresolved)
+            seen += group.k
+        return groups, dropped
+
+    def _bridged(self, group, j, rng):
+        """``group`` with only its first ``j`` blocks: the sum of their estimates drawn
+        given the sum of the first ``k`` (Gaussian conditioning; section 50)."""
+        k = group.k
+        whole = sum(group.variance[:k])
+        part = sum(group.variance[:j])
+        beta = part / whole
+        base_part = _summed((b for b in group.base[:j] if b is not None), self.dim)
+        base_whole = _summed((b for b in group.base[:k] if b is not None), self.dim)
+        # (1 - beta) (kept part) - beta (the rest): two sums of disjoint blocks' rows
+        centre = ((1.0 - beta) * _summed(group.centre[:j], self.dim)
+                  - beta * _summed(group.centre[j:k], self.dim))
+        twin = group.copy()
+        twin.k = j
+        twin.known = (base_part + beta * (group.known - base_whole)
+                      + self._release(centre, part * (whole - part) / whole, rng))
+        return twin
+
+    def _absorbed(self, weights, dropped):
+        """``sum_o c_o est(o)`` over the dropped blocks ``o``, as ``(public, data,
+        variance)``: its mean given what was drawn of their groups splits into a function
+        of earlier releases and a linear function of the data; ``variance`` (in units of
+        ``sigma^2``) is what remains, independent of everything drawn (section 50)."""
+        public, data, variance = np.zeros(self.dim), np.zeros(self.dim), 0.0
+        by_group = {}
+        for start, weight in weights.items():
+            _, group, i, first, unresolved = dropped[start]
+            entry = by_group.setdefault(id(group), (group, first, unresolved, {}))
+            entry[3][i] = weight
+        for group, first, unresolved, coefficient in by_group.values():
+            members = range(first, group.k)
+            a = [coefficient.get(i, 0.0) for i in members]
+            if all(ai == a[0] for ai in a):
+                # c times the drawn sum itself (one block, or equal weights): nothing to draw
+                public += a[0] * unresolved
+                continue
+            v = [group.variance[i] for i in members]
+            total = sum(v)
+            beta = sum(ai * vi for ai, vi in zip(a, v)) / total
+            base_sum = _summed((group.base[i] for i in members if group.base[i] is not None),
+                               self.dim)
+            for ai, i in zip(a, members):
+                if group.base[i] is not None:
+                    public += ai * group.base[i]
+                data += ai * group.centre[i]
+            public += beta * (unresolved - base_sum)
+            data -= beta * _summed((group.centre[i] for i in members), self.dim)
+            variance += (sum(ai * ai * vi for ai, vi in zip(a, v))
+                         - sum(ai * vi for ai, vi in zip(a, v)) ** 2 / total)
+        return public, data, max(variance, 0.0)
 
     def fresh_part(self, level, start, t0):
         """``(V, weights)`` of the block at ``(level, start)`` when positions up to ``t0`` are old.
@@ -212,13 +272,32 @@ class HonakerTree:
     def snapshot(self):
         """A copy to advance: ``advance`` replaces arrays and never writes into them."""
         twin = copy.copy(self)
-        twin.pending = dict(self.pending)
+        twin.groups = list(self.groups)     # groups are never changed, only replaced
         return twin
 
     def prefix_variance(self, t):
         """Per-coordinate noise variance of the prefix sum at ``t``."""
         set_bits = [h for h in range(int(t).bit_length()) if t >> h & 1]
         return float(self.sigma**2 * self.ratios[set_bits].sum())
+
+
+class DyadicTree(HonakerTree):
+    """Prefix sums over positions ``1..horizon`` from the noisy blocks of ``t``'s expansion.
+
+    Same parameters as :class:`HonakerTree`. Every node gets its exact sum plus
+    its own ``N(0, sigma^2 I)``; the prefix at ``t`` is the sum of the blocks of
+    ``t``'s binary expansion. It is :class:`HonakerTree` with every node's
+    weight on its own value equal to 1 (no combination with the children), so
+    it draws as lazily: at most two Gaussians a call.
+    """
+
+    @staticmethod
+    def _ratios(n_levels):
+        return np.ones(n_levels)
+
+    def prefix_variance(self, t):
+        """Per-coordinate noise variance of the prefix sum at ``t``."""
+        return self.sigma**2 * bin(int(t)).count("1")
 
 
 TREES = {"tree": DyadicTree, "honaker": HonakerTree}
