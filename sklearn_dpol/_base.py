@@ -257,6 +257,7 @@ class PrivateEstimatorMixin:
                 self._partial_fit(X, y, fitting=True, **engine_kwargs)
                 del self._call
                 _settle(charge, self.privacy_)
+            self._forget_noise()
         return self
 
     def _release_stream_batch(self, X, y, **engine_kwargs):
@@ -268,18 +269,38 @@ class PrivateEstimatorMixin:
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
-            if fresh:
+            unseeded = self.random_state is None
+            if fresh or unseeded:
+                # Unseeded: fresh entropy for every call, drawn in the calling
+                # process. A generator kept between calls would be shared by every
+                # copy of this process (os.fork, joblib's multiprocessing backend),
+                # whose next calls would then draw the same noise.
                 self._rng = make_generator(self.random_state, purpose=1)
             charge = self._reserve_privacy(
                 X, fitting=False, engine_kwargs=engine_kwargs,
-                noise=None if fresh and self.random_state is None else self._rng,
-                carried=not fresh)
+                noise=None if unseeded else self._rng, carried=not fresh)
             with _refunded_on_failure(charge) as call:
                 self._call = call
                 self._partial_fit(X, y, fitting=False, **engine_kwargs)
                 del self._call
                 _settle(charge, self.privacy_)
+            self._forget_noise()
         return self
+
+    def _forget_noise(self):
+        """After an unseeded release, keep nothing that regenerates its noise.
+
+        The generator that drew it and the exact sampler's state after it
+        (xoshiro256** is invertible) would let whoever reads the estimator's
+        pickle rewind to the noise just drawn: an unseeded estimator keeps a
+        fresh, unused generator instead (the next call draws its own anyway).
+        A seeded one keeps its generator, so that experiments reproduce (a
+        documented hazard: its seed regenerates every draw).
+        """
+        if self.random_state is None:
+            self._rng = make_generator(None)
+            for name in _SAMPLER_STATE:
+                self.__dict__.pop(name, None)
 
     def _warn_default_bounds(self, *names):
         """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about

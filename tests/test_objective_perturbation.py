@@ -597,3 +597,25 @@ def test_huge_rows_are_clipped_without_overflow(max_norm):
     reg = PrivateMirrorDescentRegressor(solver="objective_perturbation", alpha=1e-2,
                                         data_norm=max_norm, random_state=0).fit(X, X[:, 2] > 0)
     assert np.all(np.isfinite(reg.coef_)) and np.isfinite(reg.intercept_)
+
+
+def test_records_outside_the_classes_add_no_curvature():
+    """A record whose label is outside a problem's classes has target 0: a constant loss,
+    so no gradient and no curvature. Newton's Hessian gave it p (1 - p) = 1/4, which slowed
+    the solve until it failed, at a rate that moved with one record (session 29 review:
+    35 of 40 seeds failed with 113 of 120 records out of class, 30 of 40 with 112)."""
+    fns = op._LossFunctions(op.LOG_LOSS, 1.0)
+    t = np.array([-3.0, -0.5, 0.0, 0.7, 2.0])
+    for target in (-1.0, 1.0):
+        first, second = fns.derivatives(t, np.full(5, target))
+        p = 1.0 / (1.0 + np.exp(target * t))
+        np.testing.assert_allclose(second, p * (1 - p), rtol=1e-15)
+    first, second = fns.derivatives(t, np.zeros(5))
+    assert not np.any(first) and not np.any(second)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(120, 3)) / 2
+    y = (X @ [0.5, -0.3, 0.2] > 0).astype(float)
+    y[:113] = 2.0                       # not in the public classes [0, 1]
+    for seed in range(8):
+        PrivateIGDClassifier(classes=[0, 1], solver="objective_perturbation",
+                             random_state=seed).fit(X, y)

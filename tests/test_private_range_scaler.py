@@ -132,3 +132,14 @@ def test_draws_no_float_noise(monkeypatch):
     monkeypatch.setattr(base, "make_generator",
                         lambda rs, purpose=0: IntegerOnly(original(rs, purpose).bit_generator))
     PrivateRangeScaler(random_state=0).fit(_data(n=200))
+
+
+def test_no_features_is_a_value_error_with_an_accountant():
+    """The planned cost (computed before validation, for the accountant) divided by the
+    number of features: a ZeroDivisionError instead of the ValueError (session 29 review)."""
+    from sklearn_dpol.privacy import PrivacyAccountant
+
+    acc = PrivacyAccountant(epsilon=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match="feature"):
+        PrivateRangeScaler(bounds=(-1.0, 1.0), accountant=acc).fit(np.zeros((5, 0)))
+    assert acc.spent().n_charges == 0

@@ -72,9 +72,25 @@ def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences):
     return n_occurrences * step_sensitivity(lipschitz, alpha, update) / denominator
 
 
+# alpha t stays finite (below 1e300) for every count of samples up to 2^53.
+MAX_ALPHA = 1e280
+
+
 def check_geometry(lipschitz, alpha, update):
     """Raise ``ValueError`` when the bounds cannot be computed in floating point."""
     # Products, not **: float ** raises OverflowError where * gives inf.
+    if not alpha > 0.0:
+        raise ValueError(
+            f"alpha={alpha!r} leaves no strong convexity (an alpha='auto' of data_norm "
+            f"{lipschitz:.3g} underflows to 0): pass data_norm and intercept_scaling of at "
+            "least about 1e-150, or a positive alpha."
+        )
+    if not alpha <= MAX_ALPHA:
+        raise ValueError(
+            f"alpha={alpha!r} is too large for floating point: the regularisation alpha t "
+            f"of a stream's t-th sample would overflow (the model would be NaN). Pass "
+            f"alpha of at most {MAX_ALPHA:g}; rescale X by a public bound if needed."
+        )
     square = lipschitz * lipschitz
     values = (square, step_sensitivity(lipschitz, alpha, update), square / alpha)
     if not all(v < 1e300 for v in values):  # also catches inf and nan

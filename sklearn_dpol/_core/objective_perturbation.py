@@ -670,7 +670,9 @@ class _LossFunctions:
         target = self.targets(y)
         if self.loss == LOG_LOSS:
             p = expit(-target * t)
-            return self._weigh(y, -target * p, p * (1.0 - p))
+            # target^2 p (1 - p): a record outside the problem's classes (target 0) has a
+            # constant loss and no curvature (1 for every +-1 target: the same bits)
+            return self._weigh(y, -target * p, (target * target) * (p * (1.0 - p)))
         residual = t - target
         return self._weigh(y, losses.derivatives(HUBER, residual, self.threshold),
                            losses.second_derivatives(HUBER, residual, self.threshold))

@@ -16,7 +16,6 @@ from .._base import (
     EPSILON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
-    make_generator,
 )
 from .._core import frank_wolfe as fw
 from .._core import sets
@@ -433,10 +432,6 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         else:
             theta, calibration, _ = fw.frank_wolfe(X, y, start, sample_weight=sample_weight,
                                                    **run)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self._publish(theta)
         self._record_call(calibration, n_samples, first_call, fitting)
 

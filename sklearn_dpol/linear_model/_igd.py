@@ -22,7 +22,6 @@ from .._base import (
     HORIZON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
-    make_generator,
 )
 from .._auto_bounds import AutoBoundsMixin
 from .._core import ftrl, igd
@@ -79,7 +78,9 @@ def public_alpha(lipschitz, n_samples, mu, n_problems=1):
     floor = L2 / n
     if math.isinf(mu):
         return floor
-    balance = (2.0 * n_problems * L2 ** 3 / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
+    # Cube roots of each factor (products, not **: float ** raises OverflowError where
+    # * gives inf; a public data_norm near 1e52 made L^6 overflow)
+    balance = L2 * (2.0 * n_problems / (LOGIT_SCALE ** 2 * n * n * mu * mu)) ** (1.0 / 3.0)
     return max(balance, floor)
 
 
@@ -602,6 +603,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         # unresolved "auto" bound at its worst case, so a refusal reads nothing).
         keep_alpha = not fitting and hasattr(self, "alpha_")
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
+        if not fitting:
+            self._check_stream_left(X.shape[0])
         self._mark_data_read()
         if resolve_bounds:
             # data_norm="auto": the private quantile (of the stream's first batch).
@@ -829,10 +832,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         t = self._t + n_rows
         state = state.step(prefix, self.alpha_ * t,
                            igd.iterate_radius(lipschitz, self.alpha_))
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self._ftrl, self._ftrl_mechanism = state, mechanism
         self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
         self.prefix_sums_ = mechanism.name
@@ -847,24 +846,44 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self.n_iter_ = 1
         self.t_ = self._t + 1
 
+    def _check_stream_left(self, n_rows):
+        """Refuse, before the data is read, a batch its stream's calibration does not cover.
+
+        Public values only (the batch's size, the stream's counts, the horizon), so a
+        refusal is refunded. The checks made later, where the batch is used, stay: these
+        decide the same refusals earlier.
+        """
+        continuing = getattr(self, "_w_private", None) is not None
+        samples = self._stream_samples if continuing else 0
+        if self.stream == "ftrl":
+            state = self._ftrl if continuing else None
+            if state is not None:
+                self._check_ftrl_horizon(self._ftrl_mechanism.t, n_rows)
+                self._check_ftrl_rounding(self._ftrl_mechanism, n_rows)
+            else:
+                self._check_ftrl_horizon(0, n_rows, samples)
+        else:
+            self._schedule().share(samples, samples + n_rows)   # raises past the horizon
+
     def _check_ftrl_rounding(self, mechanism, n_rows):
         """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
         check_rounding(mechanism, mechanism.t + 1, max(self._ftrl_max_rows, n_rows),
                        ftrl.coordinate_fraction(self._w_private.shape[0]),
                        advice="call fit to start a new stream, or prefix_sums='tree'")
 
-    def _check_ftrl_horizon(self, steps_done, n_rows):
+    def _check_ftrl_horizon(self, steps_done, n_rows, samples=None):
         """Refuse, before reading the batch, a call past the horizon (public shapes only)."""
         if self.horizon is None:
             return
-        if self._stream_samples + n_rows > self.horizon:
+        samples = self._stream_samples if samples is None else samples
+        if samples + n_rows > self.horizon:
             raise ValueError(
                 f"This batch of {n_rows} samples would take the stream to "
-                f"{self._stream_samples + n_rows} samples, past horizon={self.horizon}: the "
+                f"{samples + n_rows} samples, past horizon={self.horizon}: the "
                 "noise was calibrated for at most horizon samples. Call fit to start a new "
                 "stream, or use horizon=None for streams of unknown length."
             )
-        if steps_done + 1 > self._ftrl_steps:
+        if steps_done and steps_done + 1 > self._ftrl_steps:
             raise ValueError(
                 f"This stream was calibrated for {self._ftrl_steps} partial_fit calls "
                 f"(horizon={self.horizon} samples in batches of its first call's size) and "
@@ -918,8 +937,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                               intercept_value if self.fit_intercept else None)
         released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng,
                             sample_weight=sample_weight)
-        if self.random_state is None:
-            self._rng = make_generator(None)
         self._publish(released, intercept_value)
         # The next partial_fit starts from the released model (no private state).
         self._w_private = None
@@ -971,10 +988,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             self._w_private, sigma, igd.iterate_radius(lipschitz, self.alpha_),
             self._rng,
         )
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self._publish(released, intercept_value)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = float(sensitivity)

@@ -16,7 +16,6 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
-    make_generator,
 )
 from .._core import mi_ogd
 from .._core.local_randomizers import sphere_directions
@@ -431,9 +430,6 @@ class MutualInformationPrivateOGDRegressor(
             exploration=cal["exploration"] or 1.0, loss_bound=cal["loss_bound"] or 0.0,
             sigma=cal["sigma"],
         )
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just drawn.
-            self._rng = make_generator(None)
         self._learner = learner
         self._n_calls += 1
         self.step_size_ = cal["eta"]

@@ -15,7 +15,6 @@ from .._base import (
     EPSILON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
-    make_generator,
 )
 from .._core import mirror_descent as md
 from .._core._weights import canonical_csr, check_unit_sample_weight
@@ -454,10 +453,6 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             n_rows = dask_input.n_rows
         else:
             n_rows = self._in_memory_release(X, y, first_call, sample_weight, fitting)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         if first_call:
             self._stream_records, self._stream_calls = 0, 0
         self._stream_records += n_rows

@@ -14,7 +14,6 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
-    make_generator,
 )
 from .._core import parameter_free as pf
 from .._core.local_randomizers import check_sample_epsilon, normalise_feature_weights
@@ -355,9 +354,6 @@ class ParameterFreeLocalDPRegressor(
             learner = self._learner.copy()  # a failed call must leave the state as it was
         pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
                         huber_threshold=float(self.epsilon_huber), intercept=self.fit_intercept)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just drawn.
-            self._rng = make_generator(None)
         self._learner = learner
         self.gradient_bound_ = float(learner.G)
         self.feature_weights_ = weights

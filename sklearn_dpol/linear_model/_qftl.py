@@ -17,7 +17,6 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
-    make_generator,
     validated_stream_batch,
 )
 from .._core import qftl
@@ -391,6 +390,7 @@ class PrivateQFTLRegressor(
             elif self._unresolved_auto_bounds():
                 # A stream's first call resolves the bounds from its first batch.
                 self._check_auto_bounds_public(X.shape[0])
+                self._check_rows_left(0, X.shape[0])     # public: refused, and refunded
                 self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_bounds(X, y, stream=True)
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
@@ -442,10 +442,6 @@ class PrivateQFTLRegressor(
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
         if fitting:
             self._publish(statistics, n_samples, stats.dim_features, noise_std)
-        if self.random_state is None:
-            # A stored generator lets whoever holds it rewind to the noise just
-            # drawn; an unseeded estimator starts over from fresh OS entropy.
-            self._rng = make_generator(None)
         self.noise_scale_ = float(sigma)
         self.sensitivity_ = self.sensitivity()
         if fitting:
@@ -644,13 +640,7 @@ class PrivateQFTLRegressor(
 
     def _check_horizon_left(self, stream, n_rows):
         """Refuse, from public shapes only and before any data is read, a call past the calibration."""
-        if self.horizon is not None and stream.n_rows + n_rows > self.horizon:
-            raise ValueError(
-                f"This batch of {n_rows} samples would take the stream to "
-                f"{stream.n_rows + n_rows} samples, past horizon={self.horizon}: the noise "
-                "was calibrated for at most horizon samples. Call fit to start a new "
-                "stream, or use horizon=None for streams of unknown length."
-            )
+        self._check_rows_left(stream.n_rows, n_rows)
         if (stream.granularity == "step" and stream.horizon is not None
                 and stream.t + 1 > stream.horizon):
             raise ValueError(
@@ -661,6 +651,16 @@ class PrivateQFTLRegressor(
                 f"samples (prefix_sums={self.prefix_sums!r} takes one step per call). Pass "
                 "later batches at least as large as the first, a larger horizon, "
                 "prefix_sums='tree' (calibrated on samples), or horizon=None."
+            )
+
+    def _check_rows_left(self, rows_so_far, n_rows):
+        """Refuse a batch that takes the stream past ``horizon`` samples (public counts)."""
+        if self.horizon is not None and rows_so_far + n_rows > self.horizon:
+            raise ValueError(
+                f"This batch of {n_rows} samples would take the stream to "
+                f"{rows_so_far + n_rows} samples, past horizon={self.horizon}: the noise "
+                "was calibrated for at most horizon samples. Call fit to start a new "
+                "stream, or use horizon=None for streams of unknown length."
             )
 
     def _publish(self, statistics, n_samples, n_augmented, noise_std, fresh=False):

@@ -146,6 +146,9 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
 
     def _epsilon_per_quantile(self, n_features):
         """Each quantile's pure-DP budget, from (epsilon, delta, n_features): public."""
+        if n_features < 1:
+            raise ValueError(
+                f"X has {n_features} features: PrivateRangeScaler needs at least one.")
         releases = 2 * n_features
         if math.isinf(self.epsilon):
             return math.inf, "none"
