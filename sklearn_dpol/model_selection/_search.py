@@ -571,7 +571,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
         Drops ``n_candidates_`` (not covered) and replaces ``best_estimator_``
         by its own public export (a Pipeline's by ``sklearn_dpol.export_public``,
-        step by step); ``random_state`` becomes ``None``.
+        step by step); ``random_state`` and ``accountant`` become ``None``, and
+        the template ``estimator`` (and any estimator in
+        ``param_distributions``) an unfitted clone without seed or accountant:
+        a fitted template would carry its own private state.
 
         Returns
         -------
