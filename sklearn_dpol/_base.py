@@ -33,7 +33,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from ._validate import validate_data
 
 from .privacy import PrivacyCost
 from .privacy._accountant import noise_fingerprint
