@@ -53,7 +53,10 @@ _VALUE_FREE = [re.compile(pattern, re.DOTALL) for pattern in (
     r"np\.matrix is not supported\..*",
     r"Only sparse matrices with 32-bit integer indices are accepted\..*",
     r"Pandas DataFrame with mixed sparse extension arrays generated a sparse matrix.*",
-    # numpy's conversion of an object cell: the cell's type, not its value.
+    # numpy's conversions: ragged rows (a shape), an object cell (its type, not its value).
+    r"setting an array element with a sequence\.( The requested array has an inhomogeneous "
+    r"shape after \d+ dimensions\. The detected shape was \([\d, ]*\) \+ inhomogeneous "
+    r"part\.)?",
     r"float\(\) argument must be a string or a (real )?number, not '[\w.]+'",
 )]
 

@@ -151,6 +151,8 @@ def test_messages_keep_their_first_sentence_and_advice():
     cell[0, 0] = {"foo": "bar"}
     with pytest.raises(TypeError, match="argument must be a string.* number"):
         PrivateQFTLRegressor().fit(cell, Y_REG)
+    with pytest.raises(ValueError, match="inhomogeneous shape after 1 dimensions"):
+        PrivateQFTLRegressor().fit([[1.0, 2.0], [3.0]], [0.1, 0.2])
 
 
 def test_value_free_messages_pass_unchanged():
