@@ -33,7 +33,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from ._validate import validate_data
 
 from .privacy import PrivacyCost
 from .privacy._accountant import noise_fingerprint
@@ -100,6 +101,10 @@ def validated_stream_batch(estimator, X, y):
 
 
 _SAMPLER_STATE = ("_sampler", "_sampler_rng")
+# Stream bookkeeping an export does not carry: the frozen calibration (it holds
+# the ledger's address) and the ledger reservation. An export refuses
+# ``partial_fit``, and its ``fit`` freezes afresh.
+_NOT_EXPORTED = ("_frozen_params", "_accountant_stream", "_call")
 
 
 class PrivateEstimatorMixin:
@@ -173,10 +178,12 @@ class PrivateEstimatorMixin:
         The copy keeps the released model, ``privacy_`` and the other public
         attributes, drops every piece of private state (the uncorrupted
         iterates, the random generator, and the ``random_state`` seed, which
-        would regenerate the noise: the copy has ``random_state=None``),
-        pickles without them, and refuses
-        ``partial_fit``: a stream cannot continue without its private state.
-        ``fit`` on the copy trains a new model from scratch.
+        would regenerate the noise: the copy has ``random_state=None``), and
+        the ``accountant`` (the ledger's address: the copy has
+        ``accountant=None``); an estimator nested in a parameter becomes an
+        unfitted clone without seed or accountant. The copy pickles without
+        them, and refuses ``partial_fit``: a stream cannot continue without
+        its private state. ``fit`` on the copy trains a new model from scratch.
 
         Returns
         -------
@@ -187,13 +194,22 @@ class PrivateEstimatorMixin:
         # The exact sampler's state (``_exact_sampler``) is private for every
         # estimator: xoshiro256** is invertible, so its state after a release
         # regenerates the digits of that release's noise.
-        private = (*self._private_state, *_SAMPLER_STATE)
-        public = copy.deepcopy(
+        from ._export import public_state
+
+        private = (*self._private_state, *_SAMPLER_STATE, *_NOT_EXPORTED)
+        # Any estimator nested in the state (a search's template, estimators in
+        # its grid) becomes an unfitted clone without seed or accountant: a fitted
+        # template would carry its own private state into the export.
+        public = public_state(
             {k: v for k, v in self.__dict__.items() if k not in private}
         )
         # The seed regenerates every noise draw (a RandomState instance can be
         # stepped back to the draw that seeded the noise): it is private too.
         public["random_state"] = None
+        # The accountant is the ledger's address (a PostgreSQL URL's password
+        # included) and a fit of the export would charge the original's ledger.
+        if "accountant" in public:
+            public["accountant"] = None
         exported = type(self).__new__(type(self))
         exported.__dict__.update(public)
         exported._exported_public = True

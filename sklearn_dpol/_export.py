@@ -26,6 +26,7 @@ public: their means and ranges are statistics of the records.
 
 import copy
 
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, PolynomialFeatures
 
@@ -118,3 +119,44 @@ def _export_step(name, step, *, last):
     raise ValueError(public_step_error(name, step) if not last else
                      f"Pipeline's final step {name!r} ({type(step).__name__}) has no "
                      "export_public(): it is not an estimator of sklearn_dpol.")
+
+
+def public_state(state):
+    """A deep copy of an estimator's state (a dict) with every nested estimator
+    replaced by :func:`public_clone`.
+
+    Used by ``export_public``: a parameter may hold an estimator (a search's
+    template, estimators in its grid), and a fitted one carries its own private
+    state (exact stream sums, uncorrupted iterates, generators) and its seed and
+    accountant. Estimators are found in dicts, lists and tuples, at any depth.
+    """
+    return copy.deepcopy(_public_value(state))
+
+
+def public_clone(estimator):
+    """An unfitted clone of ``estimator`` with every ``random_state`` and
+    ``accountant`` inside it (nested steps included) set to ``None``.
+
+    The seed regenerates a fit's noise and the accountant is the ledger's
+    address; neither is released.
+    """
+    cloned = clone(estimator)
+    names = [name for name in cloned.get_params(deep=True)
+             if name.rsplit("__", 1)[-1] in ("random_state", "accountant")]
+    if names:
+        cloned.set_params(**dict.fromkeys(names))
+    return cloned
+
+
+def _is_estimator(value):
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _public_value(value):
+    if _is_estimator(value):
+        return public_clone(value)
+    if type(value) is dict:
+        return {key: _public_value(item) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_public_value(item) for item in value)
+    return value

@@ -242,3 +242,90 @@ def test_function_transformer_checking_its_inverse_on_the_data_is_not_public():
         s.privacy_plan()
     checked.set_params(check_inverse=False)
     assert np.isfinite(s.privacy_plan().epsilon)
+
+
+# ---- export_public of nested estimators and of the accountant (session 29) ----
+
+def _fitted_attributes(estimator):
+    return {name for name in vars(estimator) if name.endswith("_") and not name.startswith("__")}
+
+
+def _templates():
+    Xs = X[:600] / 8.0
+    y_reg, y_clf = Y_REG[:600], Y_CLF[:600]
+    qftl = PrivateQFTLRegressor(random_state=7).partial_fit(Xs[:300], y_reg[:300])
+    qftl.partial_fit(Xs[300:], y_reg[300:])
+    igd = PrivateIGDClassifier(classes=[0, 1], stream="iterate_perturbation",
+                               random_state=7).partial_fit(Xs, y_clf)
+    pipe = make_pipeline(FunctionTransformer(QUARTER),
+                         PrivateQFTLRegressor(random_state=5)).fit(Xs, y_reg)
+    return [(qftl, {"epsilon": [0.5, 1.0]}, y_reg, 1.0),
+            (igd, {"epsilon": [0.5, 1.0]}, y_clf, None),
+            (pipe, {"privateqftlregressor__epsilon": [0.5, 1.0]}, y_reg, 1.0)]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_export_of_a_search_with_a_fitted_template_holds_no_private_state(index):
+    # The template passed to the search may be a model the user fitted (a stream):
+    # its exact sums, uncorrupted iterate and generator were copied into the export.
+    template, space, y, y_bound = _templates()[index]
+    assert private_names(template)  # the check below can fail
+    s = search(template, space, y_bound=y_bound).fit(X[:600] / 8.0, y)
+    public = export_public(s)
+    restored = pickle.loads(pickle.dumps(public))
+    for copy_ in (public, restored):
+        assert private_names(copy_) == set()
+        nested = copy_.estimator
+        final = nested[-1] if hasattr(nested, "steps") else nested
+        assert _fitted_attributes(final) == set()  # an unfitted clone
+        assert final.random_state is None and final.accountant is None
+        np.testing.assert_array_equal(copy_.predict(X[:50]), s.predict(X[:50]))
+    # The original search and its template are untouched.
+    assert s.estimator is template and private_names(template)
+
+
+def test_export_clones_estimators_inside_the_parameters():
+    # An estimator anywhere in a parameter (a grid of steps, here) is cloned unfitted.
+    fitted_step = FunctionTransformer(QUARTER).fit(X)
+    pipe = make_pipeline(FunctionTransformer(QUARTER),
+                         PrivateQFTLRegressor(random_state=0))
+    s = search(pipe, {"functiontransformer": [fitted_step, "passthrough"]},
+               y_bound=1.0).fit(X, Y_REG)
+    public = export_public(s)
+    exported_step = public.param_distributions["functiontransformer"][0]
+    assert exported_step is not fitted_step
+    assert not hasattr(exported_step, "n_features_in_")
+    assert hasattr(fitted_step, "n_features_in_")
+
+
+@pytest.mark.parametrize("mode", ["fit", "stream", "search"])
+def test_export_drops_the_accountant_and_the_ledger_address(tmp_path, mode):
+    # The frozen stream parameters kept the ledger's path (a PostgreSQL URL with its
+    # password), and the export's fit charged the original ledger.
+    path = str(tmp_path / "secret-project-ledger.sqlite")
+    Xs, y = X[:400] / 8.0, Y_REG[:400]
+    with PrivacyAccountant(100.0, 1e-3, path=path) as acc:
+        if mode == "search":
+            model = search(PrivateQFTLRegressor(accountant=acc), {"epsilon": [1.0]},
+                           y_bound=1.0, accountant=acc).fit(Xs, y)
+        else:
+            model = PrivateQFTLRegressor(accountant=acc)
+            if mode == "fit":
+                model.fit(Xs, y)
+            else:
+                model.partial_fit(Xs[:200], y[:200]).partial_fit(Xs[200:], y[200:])
+        assert path.encode() in pickle.dumps(model)  # the check below can fail
+        public = export_public(model)
+        assert public.accountant is None
+        assert "_frozen_params" not in vars(public)
+        blob = pickle.dumps(public)
+        assert path.encode() not in blob and b"secret-project" not in blob
+        assert private_names(public) == set()
+        np.testing.assert_array_equal(public.predict(Xs), model.predict(Xs))
+        charges = len(acc.charges)
+        if mode != "search":
+            with pytest.raises(ValueError, match="public export"):
+                public.partial_fit(Xs, y)
+        public.fit(Xs, y)  # trains afresh, charging no ledger of the original's
+        assert len(acc.charges) == charges
+        assert model.accountant is acc  # the original keeps its accountant

@@ -26,12 +26,19 @@ def check_unit_sample_weight(sample_weight, n_samples):
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
-    if w.ndim == 0:
-        w = np.full(n_samples, float(w))
+    dtype = w.dtype
+    # numpy's conversion error quotes the weight it could not convert: it is
+    # replaced, outside the except block, so that neither __cause__ nor
+    # __context__ keeps it.
     try:
         w = np.asarray(w, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sample_weight must be numeric; got dtype {w.dtype}.") from exc
+        converted = True
+    except (TypeError, ValueError):
+        converted = False
+    if not converted:
+        raise ValueError(f"sample_weight must be numeric; got dtype {dtype}.")
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
     if w.shape != (n_samples,):
         raise ValueError(
             f"sample_weight has shape {w.shape}; expected ({n_samples},), one weight per "

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from .._validate import validate_data
 
 from .._auto_bounds import LINF, AutoBoundsMixin
 from .._base import (

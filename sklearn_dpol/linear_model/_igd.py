@@ -14,7 +14,8 @@ from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from .._validate import validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,

@@ -8,7 +8,8 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _num_features, validate_data
+from sklearn.utils.validation import _num_features
+from .._validate import validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,

@@ -7,7 +7,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
+from .._validate import validate_data
 
 from .._base import (
     EPSILON_CONSTRAINT,

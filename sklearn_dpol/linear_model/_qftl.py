@@ -8,7 +8,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import validate_data
+from .._validate import validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,

@@ -12,7 +12,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from .._validate import validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -571,7 +572,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
         Drops ``n_candidates_`` (not covered) and replaces ``best_estimator_``
         by its own public export (a Pipeline's by ``sklearn_dpol.export_public``,
-        step by step); ``random_state`` becomes ``None``.
+        step by step); ``random_state`` and ``accountant`` become ``None``, and
+        the template ``estimator`` (and any estimator in
+        ``param_distributions``) an unfitted clone without seed or accountant:
+        a fitted template would carry its own private state.
 
         Returns
         -------

@@ -6,7 +6,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from .._validate import validate_data
 
 from .._base import EPSILON_CONSTRAINT, PrivateEstimatorMixin
 from .._verbose import reports_release

@@ -1,0 +1,153 @@
+"""``validate_data`` whose error messages never quote the data.
+
+scikit-learn's input checks put records into their messages: a 1-D ``X`` is
+printed whole ("Expected 2D array, got 1D array instead: array=[...]"), a
+complex ``X`` too ("Complex data not supported [[...]]"), and numpy's
+conversion quotes the cell it could not convert ("could not convert string to
+float: '<cell>'"). An exception is an output of the call, and a failed
+validation is refunded, so such a message would release records for free
+(``doc/privacy.md``, "Export and validation-message review fixes").
+
+:func:`validate_data` calls scikit-learn's and, on ``ValueError`` or
+``TypeError``, raises the same exception type with a message that holds no
+value of the data: scikit-learn's message as it is when it is one of its
+value-free templates (shapes, counts, dtypes, feature names, which are the
+schema), a rewritten first sentence for the messages known to quote the data,
+and a generic message otherwise. The new exception is raised outside the
+``except`` block, so neither its ``__cause__`` nor its ``__context__`` keeps
+the original (nor its traceback, whose frames hold the arrays).
+"""
+
+import re
+
+import numpy as np
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
+
+__all__ = ["validate_data"]
+
+_RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a "
+            "single feature or array.reshape(1, -1) if it contains a single sample.")
+
+# scikit-learn's messages whose formatted parts are shapes, counts, dtypes, type
+# names, estimator or feature names (the schema), never a value of the data.
+# Matched against the whole message.
+_VALUE_FREE = [re.compile(pattern, re.DOTALL) for pattern in (
+    r"Input (X |y |sample_weight )?contains (NaN|infinity or a value too large for "
+    r"dtype\('\w+'\))\.?(\n\w+ does not accept missing values encoded as NaN natively\..*)?",
+    r"Input contains NaN\.?",
+    r"Found array with \d+ (sample|feature)\(s\) \(shape=\([\d, ]*\)\) while a minimum "
+    r"of \d+ is required( by \w+)?\.",
+    r"Found array with dim \d+, while dim <= 2 is required( by \w+)?\.",
+    r"Found input variables with inconsistent numbers of samples: \[[\d, ]*\]",
+    r"Expected 2D input, got input with shape \([\d, ]*\)\.\n.*",
+    r"Expected a 2-dimensional container but got <class '[\w.]+'> instead\..*",
+    r"X has \d+ features, but \w+ is expecting \d+ features as input\.",
+    r"X does not contain any features, but \w+ is expecting \d+ features",
+    r"The feature names should match those that were passed during fit\.\n.*",
+    r"Feature names are only supported if all input features have string names, .*",
+    r"(This )?\w+ (estimator )?requires y to be passed, but the target y is None\.?",
+    r"y cannot be None",
+    r"y should be a 1d array, got an array of shape \([\d, ]*\) instead\.",
+    r"dtype='numeric' is not compatible with arrays of bytes/strings\..*",
+    r"Sparse data was passed( for \w+)?, but dense data is required\..*",
+    r"np\.matrix is not supported\..*",
+    r"Only sparse matrices with 32-bit integer indices are accepted\..*",
+    r"Pandas DataFrame with mixed sparse extension arrays generated a sparse matrix.*",
+    # numpy's conversions: ragged rows (a shape), an object cell (its type, not its value).
+    r"setting an array element with a sequence\.( The requested array has an inhomogeneous "
+    r"shape after \d+ dimensions\. The detected shape was \([\d, ]*\) \+ inhomogeneous "
+    r"part\.)?",
+    r"float\(\) argument must be a string or a (real )?number, not '[\w.]+'",
+)]
+
+# Messages that quote the data, and the value-free sentence that replaces them.
+_CONVERSION = re.compile(r"(could not convert|invalid literal for|cannot convert)", re.I)
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=True,
+                  validate_separately=False, skip_check_array=False, **check_params):
+    """:func:`sklearn.utils.validation.validate_data` without data in its errors.
+
+    Same parameters and return value. A ``ValueError`` or ``TypeError`` is
+    raised again, same type, with a message that quotes no value of ``X`` or
+    ``y``, and with ``__cause__`` and ``__context__`` both ``None``.
+    """
+    try:
+        return _sklearn_validate_data(
+            _estimator, X, y, reset=reset, validate_separately=validate_separately,
+            skip_check_array=skip_check_array, **check_params)
+    except (ValueError, TypeError) as exc:
+        kind = type(exc)
+        message = str(exc)
+    # Outside the except block: the new exception chains nothing.
+    error = _exception(kind, _value_free_message(message, _estimator, X, y))
+    raise error
+
+
+def _exception(kind, message):
+    """``kind(message)``, or its builtin base when ``kind`` needs other arguments
+    (``UnicodeDecodeError``, numpy's ufunc errors)."""
+    try:
+        error = kind(message)
+        if str(error) == message:
+            return error
+    except Exception:  # noqa: BLE001 - any constructor failure means "not this type"
+        pass
+    return (ValueError if issubclass(kind, ValueError) else TypeError)(message)
+
+
+def _value_free_message(message, estimator, X, y):
+    if any(pattern.fullmatch(message) for pattern in _VALUE_FREE):
+        return message
+    name = type(estimator).__name__
+    for kind in ("1D", "scalar"):
+        if message.startswith(f"Expected 2D array, got {kind} array instead"):
+            return f"Expected 2D array, got {kind} array instead. {_RESHAPE}"
+    if message.startswith("Complex data not supported"):
+        return ("Complex data not supported. Pass real-valued X and y (for example "
+                "np.real(X) if the imaginary parts are known to be zero).")
+    if _CONVERSION.match(message):
+        return ("could not convert string to float" if "string to float" in message
+                else "could not convert a value to a number") + (
+            f"{_non_numeric_columns(X, y)}. {name} needs numeric X and y: encode "
+            "categorical columns with categories known in advance (for example "
+            "OneHotEncoder(categories=[...])), or drop them, before fitting.")
+    return (f"{name} could not validate its input; scikit-learn's message is withheld "
+            "because it may quote values of the data. Pass X as a 2-D array of real "
+            "numbers of shape (n_samples, n_features) and y as a 1-D array of shape "
+            "(n_samples,).")
+
+
+def _non_numeric_columns(X, y):
+    """Which inputs have a non-numeric dtype: from the schema (dtypes, column
+    names), never from the values."""
+    found = []
+    dtypes = getattr(X, "dtypes", None)
+    columns = getattr(X, "columns", None)
+    if dtypes is not None and columns is not None and hasattr(dtypes, "__iter__"):
+        try:
+            names = [str(column) for column, dtype in zip(columns, dtypes)
+                     if not _numeric_dtype(dtype)]
+        except Exception:  # noqa: BLE001 - an unusual frame: say nothing of columns
+            names = []
+        if names:
+            shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+            found.append(f"X's column(s) {shown}")
+    elif _non_numeric(X):
+        found.append("X (its dtype is not numeric)")
+    if _non_numeric(y):
+        found.append("y (its dtype is not numeric)")
+    return (" in " + " and ".join(found)) if found else ""
+
+
+def _non_numeric(array):
+    dtype = getattr(array, "dtype", None)
+    return dtype is not None and not _numeric_dtype(dtype)
+
+
+def _numeric_dtype(dtype):
+    try:
+        return np.dtype(dtype).kind in "biufc"
+    except TypeError:
+        # A pandas extension dtype (nullable Int64, Float64, boolean, string, ...).
+        return getattr(dtype, "kind", "O") in "biufc"
