@@ -78,19 +78,13 @@ MAX_ALPHA = 1e280
 
 def check_geometry(lipschitz, alpha, update):
     """Raise ``ValueError`` when the bounds cannot be computed in floating point."""
-    # Products, not **: float ** raises OverflowError where * gives inf.
     if not alpha > 0.0:
         raise ValueError(
             f"alpha={alpha!r} leaves no strong convexity (an alpha='auto' of data_norm "
             f"{lipschitz:.3g} underflows to 0): pass data_norm and intercept_scaling of at "
             "least about 1e-150, or a positive alpha."
         )
-    if not alpha <= MAX_ALPHA:
-        raise ValueError(
-            f"alpha={alpha!r} is too large for floating point: the regularisation alpha t "
-            f"of a stream's t-th sample would overflow (the model would be NaN). Pass "
-            f"alpha of at most {MAX_ALPHA:g}; rescale X by a public bound if needed."
-        )
+    # Products, not **: float ** raises OverflowError where * gives inf.
     square = lipschitz * lipschitz
     values = (square, step_sensitivity(lipschitz, alpha, update), square / alpha)
     if not all(v < 1e300 for v in values):  # also catches inf and nan
@@ -99,6 +93,12 @@ def check_geometry(lipschitz, alpha, update):
             f"(L={lipschitz:.3g}, alpha={alpha:.3g}). Rescale X by a public bound so "
             "that data_norm and intercept_scaling are at most about 1e150, and "
             "choose alpha so that L**2 / alpha stays below 1e300."
+        )
+    if not alpha <= MAX_ALPHA:
+        raise ValueError(
+            f"alpha={alpha!r} is too large for floating point: the regularisation alpha t "
+            f"of a stream's t-th sample would overflow (the model would be NaN). Pass "
+            f"alpha of at most {MAX_ALPHA:g}; rescale X by a public bound if needed."
         )
     ratio = (square / 4.0 + alpha) / alpha
     if update == GRADIENT and 2.0 * ratio * ratio > 2**53:
