@@ -73,15 +73,37 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     ``y``, and with ``__cause__`` and ``__context__`` both ``None``.
     """
     try:
-        return _sklearn_validate_data(
+        result = _sklearn_validate_data(
             _estimator, X, y, reset=reset, validate_separately=validate_separately,
             skip_check_array=skip_check_array, **check_params)
     except (ValueError, TypeError) as exc:
         kind = type(exc)
         message = str(exc)
+    else:
+        if not (check_params.get("y_numeric") and isinstance(result, tuple)):
+            return result
+        targets = _float_targets(result[1])
+        if targets is not None:
+            return result[0], targets
+        # scikit-learn converts an object y only; a str or bytes y ('<U', 'S') passes
+        # its check, and numpy's conversion would quote the record it cannot convert.
+        kind, message = ValueError, "could not convert string to float"
     # Outside the except block: the new exception chains nothing.
     error = _exception(kind, _value_free_message(message, _estimator, X, y))
     raise error
+
+
+def _float_targets(y):
+    """A numeric ``y`` as it is; any other dtype as float64, or ``None`` when a value
+    does not convert (the caller raises a message without it)."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and dtype.kind in "biuf":
+        return y
+    try:
+        converted = np.asarray(y, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        converted = None
+    return converted
 
 
 def _exception(kind, message):
