@@ -200,7 +200,7 @@ def utility_table(totals, n_seeds, n_train):
         f"values, {n_seeds} seeds (mean ± sd)",
         ["total epsilon", "selection: planned total", "per-candidate epsilon",
          "PrivateHyperparameterSearch (E[K]=7)", "GridSearchCV per-fit epsilon",
-         "GridSearchCV cv=5 (fits only; scores leak)", "default alpha=1e-3",
+         "GridSearchCV cv=5 (fits only; scores leak)", "default alpha='auto'",
          "best alpha in hindsight (not private)", "alpha chosen (per seed)",
          "K (private, per seed)"], rows)
 

@@ -116,11 +116,14 @@ class LocalLaplaceRandomizer:
         """Per-coordinate budgets ``tau_j = epsilon * weight_j``; ``inf`` where no noise."""
         with np.errstate(invalid="ignore"):
             tau = epsilon * self.weights
-        return np.where((self.weights > 0) & np.isfinite(epsilon), tau, np.inf)
+        tau = np.where((self.weights > 0) & np.isfinite(epsilon), tau, np.inf)
+        # A NaN budget fails closed (infinite noise), as the kernel's laplace_scale does.
+        return np.where(np.isnan(epsilon), 0.0, tau)
 
     def scales(self, epsilon):
-        """Laplace scales ``2 / tau_j`` (0 where no noise is added)."""
-        return 2.0 / self.tau(epsilon)
+        """Laplace scales ``2 / tau_j`` (0 where no noise is added, inf for a NaN budget)."""
+        with np.errstate(divide="ignore"):
+            return 2.0 / self.tau(epsilon)
 
     @staticmethod
     def clip(gradient):
@@ -188,9 +191,19 @@ class LocalGaussianRandomizer:
         return 0.5 * n_dims * math.log1p(self.clip_norm ** 2 / (n_dims * self.sigma ** 2))
 
     def clip(self, gradient):
-        """``g min(1, L / ||g||_2)``."""
+        """``g min(1, L / ||g||_2)``; the zero vector when ``||g||^2`` is not finite.
+
+        The protocol kernel's rule (``_mi_kernels._full_gradient``): a gradient with
+        a NaN or an infinite coordinate, or whose squared norm overflows, is replaced
+        by 0, a data-independent point of the ball. (A NaN norm compared with ``L``
+        is false, so the gradient used to pass unclipped: an unbounded report.)
+        """
         g = np.asarray(gradient, dtype=np.float64)
-        norm = float(np.linalg.norm(g))
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq = float(np.sum(g * g))
+        if not math.isfinite(sq):
+            return np.zeros_like(g)
+        norm = math.sqrt(sq)
         return g * (self.clip_norm / norm) if norm > self.clip_norm else g
 
     def report(self, gradient, rng):

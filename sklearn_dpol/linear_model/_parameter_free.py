@@ -35,8 +35,10 @@ class ParameterFreeLocalDPRegressor(
     the subgradient of its loss at ``w_t``, clips every coordinate to
     ``[-1, 1]``, adds Laplace noise of scale ``2 / tau_tj`` to coordinate ``j``
     (the local Laplace randomiser, ``tau_tj = epsilon_t * weight_j``) and sends
-    only that noisy vector. The learner never sees ``epsilon_t``, the budget
+    only that noisy vector. The learner is not given ``epsilon_t``, the budget
     split or the noise; it adapts to them through the noisy gradients alone
+    (each report's exact-noise grid does reveal ``epsilon_t`` to within a
+    factor of two, ``doc/privacy.md`` 53.6: budgets are public metadata here)
     (the noise only has to be symmetric). No learning rate is tuned: the
     potential-based learner of Algorithm 1 adapts to the unknown norm of the
     comparator and to ``sum_t ||g~_t||^2``.
@@ -251,7 +253,8 @@ class ParameterFreeLocalDPRegressor(
             Targets.
         sample_epsilon : array-like of shape (n_samples,) or None, default=None
             Each user's own budget, ``> 0`` (``np.inf``: no noise). ``None``
-            gives every user ``epsilon``. The learner never sees it.
+            gives every user ``epsilon``. The learner is not given it (a report's
+            grid reveals it to within a factor of two: ``doc/privacy.md`` 53.6).
 
         Returns
         -------

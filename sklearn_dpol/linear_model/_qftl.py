@@ -52,9 +52,13 @@ class PrivateQFTLRegressor(
     Algorithm 4): ``x = (t alpha I + V_t)^{-1} u_t`` with ``V_t = sum v v^T``
     and ``u_t = sum y v``, i.e. ridge regression with penalty ``t alpha``.
     Only ``(V, u)`` touch the data. ``fit`` releases them once with Gaussian
-    noise (sufficient statistics perturbation); a ``partial_fit`` stream
-    releases their prefix sums through a continual-release mechanism: by
-    default a BLT matrix factorization with one step per call (Dvijotham et
+    noise (sufficient statistics perturbation; with ``alpha="auto"`` AdaSSP
+    also releases the smallest eigenvalue of ``V`` with its own share of the
+    budget); a ``partial_fit`` stream releases their prefix sums through a
+    continual-release mechanism with one step per call (``prefix_sums="auto"``:
+    a dense factorization weighted towards the last release for a known
+    horizon of at most 128 calls, a minimax dense block then BLT for
+    ``horizon=None`` with batches of at least 128 rows, else BLT, Dvijotham et
     al. 2024), optionally the seed's binary tree of noisy partial sums
     (Algorithm 5). ``T`` releases cost ``O(log T)`` noise each instead of
     ``O(T)``. Every noise scale comes from the joint replace-one sensitivity of
@@ -82,7 +86,8 @@ class PrivateQFTLRegressor(
         "QFTL fit: AdaSSP" and "QFTL streams calibrated on calls").
     data_norm : float or "auto", default=1.0
         Rows of ``X`` are clipped to this L2 norm. Set it from public knowledge
-        of the data, never from the private data. ``"auto"`` (``fit`` only):
+        of the data, never from the private data. ``"auto"`` (``fit``, or a
+        stream's first call, from its first batch):
         ``AUTO_DATA_NORM_SHARE`` (10%) of ``epsilon`` buys a private 98%
         quantile of the row norms (exponential mechanism over the public grid
         ``2**(k/4)``, ``k/4`` in ``[-20, 20]``), resolved into ``data_norm_``;
@@ -124,8 +129,8 @@ class PrivateQFTLRegressor(
         factorization's error and ``O(4 * packed dim)`` memory. ``"sqrt"``: the
         square-root Toeplitz factorization (memory grows with the number of
         calls). ``"tree"`` and ``"honaker"``: the seed's binary tree over
-        samples with the plain or Honaker estimator (Honaker costs
-        ``O(n_features**2)`` random draws per sample). ``"dense"``: a
+        samples with the plain or Honaker estimator (both draw at most two
+        noise vectors a call, ``doc/privacy.md`` section 50). ``"dense"``: a
         lower-triangular factorization for a known horizon of at most 128
         calls, weighted so that the last release (the model the stream ends
         with) gets about half BLT's variance; with ``horizon=None``, a dense
@@ -197,8 +202,8 @@ class PrivateQFTLRegressor(
         The target bound in use: ``y_bound``, or its private resolution when
         ``y_bound="auto"`` (released, covered by ``privacy_``).
     prefix_sums_ : str or None
-        The stream's mechanism (``"blt"``, ``"sqrt"``, ``"tree"`` or
-        ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
+        The stream's mechanism (``"blt"``, ``"dense"``, ``"sqrt"``, ``"tree"``
+        or ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 

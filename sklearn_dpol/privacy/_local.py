@@ -5,8 +5,10 @@ sends only the report. The estimators simulate the same users with exactly the
 same numba kernels (``ParameterFreeLocalDPRegressor`` with
 :func:`local_laplace_report`, ``MutualInformationPrivateOGDRegressor`` with
 :func:`local_gaussian_report`). The noise is exact and the report lies on a grid
-(``doc/privacy.md`` section 14), so its floating-point bits say nothing beyond
-the mechanism's output: the parity attack on ``+-1 + fl(b n)`` finds nothing.
+(``doc/privacy.md`` section 14), so its floating-point bits say nothing about
+the gradient beyond the mechanism's output: the parity attack on ``+-1 + fl(b n)``
+finds nothing. The grid's step does follow the noise scale, so a Laplace report
+reveals its user's budget to within a factor of two (section 53.6).
 """
 
 import numpy as np
@@ -44,7 +46,11 @@ def local_laplace_report(gradient, epsilon, *, feature_weights=None, random_stat
         Budget split over coordinates (``None``: uniform); a zero weight makes
         that coordinate public (no noise).
     random_state : int, Generator or None, default=None
-        Source of the random bits.
+        Source of the random bits. ``None`` (fresh operating-system entropy) for
+        every real report: an integer seed is for tests only, since two reports
+        with the same seed carry the same noise (their difference is the
+        difference of the two gradients). A ``Generator`` must not be copied
+        between reports.
 
     Returns
     -------
@@ -81,7 +87,11 @@ def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
     clip_norm : float
         L2 clipping norm, ``> 0``.
     random_state : int, Generator or None, default=None
-        Source of the random bits.
+        Source of the random bits. ``None`` (fresh operating-system entropy) for
+        every real report: an integer seed is for tests only, since two reports
+        with the same seed carry the same noise (their difference is the
+        difference of the two gradients). A ``Generator`` must not be copied
+        between reports.
 
     Returns
     -------
