@@ -16,7 +16,7 @@ Three parts, each printed as a Markdown table (``doc/model_selection.md``):
    against ``GridSearchCV`` with the budget split over its fits (which still
    leaks through its exact CV scores) and against the default ``alpha``.
 
-Run: ``python examples/private_hyperparameter_selection.py`` (about 4 minutes;
+Run: ``python examples/private_hyperparameter_selection.py`` (about a minute;
 ``--smoke`` for a seconds-long check).
 """
 
