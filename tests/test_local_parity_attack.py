@@ -122,7 +122,7 @@ def test_laplace_public_function_resists_the_parity_attack():
     minus = local_laplace_report(np.full(N, -5.0), float(N), random_state=rng)  # clipped: -1
     scale = LocalLaplaceRandomizer(normalise_feature_weights(None, N)).scales(float(N))[0]
     assert scale == pytest.approx(2.0, rel=1e-12)
-    gamma = _exact_kernels.grid(scale)[0]
+    gamma = _exact_kernels.LAPLACE_REPORT_LATTICE     # one lattice for every budget
     check_grid(plus, minus, gamma, KS_LAPLACE)
     # the reports follow the Laplace mechanism: medians at +-1
     assert abs(np.median(plus) - 1.0) < 0.05 and abs(np.median(minus) + 1.0) < 0.05
@@ -162,7 +162,7 @@ def test_laplace_protocol_resists_the_parity_attack():
     replayed.replay(recorded[:, None])
     for key, value in kernel.state().items():
         np.testing.assert_array_equal(replayed.state()[key], value)
-    check_grid(recorded[signs > 0], recorded[signs < 0], _exact_kernels.grid(2.0)[0],
+    check_grid(recorded[signs > 0], recorded[signs < 0], _exact_kernels.LAPLACE_REPORT_LATTICE,
                KS_LAPLACE)
 
     # positive control: the same protocol with the old float randomiser
@@ -268,12 +268,15 @@ def test_pf_user_report_equals_local_laplace_report(loss):
             noisy = weights > 0
             if epsilon < np.inf:
                 np.testing.assert_array_equal(out[noisy], expected[noisy])
-            # no noise: the clipped gradient itself, as computed by numba or numpy
-            # (the two may differ in the last bit of the product psi x_j)
-            np.testing.assert_allclose(out[~noisy], expected[~noisy], rtol=1e-15)
+            # no noise: the clipped gradient rounded to the reports' lattice, as computed by
+            # numba or numpy (the two may differ in the last bit of the product psi x_j)
+            lattice = _exact_kernels.LAPLACE_REPORT_LATTICE
+            np.testing.assert_allclose(out[~noisy], expected[~noisy], rtol=0, atol=lattice)
             np.testing.assert_array_equal(state, public)    # the same bits consumed
+            assert np.all(out / lattice == np.round(out / lattice))
             if epsilon == np.inf:
-                np.testing.assert_allclose(out, np.clip(gradient, -1, 1), rtol=1e-15)
+                np.testing.assert_allclose(out, np.clip(gradient, -1, 1), rtol=0,
+                                           atol=lattice / 2 * (1 + 1e-12))
                 np.testing.assert_array_equal(state, start)  # no noise, no bits
             else:
                 assert not np.array_equal(state, start)

@@ -788,6 +788,10 @@ def release_value(v, scale, gaussian, ws, state):
 # Sentinels of grid_entry's multiplier (a real one is at least 2).
 NO_NOISE = 0
 CONSTANT = -1
+ROUND_ONLY = -2        # lattice_entry: no noise, the value rounded to the lattice
+# The largest multiplier of lattice_entry: grid() gives at most 2^29 + 1, and the exact
+# floor's integer products (multiplier times a 32-bit digit) must stay below 2^62.
+MAX_MULTIPLIER = 1 << 29
 
 
 @njit(**_NO_REFCOUNT)
@@ -808,13 +812,45 @@ def grid_entry(scale):
     return grid(scale)
 
 
+@njit(**_NO_REFCOUNT)
+def lattice_entry(scale, gamma):
+    """``(gamma, S)`` for noise ``scale`` on a fixed public lattice of step ``gamma``.
+
+    :func:`grid_entry` picks the grid from the scale, so the step of a release
+    tells its scale to within a factor of two; a lattice fixed in advance (a
+    power of two) does not. ``S = floor(scale / gamma) + 2``, so that ``gamma S
+    >= scale + gamma`` as on a grid (``doc/privacy.md`` sections 14 and 53.7); a
+    scale of 0 rounds the value to the lattice without noise (``ROUND_ONLY``: no
+    variate is drawn), and a scale whose multiplier would pass ``MAX_MULTIPLIER``
+    (or a NaN or astronomically large one) releases the constant 0.
+    """
+    if scale != scale or not scale <= _LARGEST_SCALE:
+        return gamma, np.int64(CONSTANT)
+    if not scale > 0.0:
+        return gamma, np.int64(ROUND_ONLY)
+    ratio = scale / gamma
+    if not ratio < MAX_MULTIPLIER - 2:
+        return gamma, np.int64(CONSTANT)
+    return gamma, np.int64(math.floor(ratio)) + 2
+
+
+@njit(cache=True, inline="always")
+def _rounded(v, gamma):
+    """``gamma * floor(v / gamma + 1/2)``, exactly (the lattice point of ``v``; no variate)."""
+    a, _, _ = fixed_point(_to_grid(v, gamma))
+    return _from_grid(a, gamma)
+
+
 @njit(cache=True, inline="always")
 def release_on(v, gamma, multiplier, gaussian, ws, state):
-    """:func:`release_value` with the grid ``(gamma, multiplier)`` of :func:`grid_entry`."""
+    """:func:`release_value` with the grid ``(gamma, multiplier)`` of :func:`grid_entry`
+    (or :func:`lattice_entry`)."""
     if multiplier == NO_NOISE:
         return v
     if multiplier == CONSTANT:
         return 0.0
+    if multiplier == ROUND_ONLY:
+        return _rounded(v, gamma)
     return _on_grid(v, gamma, multiplier, gaussian, ws, state)
 
 
@@ -1006,6 +1042,8 @@ def buffered_release_on(v, gamma, multiplier, gaussian, noise, spill, cursor, ws
         return v
     if multiplier == CONSTANT:
         return 0.0
+    if multiplier == ROUND_ONLY:
+        return _rounded(v, gamma)
     return _buffered_on_grid(v, gamma, multiplier, gaussian, noise, spill, cursor, ws, state)
 
 
@@ -1050,11 +1088,19 @@ def _release_chunked(values, gamma, multiplier, gaussian, noise, spill, cursor, 
     cursor[1] = 0
 
 
+# The local Laplace reports' lattice (their values lie in [-1, 1] before noise): one
+# step for every user and budget, so a report's bits do not tell its user's budget
+# (doc/privacy.md, section 53.7). A coordinate budget tau gives the multiplier
+# 2^13 / tau + 2: budgets from 2^-16 up fit below MAX_MULTIPLIER; a smaller one
+# reports the constant 0.
+LAPLACE_REPORT_LATTICE = 2.0 ** -12
+
+
 @njit(**_NO_REFCOUNT)
 def laplace_report_chunked(gradient, gammas, multipliers, out, noise, spill, cursor, ws, state):
-    """:func:`laplace_report` with each coordinate's grid precomputed by :func:`grid_entry`
-    (a stream of users with the same budget computes them once) and its noise read from
-    a chunked source."""
+    """:func:`laplace_report` with each coordinate's lattice entry precomputed by
+    :func:`lattice_entry` (a stream of users with the same budget computes them once) and
+    its noise read from a chunked source."""
     for j in range(gradient.shape[0]):
         out[j] = buffered_release_on(_unit_clip(gradient[j]), gammas[j], multipliers[j], False,
                                      noise, spill, cursor, ws, state)
@@ -1075,10 +1121,12 @@ def laplace_report(gradient, scales, out, ws, state):
     released with Laplace noise of scale ``scales_j`` (0: no noise, the coordinate is public).
 
     A non-finite gradient coordinate is mapped to 0 before clipping (a
-    data-independent value), so the report is finite whatever the row.
+    data-independent value), so the report is finite whatever the row. Every
+    coordinate lies on :data:`LAPLACE_REPORT_LATTICE`, whatever its scale
+    (:func:`lattice_entry`): a coordinate without noise is rounded to it.
     """
     for j in range(gradient.shape[0]):
-        gamma, multiplier = grid_entry(scales[j])
+        gamma, multiplier = lattice_entry(scales[j], LAPLACE_REPORT_LATTICE)
         out[j] = laplace_coordinate(gradient[j], gamma, multiplier, ws, state)
 
 

@@ -30,8 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import (WORKSPACE_DIGITS, grid_entry, laplace_report, laplace_report_chunked,
-                             noise_source, settle_noise)
+from ._exact_kernels import (LAPLACE_REPORT_LATTICE, WORKSPACE_DIGITS, laplace_report,
+                             laplace_report_chunked, lattice_entry, noise_source, settle_noise)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import loss_derivative
@@ -307,7 +307,8 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
     last, gammas, multipliers = grids
     if not last[0] == epsilon:
         for j in range(w.shape[0]):
-            gammas[j], multipliers[j] = grid_entry(laplace_scale(epsilon, weights[j]))
+            gammas[j], multipliers[j] = lattice_entry(laplace_scale(epsilon, weights[j]),
+                                                      LAPLACE_REPORT_LATTICE)
         last[0] = epsilon
     user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
     noise, spill, cursor = source

@@ -37,8 +37,8 @@ class ParameterFreeLocalDPRegressor(
     (the local Laplace randomiser, ``tau_tj = epsilon_t * weight_j``) and sends
     only that noisy vector. The learner is not given ``epsilon_t``, the budget
     split or the noise; it adapts to them through the noisy gradients alone
-    (each report's exact-noise grid does reveal ``epsilon_t`` to within a
-    factor of two, ``doc/privacy.md`` 53.6: budgets are public metadata here)
+    (every report lies on one lattice whatever ``epsilon_t``, ``doc/privacy.md``
+    53.7; a coordinate budget below ``2**-16`` reports 0)
     (the noise only has to be symmetric). No learning rate is tuned: the
     potential-based learner of Algorithm 1 adapts to the unknown norm of the
     comparator and to ``sum_t ||g~_t||^2``.
@@ -253,8 +253,8 @@ class ParameterFreeLocalDPRegressor(
             Targets.
         sample_epsilon : array-like of shape (n_samples,) or None, default=None
             Each user's own budget, ``> 0`` (``np.inf``: no noise). ``None``
-            gives every user ``epsilon``. The learner is not given it (a report's
-            grid reveals it to within a factor of two: ``doc/privacy.md`` 53.6).
+            gives every user ``epsilon``. The learner is not given it, and the
+            reports' bits do not tell it (one lattice: ``doc/privacy.md`` 53.7).
 
         Returns
         -------

@@ -7,8 +7,8 @@ same numba kernels (``ParameterFreeLocalDPRegressor`` with
 :func:`local_gaussian_report`). The noise is exact and the report lies on a grid
 (``doc/privacy.md`` section 14), so its floating-point bits say nothing about
 the gradient beyond the mechanism's output: the parity attack on ``+-1 + fl(b n)``
-finds nothing. The grid's step does follow the noise scale, so a Laplace report
-reveals its user's budget to within a factor of two (section 53.6).
+finds nothing. Laplace reports lie on one lattice (``2**-12``) whatever the budget,
+so their bits do not tell it either (section 53.7).
 """
 
 import numpy as np
