@@ -35,6 +35,7 @@ _VALUE_FREE = [re.compile(pattern, re.DOTALL) for pattern in (
     r"Input (X |y |sample_weight )?contains (NaN|infinity or a value too large for "
     r"dtype\('\w+'\))\.?(\n\w+ does not accept missing values encoded as NaN natively\..*)?",
     r"Input contains NaN\.?",
+    r"Input y contains NaN or infinity\.",
     r"Found array with \d+ (sample|feature)\(s\) \(shape=\([\d, ]*\)\) while a minimum "
     r"of \d+ is required( by \w+)?\.",
     r"Found array with dim \d+, while dim <= 2 is required( by \w+)?\.",
@@ -83,11 +84,16 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
         if not (check_params.get("y_numeric") and isinstance(result, tuple)):
             return result
         targets = _float_targets(result[1])
-        if targets is not None:
+        if targets is None:
+            # scikit-learn converts an object y only; a str or bytes y ('<U', 'S') passes
+            # its check, and numpy's conversion would quote the record it cannot convert.
+            kind, message = ValueError, "could not convert string to float"
+        elif targets is not result[1] and not np.all(np.isfinite(targets)):
+            # 'nan' or 'inf' strings convert without error, after scikit-learn's check
+            # for finite values (which a str array skips).
+            kind, message = ValueError, "Input y contains NaN or infinity."
+        else:
             return result[0], targets
-        # scikit-learn converts an object y only; a str or bytes y ('<U', 'S') passes
-        # its check, and numpy's conversion would quote the record it cannot convert.
-        kind, message = ValueError, "could not convert string to float"
     # Outside the except block: the new exception chains nothing.
     error = _exception(kind, _value_free_message(message, _estimator, X, y))
     raise error

@@ -208,3 +208,16 @@ def test_the_wrapper_returns_what_scikit_learn_returns():
     theirs = sklearn_validate_data(PrivateQFTLRegressor(), X, Y_REG, dtype=np.float64)
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", [n for n in estimators() if n != "scaler"
+                                  and not n.startswith("igd")])
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_string_targets_that_convert_to_non_finite_values_are_refused(name, bad):
+    """A str y passes scikit-learn's finiteness check (it checks numbers only); 'nan' and
+    'inf' then converted silently (mirror descent and Frank-Wolfe fitted on a NaN target)."""
+    y = np.array([str(v) for v in Y_REG])
+    y[3] = bad
+    for method in methods(name):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            call(estimators()[name], name, method, X, y)
