@@ -77,8 +77,10 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
         result = _sklearn_validate_data(
             _estimator, X, y, reset=reset, validate_separately=validate_separately,
             skip_check_array=skip_check_array, **check_params)
-    except (ValueError, TypeError) as exc:
-        kind = type(exc)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        # ArithmeticError: an object y of Decimal('sNaN') or 10**400 (InvalidOperation,
+        # OverflowError) fails in numpy's conversion
+        kind = ValueError if isinstance(exc, ArithmeticError) else type(exc)
         message = str(exc)
     else:
         if not (check_params.get("y_numeric") and isinstance(result, tuple)):
@@ -88,9 +90,10 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
             # scikit-learn converts an object y only; a str or bytes y ('<U', 'S') passes
             # its check, and numpy's conversion would quote the record it cannot convert.
             kind, message = ValueError, "could not convert string to float"
-        elif targets is not result[1] and not np.all(np.isfinite(targets)):
-            # 'nan' or 'inf' strings convert without error, after scikit-learn's check
-            # for finite values (which a str array skips).
+        elif not np.all(np.isfinite(targets)):
+            # 'nan' or 'inf' strings convert without error, after scikit-learn's check for
+            # finite values: a str array skips it, and an object array's check compares
+            # x != x, which the string 'nan' is not (scikit-learn then converts it to NaN).
             kind, message = ValueError, "Input y contains NaN or infinity."
         else:
             return result[0], targets
@@ -107,7 +110,7 @@ def _float_targets(y):
         return y
     try:
         converted = np.asarray(y, dtype=np.float64)
-    except (ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError, ArithmeticError):
         converted = None
     return converted
 

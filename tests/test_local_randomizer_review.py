@@ -29,13 +29,16 @@ def test_finite_gradients_are_clipped_as_before():
     np.testing.assert_array_equal(randomizer.clip([0.3, -0.4]), [0.3, -0.4])
 
 
-def test_a_nan_budget_adds_infinite_noise_not_none():
-    """tau(NaN) was inf: scale 0, the gradient released exactly."""
+@pytest.mark.parametrize("epsilon", [np.nan, 0.0, -1.0, -np.inf])
+def test_an_invalid_budget_adds_infinite_noise_not_none(epsilon):
+    """tau(NaN) was inf and tau(-1) negative: scale 0 or negative, the gradient released
+    without noise. Only epsilon = inf (or a weight 0) adds none; the kernel's laplace_scale
+    fails closed the same way."""
     randomizer = LocalLaplaceRandomizer(np.array([0.5, 0.5]))
-    assert np.all(randomizer.scales(np.nan) == np.inf)
-    report = randomizer.report(np.array([0.3, -0.7]), np.nan, np.random.default_rng(0))
-    assert not np.array_equal(report, [0.3, -0.7])
-    assert np.all(np.isfinite(report))
+    assert np.all(randomizer.scales(epsilon) == np.inf)
+    report = randomizer.report(np.array([0.3, -0.7]), epsilon, np.random.default_rng(0))
+    np.testing.assert_array_equal(report, [0.0, 0.0])
+    assert np.all(randomizer.scales(np.inf) == 0.0)
 
 
 # -- one lattice for every budget (doc/privacy.md 53.7) -------------------------------

@@ -117,8 +117,9 @@ class LocalLaplaceRandomizer:
         with np.errstate(invalid="ignore"):
             tau = epsilon * self.weights
         tau = np.where((self.weights > 0) & np.isfinite(epsilon), tau, np.inf)
-        # A NaN budget fails closed (infinite noise), as the kernel's laplace_scale does.
-        return np.where(np.isnan(epsilon), 0.0, tau)
+        # A NaN, zero or negative budget fails closed (infinite noise: a constant report),
+        # as the kernel's laplace_scale does; only epsilon = inf (or a weight 0) adds none.
+        return np.where(np.asarray(epsilon) > 0, tau, 0.0)
 
     def scales(self, epsilon):
         """Laplace scales ``2 / tau_j`` (0 where no noise is added, inf for a NaN budget)."""
