@@ -118,6 +118,8 @@ class PrivateEstimatorMixin:
     """
 
     _stream_params = ()
+    # The public bounds whose defaults draw a DefaultBoundWarning (_warn_default_bounds).
+    _DEFAULT_BOUNDS = ()
     # State that is not released: the uncorrupted iterate and the generator.
     _private_state = ("_w_private", "_rng")
 
@@ -282,6 +284,8 @@ class PrivateEstimatorMixin:
         with self._atomic(), _silent_floats():
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
+                # a stream's first call (a stream after fit was warned by fit)
+                self._warn_default_bounds(stacklevel=6)
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
@@ -318,15 +322,18 @@ class PrivateEstimatorMixin:
             for name in _SAMPLER_STATE:
                 self.__dict__.pop(name, None)
 
-    def _warn_default_bounds(self, *names):
+    def _warn_default_bounds(self, stacklevel=5):
         """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about
-        the public bounds among ``names`` left at their ``__init__`` defaults.
+        the public bounds among ``_DEFAULT_BOUNDS`` left at their ``__init__``
+        defaults.
 
-        Called once per ``fit``. The message depends only on the class and the
-        parameters, never on the data, so the warning itself releases nothing.
-        A bound passed equal to its default is indistinguishable from one left
-        there: the message says how to silence it.
+        Called once per ``fit``, and by a stream's first ``partial_fit`` call.
+        The message depends only on the class and the parameters, never on the
+        data, so the warning itself releases nothing. A bound passed equal to its
+        default is indistinguishable from one left there: the message says how to
+        silence it.
         """
+        names = self._DEFAULT_BOUNDS
         import inspect
         import warnings
 
@@ -352,7 +359,7 @@ class PrivateEstimatorMixin:
             "with sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
             "default is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
-            DefaultBoundWarning, stacklevel=5,  # the caller of fit (through two wrappers)
+            DefaultBoundWarning, stacklevel=stacklevel,  # the caller of fit (two wrappers)
         )
 
     def _mark_data_read(self):

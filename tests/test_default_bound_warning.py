@@ -53,3 +53,31 @@ def test_partial_bound_names_only_the_default_one():
     messages = _bound_warnings(PrivateQFTLRegressor(data_norm=5.0, random_state=0), *_data(0, 1.0))
     assert len(messages) == 1
     assert "y_bound=1.0" in messages[0] and "data_norm" not in messages[0].split(" left")[0]
+
+
+def _stream_warnings(est, batches):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for X, y in batches:
+            est.partial_fit(X, y)
+    return [w for w in caught if issubclass(w.category, DefaultBoundWarning)]
+
+
+@pytest.mark.parametrize("cls, fixed, bounds", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_a_stream_warns_on_its_first_call_only(cls, fixed, bounds):
+    """Streams with default bounds never warned (only fit did: the seventh review). A
+    stream's first call warns, from the caller's line, with fit's data-independent
+    message; its later calls, and a stream that continues a fit (which warned), do not;
+    passing the bounds silences it."""
+    batches = [_data(seed, 1.0 + seed) for seed in range(3)]
+    caught = _stream_warnings(cls(**fixed), batches)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    fitted = cls(**fixed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(*batches[0])
+    assert _stream_warnings(fitted, batches[1:]) == []
+    assert _stream_warnings(cls(**fixed, **bounds), batches) == []
+    messages = {str(w.message) for w in caught}
+    other = _stream_warnings(cls(**fixed), [_data(9, 100.0)])
+    assert {str(w.message) for w in other} == messages      # the data do not change it

@@ -232,6 +232,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         "epsilon", "delta", "radius", "feature_bound", "y_bound", "fit_intercept",
         "positive", "selection",
     )
+    _DEFAULT_BOUNDS = ("feature_bound", "y_bound")
     _private_state = ("_rng",)
     # feature_bound="auto", y_bound="auto": private quantiles (``_auto_bounds.py``),
     # the row bound an L-infinity one.
@@ -314,7 +315,7 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         self : object
             Fitted estimator.
         """
-        self._warn_default_bounds("feature_bound", "y_bound")
+        self._warn_default_bounds()
         return self._release_fit(X, y, reset=("coef_", "intercept_", "t_"),
                                  sample_weight=sample_weight)
 

@@ -394,6 +394,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "intercept_scaling", "update", "stream", "gradient_bound", "prefix_sums", "horizon",
         "classes",
     )
+    _DEFAULT_BOUNDS = ("data_norm",)
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
     # FTRL state is post-processing but only serves to continue the stream.
     _private_state = ("_w_private", "_rng", "_ftrl_mechanism", "_ftrl")
@@ -475,7 +476,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self : object
             Fitted estimator.
         """
-        self._warn_default_bounds("data_norm")
+        self._warn_default_bounds()
         return self._release_fit(X, y, reset=("classes_", "_w_private", "_t"), classes=None,
                                  n_passes=self.max_iter, sample_weight=sample_weight)
 

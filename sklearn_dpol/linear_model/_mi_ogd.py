@@ -221,6 +221,7 @@ class MutualInformationPrivateOGDRegressor(
         "epsilon", "sigma", "gradient_bound", "radius", "data_norm", "y_bound", "loss", "epsilon_huber",
         "fit_intercept", "step_size", "feedback", "exploration_radius", "delta",
     )
+    _DEFAULT_BOUNDS = ("data_norm", "y_bound")
     _private_state = ("_rng", "_sampler", "_sampler_rng")
 
     def __init__(
@@ -285,7 +286,7 @@ class MutualInformationPrivateOGDRegressor(
         self : object
             Fitted estimator.
         """
-        self._warn_default_bounds("data_norm", "y_bound")
+        self._warn_default_bounds()
         return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"))
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -279,6 +279,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         "epsilon", "delta", "loss", "epsilon_huber", "constraint", "radius", "group_size",
         "data_norm", "y_bound", "fit_intercept", "solver", "alpha",
     )
+    _DEFAULT_BOUNDS = ("data_norm", "y_bound")
     _private_state = ("_rng",)
     # data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``).
     _auto_bound_params = ("data_norm", "y_bound")
@@ -371,7 +372,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         self : object
             Fitted estimator.
         """
-        self._warn_default_bounds("data_norm", "y_bound")
+        self._warn_default_bounds()
         return self._release_fit(X, y, reset=("coef_", "intercept_"),
                                  sample_weight=sample_weight)
 

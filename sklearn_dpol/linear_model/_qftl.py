@@ -272,6 +272,7 @@ class PrivateQFTLRegressor(
         "epsilon", "delta", "alpha", "data_norm", "y_bound", "fit_intercept",
         "intercept_scaling", "horizon", "prefix_sums",
     )
+    _DEFAULT_BOUNDS = ("data_norm", "y_bound")
     # The exact sums inside the tree and the generator are never released.
     _private_state = ("_stream", "_rng")
 
@@ -335,7 +336,7 @@ class PrivateQFTLRegressor(
         self : object
             Fitted estimator.
         """
-        self._warn_default_bounds("data_norm", "y_bound")
+        self._warn_default_bounds()
         return self._release_fit(X, y, reset=("_released_statistics", "_stream",
                                               "_stream_releases", "_rounding_cleared"),
                                  sample_weight=sample_weight)
