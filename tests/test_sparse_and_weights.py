@@ -5,6 +5,8 @@ to the order of a row's additions), and weights the sensitivity derived in
 ``doc/privacy.md``, "Sparse input and sample weights".
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -291,3 +293,70 @@ def test_frank_wolfe_csr_equals_dense(params, epsilon):
     assert_allclose(_released(b), _released(a), rtol=1e-9, atol=1e-12)
     assert np.array_equal(X.data, sp.random(300, p, density=min(0.2, 30 / p), random_state=1,
                                             format="csr").data * 4 - 2.0)  # not modified
+
+
+def test_csr_duplicates_that_overflow_when_summed_are_refused_and_refunded():
+    """Two stored duplicates of 1e308 pass scikit-learn's finiteness check (it reads the
+    stored entries) and sum to inf in canonical_csr: the row's clipping scale became NaN
+    and the release moved by 2.3x the sensitivity (IGD), QFTL failed after reading the
+    data (charged), mirror descent released NaN (the ninth review). Refused now, during
+    validation; the caller's matrix is untouched."""
+    from scipy.sparse import csr_matrix
+
+    from sklearn_dpol import (PrivateFrankWolfeLasso, PrivateIGDClassifier,
+                              PrivateMirrorDescentRegressor, PrivateQFTLRegressor)
+    from sklearn_dpol.privacy import PrivacyAccountant
+
+    rng = np.random.default_rng(0)
+    dense = rng.uniform(-0.5, 0.5, (30, 3))
+    data, indices, indptr = [1e308, 1e308], [0, 0], [0]   # (0, 0) stored twice
+    for i in range(30):
+        if i:
+            data += list(dense[i])
+            indices += [0, 1, 2]
+        indptr.append(len(data))
+    X = csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=(30, 3))
+    assert not X.has_canonical_format
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    y = np.clip(dense[:, 0], -1, 1)
+    c = (y > 0).astype(int)
+    acc = PrivacyAccountant(epsilon=20.0, delta=1e-5)
+    for est, t in ((PrivateIGDClassifier(classes=[0, 1], accountant=acc), c),
+                   (PrivateQFTLRegressor(accountant=acc), y),
+                   (PrivateMirrorDescentRegressor(accountant=acc), y),
+                   (PrivateFrankWolfeLasso(max_iter=3, accountant=acc), y)):
+        for method in ("fit", "partial_fit"):
+            with pytest.raises(ValueError, match="duplicate"):
+                getattr(est, method)(X, t)
+    assert acc.spent().n_charges == 0
+    for now, then in zip((X.data, X.indices, X.indptr), before):
+        np.testing.assert_array_equal(now, then)
+
+
+def test_a_stale_canonical_flag_is_not_trusted():
+    """scipy caches has_canonical_format on the matrix; an in-place edit of indices left it
+    stale and the duplicates unsummed (a row under-clipped by sqrt(k)); canonicity is now
+    decided afresh."""
+    from scipy.sparse import csr_matrix
+
+    from sklearn_dpol._core._weights import canonical_csr
+
+    X = csr_matrix(np.array([[0.3, 0.4, 0.0], [0.0, 0.0, 0.5]]))
+    assert X.has_canonical_format                     # cached
+    X.indices[1] = 0                                  # row 0 now stores column 0 twice
+    out = canonical_csr(X)
+    assert out is not X
+    np.testing.assert_allclose(out.toarray(), [[0.7, 0.0, 0.0], [0.0, 0.0, 0.5]])
+
+
+@pytest.mark.parametrize("weights", [np.full(30, 0.5 + 2j), np.array([10**400] * 30,
+                                                                       dtype=object)])
+def test_complex_or_overflowing_weights_are_refused(weights):
+    from sklearn_dpol import PrivateQFTLRegressor
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (30, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with pytest.raises(ValueError, match="sample_weight must be numeric"):
+            PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0).fit(X, X[:, 0],
+                                                                 sample_weight=weights)

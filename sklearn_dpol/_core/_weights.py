@@ -9,10 +9,25 @@ def canonical_csr(X):
 
     Row norms read from the stored entries are the true norms only when no
     column is stored twice in a row; the caller's matrix is never modified.
+    Canonicity is decided afresh (scipy caches the flag on the matrix, which
+    an in-place edit of ``indices`` leaves stale). Summed duplicates can
+    overflow (``1e308 + 1e308``) after scikit-learn checked the stored entries:
+    such a matrix is refused like any non-finite input, during validation.
     """
-    if issparse(X) and not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
+    if not issparse(X):
+        return X
+    fresh = type(X)((X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+    if fresh.has_canonical_format:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = bool(np.isfinite(X.data).all())
+    if not finite:
+        raise ValueError(
+            "Input X contains infinity or a value too large for its dtype once its "
+            "duplicate entries are summed: pass finite values (summing stored duplicates "
+            "overflowed).")
     return X
 
 
@@ -30,13 +45,15 @@ def check_unit_sample_weight(sample_weight, n_samples):
     # numpy's conversion error quotes the weight it could not convert: it is
     # replaced, outside the except block, so that neither __cause__ nor
     # __context__ keeps it.
-    try:
-        w = np.asarray(w, dtype=np.float64)
-        converted = True
-    except (TypeError, ValueError):
-        converted = False
+    # Complex weights would lose their imaginary part with only a ComplexWarning.
+    converted = dtype.kind != "c"
+    if converted:
+        try:
+            w = np.asarray(w, dtype=np.float64)
+        except (TypeError, ValueError, ArithmeticError):
+            converted = False
     if not converted:
-        raise ValueError(f"sample_weight must be numeric; got dtype {dtype}.")
+        raise ValueError(f"sample_weight must be numeric (real); got dtype {dtype}.")
     if w.ndim == 0:
         w = np.full(n_samples, float(w))
     if w.shape != (n_samples,):
