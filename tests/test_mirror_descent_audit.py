@@ -106,3 +106,24 @@ def test_removed_noise_is_refused_before_the_audit(monkeypatch):
             released(neighbours()[0], np.random.default_rng(0), 1)
     finally:
         md.noise_scale.cache_clear()
+
+
+def test_the_kernel_step_carries_the_calibrated_noise():
+    """One step on all-zero data (every gradient is 0) is pure noise: -eta times the
+    released noise of each coordinate. Its spread over 400 seeds must be the calibrated
+    scale: halving the noise in the kernel's release (``_md_kernels.run_steps``) passed
+    every other mirror-descent test (a mutation review, session 29)."""
+    from sklearn_dpol._core import mirror_descent as md_core
+    from sklearn_dpol._core.noise import released_scale
+
+    X, y = np.zeros((10, 1)), np.zeros(10)
+    eta, draws = 0.01, []
+    for seed in range(400):
+        run = md_core.mirror_descent(
+            X, y, None, None, loss="squared", huber_threshold=1.0, constraint="l2",
+            radius=1.0, group_size=None, data_norm=1.0, y_bound=1.0, intercept=True,
+            epsilon=3.0, delta=1e-6, rng=np.random.default_rng(seed), n_steps=1,
+            step_size=eta)
+        draws.append(np.append(run.coef, run.intercept))
+    ratio = np.asarray(draws).std(axis=0) / eta / released_scale(run.calibration.noise_scale)
+    assert np.all((ratio > 0.85) & (ratio < 1.2)), ratio

@@ -619,3 +619,32 @@ def test_records_outside_the_classes_add_no_curvature():
     for seed in range(8):
         PrivateIGDClassifier(classes=[0, 1], solver="objective_perturbation",
                              random_state=seed).fit(X, y)
+
+
+def test_the_output_release_carries_the_calibrated_output_noise(monkeypatch):
+    """The solve's last release (the output noise that covers the certified gap, privacy.md
+    7.8) is drawn at ``output_noise_std``'s value and the first at the plan's objective
+    noise: halving or doubling the output noise passed every other test (a mutation
+    review, session 29)."""
+    from sklearn_dpol._core.noise import recording_releases
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(500, 3))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    y = np.where(rng.random(500) < 0.5, -1.0, 1.0)
+    plan = op.plan(1.0, 1e-6, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-3)
+    computed = []
+    original = op.output_noise_std
+
+    def spy(plan, n_columns, tol=None, regularization=None):
+        computed.append(original(plan, n_columns, tol, regularization))
+        return computed[-1]
+
+    monkeypatch.setattr(op, "output_noise_std", spy)
+    with recording_releases() as log:
+        op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=np.random.default_rng(1))
+    sigmas = [sigma for _, sigma, _ in log]
+    assert sigmas[0] == plan.noise_std
+    assert computed and computed[-1] > 0
+    assert sigmas[-1] == computed[-1]

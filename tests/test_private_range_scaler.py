@@ -143,3 +143,27 @@ def test_no_features_is_a_value_error_with_an_accountant():
     with pytest.raises(ValueError, match="feature"):
         PrivateRangeScaler(bounds=(-1.0, 1.0), accountant=acc).fit(np.zeros((5, 0)))
     assert acc.spent().n_charges == 0
+
+
+@pytest.mark.parametrize("delta, d", [(0.0, 3), (1e-6, 40)])
+def test_each_quantile_is_drawn_at_the_per_quantile_epsilon(monkeypatch, delta, d):
+    """The 2 d quantiles are drawn at ``epsilon_per_quantile_`` (basic composition with
+    delta = 0, zCDP with delta > 0): drawing them at twice that epsilon passed every other
+    scaler test, since privacy_ is computed apart from the draws (a mutation review,
+    session 29)."""
+    from sklearn_dpol.preprocessing import _range_scaler as rs
+
+    used = []
+    original = rs.private_quantile
+
+    def spy(values, q, candidates, epsilon, rng, slope=0.0):
+        used.append(epsilon)
+        return original(values, q, candidates, epsilon, rng, slope)
+
+    monkeypatch.setattr(rs, "private_quantile", spy)
+    X = np.random.default_rng(0).normal(size=(300, d))
+    scaler = PrivateRangeScaler(epsilon=1.0, delta=delta, bounds=(-10, 10),
+                                random_state=0).fit(X)
+    assert len(used) == 2 * d and all(e == scaler.epsilon_per_quantile_ for e in used)
+    if delta == 0.0:
+        assert sum(used) <= 1.0
