@@ -193,6 +193,7 @@ def test_class_weight_refusals_are_clear_and_before_reading_data():
         (dict(class_weight={0: -1.0}), "finite and >= 0"),
         (dict(class_weight={0: 0.0, 1: 0.0}), "positive weight"),
         (dict(class_weight={5: 1.0}), "not classes"),
+        (dict(class_weight={0: 10**400, 1: 1.0}), "must be numbers"),   # was OverflowError
     ]:
         clf = PrivateIGDClassifier(classes=[0, 1], **params)
         with pytest.raises(ValueError, match=match):

@@ -736,7 +736,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             )
         try:
             values = np.array([float(v) for v in weights.values()], dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, ArithmeticError) as exc:   # 10**400: OverflowError
             raise ValueError(f"class_weight values must be numbers; got {weights!r}.") from exc
         if not np.all(np.isfinite(values) & (values >= 0.0)):
             raise ValueError(
