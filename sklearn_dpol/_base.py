@@ -28,6 +28,7 @@
 """
 
 import copy
+import os
 from contextlib import contextmanager
 from numbers import Integral, Real
 
@@ -104,7 +105,7 @@ _SAMPLER_STATE = ("_sampler", "_sampler_rng")
 # Stream bookkeeping an export does not carry: the frozen calibration (it holds
 # the ledger's address) and the ledger reservation. An export refuses
 # ``partial_fit``, and its ``fit`` freezes afresh.
-_NOT_EXPORTED = ("_frozen_params", "_accountant_stream", "_call")
+_NOT_EXPORTED = ("_frozen_params", "_accountant_stream", "_call", "_rng_pid")
 
 
 class PrivateEstimatorMixin:
@@ -290,11 +291,12 @@ class PrivateEstimatorMixin:
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
             unseeded = self.random_state is None
-            if fresh or unseeded:
+            if fresh or (unseeded and self.__dict__.get("_rng_pid") != os.getpid()):
                 # Unseeded: fresh entropy for every call, drawn in the calling
-                # process. A generator kept between calls would be shared by every
-                # copy of this process (os.fork, joblib's multiprocessing backend),
-                # whose next calls would then draw the same noise.
+                # process. The generator _forget_noise kept after the last call is
+                # unused, but a copy of this process (os.fork, joblib's
+                # multiprocessing backend) holds it too: in another process it is
+                # replaced, or the two continuations would draw the same noise.
                 self._rng = make_generator(self.random_state, purpose=1)
             charge = self._reserve_privacy(
                 X, fitting=False, engine_kwargs=engine_kwargs,
@@ -319,6 +321,7 @@ class PrivateEstimatorMixin:
         """
         if self.random_state is None:
             self._rng = make_generator(None)
+            self._rng_pid = os.getpid()     # the process whose call may draw from it
             for name in _SAMPLER_STATE:
                 self.__dict__.pop(name, None)
 

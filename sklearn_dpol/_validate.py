@@ -90,10 +90,12 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
             # scikit-learn converts an object y only; a str or bytes y ('<U', 'S') passes
             # its check, and numpy's conversion would quote the record it cannot convert.
             kind, message = ValueError, "could not convert string to float"
-        elif not np.all(np.isfinite(targets)):
+        elif (getattr(getattr(y, "dtype", None), "kind", "O") not in "biuf"
+              and not np.all(np.isfinite(targets))):
             # 'nan' or 'inf' strings convert without error, after scikit-learn's check for
             # finite values: a str array skips it, and an object array's check compares
             # x != x, which the string 'nan' is not (scikit-learn then converts it to NaN).
+            # A numeric y was checked by scikit-learn already.
             kind, message = ValueError, "Input y contains NaN or infinity."
         else:
             return result[0], targets

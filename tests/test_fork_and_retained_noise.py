@@ -128,3 +128,31 @@ def test_a_seeded_stream_still_reproduces():
         est.partial_fit(X[100:], y[100:])
         runs.append(_released(est))
     np.testing.assert_array_equal(*runs)
+
+
+def test_a_stream_makes_one_generator_a_call_and_never_reuses_a_drawn_one(monkeypatch):
+    """In its own process a stream call draws from the unused generator the previous call
+    kept (one generator made per call, not two: ~10 us of OS entropy each); every call's
+    generator is fresh, and the one kept after a call has drawn nothing."""
+    original = _base.make_generator
+    made = []
+
+    def recording(random_state, purpose=0):
+        generator = original(random_state, purpose)
+        made.append((generator, copy.deepcopy(generator.bit_generator.state)))
+        return generator
+
+    monkeypatch.setattr(_base, "make_generator", recording)
+    X, y, _ = _data()
+    est = PrivateQFTLRegressor(horizon=400, data_norm=1.0, y_bound=1.0)
+    est.partial_fit(X[:50], y[:50])
+    first = len(made)
+    for start in (50, 100, 150):
+        before = len(made)
+        kept, state_when_made = made[-1]
+        assert est._rng is kept and kept.bit_generator.state == state_when_made
+        est.partial_fit(X[start:start + 50], y[start:start + 50])
+        assert len(made) == before + 1                 # only the one kept after the call
+        assert kept.bit_generator.state != state_when_made   # this call drew from it
+        assert est._rng is made[-1][0] and est._rng is not kept
+    assert first == 2
