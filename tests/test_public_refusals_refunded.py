@@ -11,7 +11,8 @@ second charge; ``PrivateQFTLRegressor`` did the same on a stream's first call wi
 import numpy as np
 import pytest
 
-from sklearn_dpol.linear_model import PrivateIGDClassifier, PrivateQFTLRegressor
+from sklearn_dpol.linear_model import (PrivateFrankWolfeLasso, PrivateIGDClassifier,
+                                       PrivateMirrorDescentRegressor, PrivateQFTLRegressor)
 from sklearn_dpol.privacy import PrivacyAccountant
 
 
@@ -88,3 +89,25 @@ def test_alpha_auto_at_a_huge_public_data_norm(data_norm):
     X, c, _ = _data()
     est = PrivateIGDClassifier(classes=[0, 1], data_norm=data_norm, random_state=0).fit(X, c)
     assert np.isfinite(est.alpha_) and np.all(np.isfinite(est.coef_))
+
+
+@pytest.mark.parametrize("make, match", [
+    # the calibration's floating-point floor on the sensitivity
+    (lambda acc: PrivateFrankWolfeLasso(radius=1e-320, accountant=acc), "too small"),
+    # the certificate's floor on the tolerance of objective perturbation
+    (lambda acc: PrivateMirrorDescentRegressor(solver="objective_perturbation", tol=1e-320,
+                                               accountant=acc), "tol"),
+    (lambda acc: PrivateMirrorDescentRegressor(solver="objective_perturbation", tol=1e-320,
+                                               radius="auto", accountant=acc), "tol"),
+])
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_calibration_refusals_of_public_parameters_are_refunded(make, match, method):
+    """Refused by a calibration that reads public values only: decided before the data is
+    read, so the refusal charges nothing (they were charged before session 30)."""
+    X, _, y = _data()
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-5)
+    est = make(acc)
+    with pytest.raises(ValueError, match=match):
+        getattr(est, method)(X, y)
+    assert acc.spent().n_charges == 0 and acc.spent().epsilon == 0.0
+    assert not hasattr(est, "coef_")

@@ -325,9 +325,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
             # The callers check the weights before reading the data; this is their contract.
             raise ValueError(f"sample_weight must be {Z.shape[0]} weights in [0, 1].")
     loss_fns = _LossFunctions(loss, float(threshold), weighted)
-    relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
-    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
-    problem_tol = relative_tol * scale / math.sqrt(n_problems)
+    problem_tol = solve_tolerance(plan, n_problems, tol)
     # Lambda from public values only, then the objective noise, both before
     # touching the data (section 7.6).
     regularization = certifiable_regularization(plan, Z.shape, problem_tol, weighted)
@@ -342,6 +340,22 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
                                    problem_tol, row_norm)
     return gaussian_release(solutions, output_noise_std(plan, n_columns, tol, regularization),
                             rng)
+
+
+def solve_tolerance(plan, n_problems=1, tol=None):
+    """The gradient-norm tolerance of each of :func:`solve`'s problems (public values only)."""
+    relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
+    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
+    return relative_tol * scale / math.sqrt(n_problems)
+
+
+def check_certifiable(plan, shape, *, tol=None, n_problems=1, weighted=False):
+    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values.
+
+    For callers that know the plan before reading the data, so that this
+    refusal (of public parameters) comes before the data is marked read.
+    """
+    certifiable_regularization(plan, shape, solve_tolerance(plan, n_problems, tol), weighted)
 
 
 def certifiable_regularization(plan, shape, problem_tol, weighted=False):

@@ -409,6 +409,12 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
                         self._y_bound(worst=resolve_bounds), n_dims)
         if not resolve_bounds:
             n_steps = self._n_steps(n_samples, n_dims, shape)
+            # The calibration's refusals (bounds too small for floating point) are
+            # decided by public values: decide them before the data is read.
+            fw.calibrate(self.selection, n_samples=n_samples, n_dims=n_dims, n_steps=n_steps,
+                         epsilon=self._budget_split()[1], delta=float(self.delta),
+                         radius=self._radius(shape=shape),
+                         feature_bound=self._feature_bound(), y_bound=self._y_bound())
         t_start = 0 if first_call else self.t_
         start = self._warm_start(first_call, n_dims, shape)  # public values only
         self._mark_data_read()  # failures from here on are charged

@@ -485,6 +485,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                         self._radius(worst=resolve_bounds, shape=shape),
                         self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
                         self.fit_intercept, X.shape[0])
+        if self.solver == OBJECTIVE_PERTURBATION and not resolve_bounds:
+            self._check_objective_tolerance(*X.shape, shape)   # public: no data read
         self._mark_data_read()  # failures from here on are charged
         if resolve_bounds:
             if fitting:
@@ -532,11 +534,14 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         self._epsilon_claim = float(calibration.epsilon)
         self._delta_claim = float(calibration.delta)
 
-    def _perturbed_objective_release(self, X, y, sample_weight=None):
+    def _objective_plan(self, n_samples, n_features, shape=None):
+        """Objective perturbation's plan, its loss's derivative bound and the rows' norm
+        bound, from public values and the bounds in use (released, if "auto");
+        ``shape``: that of :meth:`_radius` (the last release's if ``None``)."""
         from .._core import objective_perturbation as op
 
-        n_samples, n_features = X.shape
-        radius, data_norm, y_bound = self._radius(), self._data_norm(), self._y_bound()
+        radius = self._radius(shape=shape)
+        data_norm, y_bound = self._data_norm(), self._y_bound()
         epsilon = self._budget_split()[1]   # after the "auto" bounds' quantiles, if any
         md.check_bounds(self.loss, float(self.epsilon_huber), radius, data_norm, y_bound,
                         self.fit_intercept, n_samples)
@@ -554,6 +559,22 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         plan = op.plan(epsilon, float(self.delta), n_samples=n_samples,
                        feature_norm=feature_norm, derivative_bound=derivative,
                        curvature_bound=1.0, alpha=float(alpha), n_problems=1)
+        return plan, derivative, feature_norm
+
+    def _check_objective_tolerance(self, n_samples, n_features, shape):
+        """Refuse a ``tol`` the solve cannot certify, before the data is read (public)."""
+        from .._core import objective_perturbation as op
+
+        plan, _, _ = self._objective_plan(n_samples, n_features, shape)
+        op.check_certifiable(plan, (n_samples, n_features + int(self.fit_intercept)),
+                             tol=self.tol)
+
+    def _perturbed_objective_release(self, X, y, sample_weight=None):
+        from .._core import objective_perturbation as op
+
+        n_samples, n_features = X.shape
+        radius, data_norm, y_bound = self._radius(), self._data_norm(), self._y_bound()
+        plan, derivative, feature_norm = self._objective_plan(n_samples, n_features)
         Z = op.clipped_design(X, data_norm, 1.0 if self.fit_intercept else None)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
