@@ -1,6 +1,7 @@
 """Local-DP fits against one SGDRegressor pass, interleaved in one run (issue 19, item 5).
 
-For each (n, d): ``ParameterFreeLocalDPRegressor`` and
+For each (n, d): ``ParameterFreeLocalDPRegressor`` (defaults: the sampled-coordinate
+randomiser at epsilon = 1; and ``randomizer="laplace"``, the seed's, column ``PF-Lap``) and
 ``MutualInformationPrivateOGDRegressor`` (defaults, epsilon = 1) and
 ``SGDRegressor(max_iter=1, tol=None)`` fitted in interleaved rounds; medians of
 CPU time (``time.process_time``: all three are single-threaded, and CPU time is
@@ -54,6 +55,7 @@ def data(n, d, seed=0):
 MODELS = {
     "SGD(1 ep)": lambda: SGDRegressor(max_iter=1, tol=None, random_state=0),
     "ParameterFree": lambda: ParameterFreeLocalDPRegressor(random_state=0),
+    "PF (Laplace)": lambda: ParameterFreeLocalDPRegressor(randomizer="laplace", random_state=0),
     "MI-OGD": lambda: MutualInformationPrivateOGDRegressor(random_state=0),
 }
 
@@ -76,7 +78,7 @@ def main():
         for run in _breakdown_runs(X0, y0).values():
             run()
     print(f"{'n':>9s} {'d':>5s} {'SGD ns/coord':>13s} {'PF x SGD':>9s} {'PF ns':>7s}"
-          f" {'MI x SGD':>9s} {'MI ns':>7s}")
+          f" {'PF-Lap x SGD':>13s} {'MI x SGD':>9s} {'MI ns':>7s}")
     for cell in args.grid.split(","):
         n, d = (int(v) for v in cell.split("x"))
         X, y = data(n, d)
@@ -93,7 +95,8 @@ def main():
         per = 1e9 / (n * (d + 1))
         sgd = med["SGD(1 ep)"]
         print(f"{n:9d} {d:5d} {sgd * per:13.1f} {med['ParameterFree'] / sgd:9.2f}"
-              f" {med['ParameterFree'] * per:7.1f} {med['MI-OGD'] / sgd:9.2f}"
+              f" {med['ParameterFree'] * per:7.1f} {med['PF (Laplace)'] / sgd:13.2f}"
+              f" {med['MI-OGD'] / sgd:9.2f}"
               f" {med['MI-OGD'] * per:7.1f}", flush=True)
         if args.breakdown:
             print("    ns per coordinate: " + ", ".join(

@@ -204,8 +204,9 @@ def _baseline_stream(adagrad, X, y, intercept, u, state, eps, weights, radius, G
 
 
 def estimator(method, intercept, feature_weights=None, **kw):
-    """The estimator whose defaults the loops reproduce (conjugate prior, b = 1)."""
-    return ParameterFreeLocalDPRegressor(method=method, prior="conjugate",
+    """The estimator whose defaults the loops reproduce (conjugate prior, b = 1, the seed's
+    Laplace randomiser)."""
+    return ParameterFreeLocalDPRegressor(method=method, prior="conjugate", randomizer="laplace",
                                          fit_intercept=intercept,
                                          feature_weights=feature_weights, **kw)
 

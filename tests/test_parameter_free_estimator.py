@@ -98,7 +98,13 @@ def test_privacy_report():
     p = reg.privacy_
     assert p.epsilon == 2.0 and p.delta == 0.0 and math.isnan(p.mu)
     assert p.neighbouring == "replace-one (local: each user's report)"
-    assert "local Laplace randomiser, each user epsilon_t = sum_j tau_tj" in p.mechanism
+    assert reg.randomizer_ == "sampled_coordinate"      # "auto" at epsilon=1, 4 coordinates
+    assert "local sampled-coordinate randomiser" in p.mechanism
+    seed = ParameterFreeLocalDPRegressor(randomizer="laplace", random_state=0)
+    seed.fit(X, y, sample_epsilon=eps)
+    assert seed.randomizer_ == "laplace"
+    assert ("local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
+            in seed.privacy_.mechanism)
     assert p.n_records == 400 and "200 chose epsilon_t=inf" in p.records
     assert reg.sample_epsilon_summary_ == {
         "n_users": 400, "n_without_noise": 200, "min_finite_epsilon": 0.5,
@@ -135,9 +141,10 @@ def test_learns_when_most_users_need_no_noise():
     eps = np.where(rng.random(20_000) < 0.05, 2.0, np.inf)
     for method in ("coordinate", "reduction"):
         # The seed's learner (conjugate prior), as in its section 4.
-        mixed = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", random_state=0)
+        mixed = ParameterFreeLocalDPRegressor(method=method, prior="conjugate",
+                                              randomizer="laplace", random_state=0)
         everyone = ParameterFreeLocalDPRegressor(method=method, prior="conjugate", epsilon=2.0,
-                                                 random_state=0)
+                                                 randomizer="laplace", random_state=0)
         mixed_score = mixed.fit(X, y, sample_epsilon=eps).score(X, y)
         assert mixed_score > 0.95
         assert mixed_score > everyone.fit(X, y).score(X, y) + 0.1

@@ -51,7 +51,7 @@ QFTL = dict(delta=DELTA, random_state=0)
 FW = dict(delta=DELTA, max_iter=15, random_state=0)
 MD = dict(delta=DELTA, max_iter=20, random_state=0)
 MI = dict(delta=DELTA, random_state=0)
-PF = dict(random_state=0)
+PF = dict(random_state=0, randomizer="laplace")
 
 FIT, STREAM = "fit", "partial_fit"
 
@@ -218,6 +218,9 @@ CASES = [
     ("pf-zero-weight", ParameterFreeLocalDPRegressor(
         epsilon=1.0, feature_weights=[1.0, 0.0, 1.0, 1.0], **PF), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
+    # the sampled-coordinate randomiser ("auto" at epsilon=1; section 54.2)
+    ("pf-sampled", ParameterFreeLocalDPRegressor(epsilon=1.0, random_state=0), "r",
+     [(FIT, 120, {}), (STREAM, 40, {"sample_epsilon": "small"})]),
     # -- PrivateRangeScaler: the quantiles' composition
     ("scaler-basic", PrivateRangeScaler(epsilon=1.0, random_state=0), "x", [(FIT, 120, {})]),
     ("scaler-zcdp", PrivateRangeScaler(epsilon=1.0, delta=1e-6, random_state=0), "x",
@@ -2043,6 +2046,37 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                          "each user's own report, for a stream however long (a "
                                          'row passed to k calls reports k times and '
                                          'composes)')}]},
+ 'pf-sampled': {'rho': 0.5,
+                 'steps': [{'planned': (1.0, 0.0, math.nan),
+                            'numbers': (1.0, 0.0, math.nan, 1.0, 120.0, math.nan),
+                            'texts': ("replace-one (local: each user's report)",
+                                      'local sampled-coordinate randomiser: each user reports '
+                                      'one coordinate drawn from the public budget split, with '
+                                      'a sign randomised at its own epsilon_t',
+                                      'coef_ and intercept_ after every call, post-processing '
+                                      "of the users' noisy reports (the learner sees nothing "
+                                      'else)',
+                                      'every row passed to fit and to the partial_fit calls '
+                                      'since, each a user who reported once (120 with a finite '
+                                      'epsilon_t, covered by their own epsilon_t <= epsilon; 0 '
+                                      'chose epsilon_t=inf, no guarantee)',
+                                      "each user's own report, for a stream however long (a row "
+                                      'passed to k calls reports k times and composes)')},
+                           {'planned': (1.0, 0.0, math.nan),
+                            'numbers': (1.0, 0.0, math.nan, 2.0, 160.0, math.nan),
+                            'texts': ("replace-one (local: each user's report)",
+                                      'local sampled-coordinate randomiser: each user reports '
+                                      'one coordinate drawn from the public budget split, with '
+                                      'a sign randomised at its own epsilon_t',
+                                      'coef_ and intercept_ after every call, post-processing '
+                                      "of the users' noisy reports (the learner sees nothing "
+                                      'else)',
+                                      'every row passed to fit and to the partial_fit calls '
+                                      'since, each a user who reported once (160 with a finite '
+                                      'epsilon_t, covered by their own epsilon_t <= epsilon; 0 '
+                                      'chose epsilon_t=inf, no guarantee)',
+                                      "each user's own report, for a stream however long (a row "
+                                      'passed to k calls reports k times and composes)')}]},
  'scaler-basic': {'rho': 'ValueError: Private selection needs the guarantee of every candidate '
                          "before it sees the data, and knows it only for this library's "
                          'estimators (exact classes, not subclasses, or as the final step of a '

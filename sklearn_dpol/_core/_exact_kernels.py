@@ -35,6 +35,7 @@ part, accepted by runs of his algorithm B) and the Laplace its
 memorylessness.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -1196,3 +1197,117 @@ def exponential_choice(x, state):
                 break
         if accepted and _bernoulli_exp_fraction(f1, f2, ws, state):
             return s
+
+
+# -- the sampled-coordinate randomiser (doc/privacy.md section 54.2) ---------------------
+#
+# A user reports one coordinate ``j`` (drawn from the public budget split, independently
+# of its data) as ``s K / p_j`` with a sign ``s`` that is +1 with probability
+# ``(2^61 + r) / 2^62``, ``r = round(g_j a)`` clamped to ``[-a, a]``: the ratio of the two
+# signs' probabilities between any two gradients is at most ``(2^61 + a) / (2^61 - a)``.
+# ``K`` is a rung of a public ladder ``2^(k/16)``, the smallest at or above
+# ``coth(epsilon / 2)``, and ``a = floor(2^61 / K)`` exactly, so that ``a / 2^61 <= 1/K <=
+# tanh(epsilon / 2)`` and the ratio is at most ``e^epsilon``. The released value is a
+# function of ``(j, s, k)``: its bits tell the user's budget only to a rung (a factor
+# ``2^(1/16)`` of ``K``), as the Laplace reports' distribution does.
+SIGN_HALF = 1 << 61
+SIGN_LADDER_STEPS = 16
+SIGN_LADDER_TOP = 16 * 61          # K up to 2^61: above it a = 0, a report carries nothing
+SIGN_MARGIN = 2.0 ** -40           # coth(epsilon/2) is computed with ~1e-15 relative error
+
+
+@functools.lru_cache(maxsize=1)
+def sign_ladder():
+    """``(K, a)``: ``K[k] = 2.0 ** (k / 16)`` and ``a[k] = floor(2^61 / K[k])`` exactly
+    (rational arithmetic on the float ``K[k]``), for ``k = 0 .. SIGN_LADDER_TOP``.
+    Rung 0 (``K = 1``, a deterministic sign) is never used."""
+    from fractions import Fraction
+
+    ks = np.arange(SIGN_LADDER_TOP + 1)
+    magnitudes = 2.0 ** (ks / float(SIGN_LADDER_STEPS))
+    a = np.array([math.floor(Fraction(SIGN_HALF) / Fraction(float(m))) for m in magnitudes],
+                 dtype=np.int64)
+    magnitudes.flags.writeable = False
+    a.flags.writeable = False
+    return magnitudes, a
+
+
+@njit(cache=True)
+def sign_rung(epsilon, magnitudes):
+    """The rung ``k`` of the smallest ``K[k] >= coth(epsilon / 2) (1 + 2^-40)``, ``k >= 1``.
+
+    ``-1`` when there is none (a budget below about ``2^-60``, a NaN or a
+    nonpositive one: the report is then the constant 0, failing closed).
+    """
+    if not epsilon > 0.0:
+        return -1
+    c_up = (1.0 + 2.0 / math.expm1(epsilon)) * (1.0 + SIGN_MARGIN)
+    top = magnitudes.shape[0] - 1
+    if not c_up <= magnitudes[top]:
+        return -1
+    k = max(1, int(math.ceil(SIGN_LADDER_STEPS * math.log2(c_up))) - 1)
+    while magnitudes[k] < c_up:
+        k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def randomized_sign(g, a, state):
+    """+1 with probability ``(2^61 + r) / 2^62``, ``r = round(g a)`` clamped to ``[-a, a]``;
+    else -1. ``g`` is clipped to [-1, 1] (a NaN counts as 0). Exact: the comparison of
+    a uniform 62-bit integer with an integer threshold."""
+    g = _unit_clip(g)
+    r = np.int64(math.floor(g * float(a) + 0.5))
+    r = min(max(r, -a), a)
+    threshold = np.uint64(SIGN_HALF + r)
+    return 1.0 if (_next(state) >> np.uint64(2)) < threshold else -1.0
+
+
+@njit(cache=True, inline="always")
+def pick_coordinate(cumulative, state):
+    """Position ``i`` with probability ``cumulative[i] - cumulative[i - 1]`` (public values;
+    ``cumulative[-1] == 1``). The draw never reads the data."""
+    u = float(_next(state) >> np.uint64(11)) * 2.0 ** -53
+    lo, hi = 0, cumulative.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if u < cumulative[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def sampled_report(gradient, epsilon, private, cumulative, inverse_p, magnitudes, a,
+                   out, state):
+    """The sampled-coordinate randomiser's report, in place (``gradient`` may be ``out``).
+
+    Coordinates outside ``private`` (weight 0, public) are clipped to [-1, 1] and rounded
+    to :data:`LAPLACE_REPORT_LATTICE` without noise, as the Laplace reports' are; the
+    private ones are 0 except one, ``private[i]`` with probability ``p_i`` (``cumulative``,
+    ``inverse_p = 1 / p_i``), reported as ``s K / p_i``. ``epsilon = inf``: every
+    coordinate rounded to the lattice without noise; no rung: the private coordinates
+    are all 0.
+    """
+    d = gradient.shape[0]
+    if epsilon == np.inf:
+        for j in range(d):
+            out[j] = _rounded(_unit_clip(gradient[j]), LAPLACE_REPORT_LATTICE)
+        return
+    k = sign_rung(epsilon, magnitudes)
+    picked = -1
+    value = 0.0
+    if k >= 0 and private.shape[0] > 0:
+        i = pick_coordinate(cumulative, state)
+        picked = private[i]
+        value = randomized_sign(gradient[picked], a[k], state) * magnitudes[k] * inverse_p[i]
+    n_private = 0
+    for j in range(d):
+        if n_private < private.shape[0] and private[n_private] == j:
+            out[j] = 0.0
+            n_private += 1
+        else:
+            out[j] = _rounded(_unit_clip(gradient[j]), LAPLACE_REPORT_LATTICE)
+    if picked >= 0:
+        out[picked] = value

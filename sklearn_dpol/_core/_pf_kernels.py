@@ -31,7 +31,8 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import (LAPLACE_REPORT_LATTICE, WORKSPACE_DIGITS, laplace_report,
-                             laplace_report_chunked, lattice_entry, noise_source, settle_noise)
+                             laplace_report_chunked, lattice_entry, noise_source, sampled_report,
+                             settle_noise)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import loss_derivative
@@ -315,6 +316,21 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
     laplace_report_chunked(out, gammas, multipliers, out, noise, spill, cursor, ws, state)
 
 
+@njit(cache=True, nogil=True)
+def _protocol_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
+                     source, ws, state, sampled, out):
+    """The user's report in a protocol run: Laplace (:func:`_stream_user_report`), or the
+    sampled-coordinate randomiser when ``sampled`` (``(on, private, cumulative, inverse_p,
+    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on."""
+    on, private, cumulative, inverse_p, magnitudes, a = sampled
+    if on:
+        user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+        sampled_report(out, epsilon, private, cumulative, inverse_p, magnitudes, a, out, state)
+    else:
+        _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights,
+                            grids, source, ws, state, out)
+
+
 # --------------------------------------------------------------------------
 # Learner side: sees only the noisy reports g~.
 # --------------------------------------------------------------------------
@@ -417,7 +433,7 @@ def learner_reduction_update(scalars, z, g_tilde):
 
 @njit(cache=True)
 def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                            weights, L, S, w_sum, C, b, prior, log_z):
+                            weights, sampled, L, S, w_sum, C, b, prior, log_z):
     """Rows in order: the learner plays, the user reports, the learner updates.
 
     Updates ``L``, ``S`` and adds the played iterates to ``w_sum`` in place.
@@ -433,15 +449,15 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                            weights, grids, source, ws, state, report)
+        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                         weights, grids, source, ws, state, sampled, report)
         learner_coordinate_update(L, S, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
 def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                           weights, scalars, z, w_sum, C, b, prior, log_z):
+                           weights, sampled, scalars, z, w_sum, C, b, prior, log_z):
     d = z.shape[0]
     w = np.empty(d)
     report = np.empty(d)
@@ -453,8 +469,8 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _stream_user_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                            weights, grids, source, ws, state, report)
+        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                         weights, grids, source, ws, state, sampled, report)
         learner_reduction_update(scalars, z, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 

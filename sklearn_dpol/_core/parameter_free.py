@@ -317,24 +317,38 @@ def user_gradient(w, x, y, *, loss, huber_threshold=1.0, intercept=True):
         return losses.loss_derivative(residual, losses.code(loss), huber_threshold) * x_aug
 
 
+LAPLACE = "laplace"
+SAMPLED_COORDINATE = "sampled_coordinate"
+_LAPLACE_ONLY = (False, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.ones(2),
+                 np.zeros(2, np.int64))
+
+
 def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_threshold,
-                 intercept):
+                 intercept, sampled=None):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
-    User ``i`` has budget ``epsilons[i]`` split by ``weights`` and adds exact
-    Laplace noise (the public randomiser's kernel, its random bits from
-    ``rng``: a numpy Generator or an exact sampler state); the numba kernel
-    hands the learner only the reports.
+    User ``i`` has budget ``epsilons[i]`` split by ``weights`` and reports
+    through the public randomiser's kernel, its random bits from ``rng`` (a
+    numpy Generator or an exact sampler state): exact Laplace noise, or, when
+    ``sampled`` is a
+    :class:`~sklearn_dpol._core.local_randomizers.LocalSampledCoordinateRandomizer`
+    (the users' side, built by the caller for the same ``weights``), one
+    sampled coordinate with a randomised sign. The numba kernel hands the
+    learner only the reports.
     """
     from . import _pf_kernels as kernels
     from .noise import sampler_state
 
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    tables = _LAPLACE_ONLY if sampled is None else (
+        True, sampled.private, sampled.cumulative, sampled.inverse_p, sampled.magnitudes,
+        sampled.a)
     args = (
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
         bool(intercept), _LOSS_CODES[loss], float(huber_threshold),
         sampler_state(rng),
         np.ascontiguousarray(epsilons, dtype=np.float64),
-        np.ascontiguousarray(weights, dtype=np.float64),
+        weights, tables,
     )
     learner._run_kernel(kernels, args)
     learner.t += X.shape[0]

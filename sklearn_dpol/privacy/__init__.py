@@ -21,7 +21,7 @@ from ._gaussian import (
     gaussian_sigma,
 )
 from ._guarantee import PrivacyGuarantee
-from ._local import local_gaussian_report, local_laplace_report
+from ._local import local_gaussian_report, local_laplace_report, local_sampled_coordinate_report
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 from ._selection import (
     candidate_rdp,
@@ -51,6 +51,7 @@ __all__ = [
     "gaussian_sigma",
     "local_gaussian_report",
     "local_laplace_report",
+    "local_sampled_coordinate_report",
     "selection_candidate_rho",
     "selection_epsilon",
     "selection_rdp",

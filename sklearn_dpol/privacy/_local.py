@@ -3,7 +3,8 @@
 In a real local-DP deployment each user runs one of these on its own device and
 sends only the report. The estimators simulate the same users with exactly the
 same numba kernels (``ParameterFreeLocalDPRegressor`` with
-:func:`local_laplace_report`, ``MutualInformationPrivateOGDRegressor`` with
+:func:`local_laplace_report` or :func:`local_sampled_coordinate_report`,
+``MutualInformationPrivateOGDRegressor`` with
 :func:`local_gaussian_report`). The noise is exact and the report lies on a grid
 (``doc/privacy.md`` section 14), so its floating-point bits say nothing about
 the gradient beyond the mechanism's output: the parity attack on ``+-1 + fl(b n)``
@@ -16,10 +17,11 @@ import numpy as np
 from .._core.local_randomizers import (
     LocalGaussianRandomizer,
     LocalLaplaceRandomizer,
+    LocalSampledCoordinateRandomizer,
     normalise_feature_weights,
 )
 
-__all__ = ["local_gaussian_report", "local_laplace_report"]
+__all__ = ["local_gaussian_report", "local_laplace_report", "local_sampled_coordinate_report"]
 
 
 def _vector(gradient):
@@ -69,6 +71,51 @@ def local_laplace_report(gradient, epsilon, *, feature_weights=None, random_stat
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
     weights = normalise_feature_weights(feature_weights, gradient.shape[0])
     return LocalLaplaceRandomizer(weights).report(gradient, epsilon, random_state)
+
+
+def local_sampled_coordinate_report(gradient, epsilon, *, feature_weights=None,
+                                    random_state=None):
+    """A user's epsilon-LDP report of one sampled coordinate (``doc/privacy.md`` 54.2).
+
+    The gradient is clipped to ``[-1, 1]`` per coordinate; one coordinate ``j``
+    is drawn with probability ``w_j`` (the normalised ``feature_weights``,
+    independently of the gradient) and reported as ``s K / w_j`` with a sign
+    ``s`` randomised exactly at ``epsilon`` (``K`` about ``coth(epsilon /
+    2)``); the other private coordinates are 0. Unbiased for the clipped
+    gradient and ``epsilon``-LDP (pure) under replace-one; the randomiser of
+    ``ParameterFreeLocalDPRegressor(randomizer="sampled_coordinate")``.
+
+    Parameters
+    ----------
+    gradient : array-like of shape (n_dims,)
+        The user's gradient (it is clipped here).
+    epsilon : float
+        The user's budget, ``> 0``; ``inf`` reports the clipped gradient.
+    feature_weights : array-like of shape (n_dims,), default=None
+        Budget split and sampling probabilities over coordinates (``None``:
+        uniform); a zero weight makes that coordinate public (no noise).
+    random_state : int, Generator or None, default=None
+        As for :func:`local_laplace_report` (``None`` for every real report).
+
+    Returns
+    -------
+    report : ndarray of shape (n_dims,)
+        The report: one private coordinate ``+-K / w_j``, the others 0 (public
+        coordinates clipped and rounded to the reports' lattice).
+
+    Examples
+    --------
+    >>> from sklearn_dpol.privacy import local_sampled_coordinate_report
+    >>> report = local_sampled_coordinate_report([0.3, -2.0], epsilon=1.0, random_state=0)
+    >>> int((report != 0).sum())
+    1
+    """
+    gradient = _vector(gradient)
+    epsilon = float(epsilon)
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    weights = normalise_feature_weights(feature_weights, gradient.shape[0])
+    return LocalSampledCoordinateRandomizer(weights).report(gradient, epsilon, random_state)
 
 
 def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
