@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy._rounding import sum_rounding_factor
 from ..privacy import (
     compose_gdp,
     exponential_mechanism_zcdp,
@@ -77,18 +78,23 @@ def gradient_bound_l2(radius, feature_bound, y_bound, n_dims):
     return math.sqrt(n_dims) * gradient_bound_max_norm(radius, feature_bound, y_bound)
 
 
-def score_sensitivity(n_samples, radius, feature_bound, y_bound):
+def score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims=0):
     """Replace-one sensitivity of every score ``<s, grad L>``: ``2 L1 ||C||_1 / n``.
 
     The mean gradient changes by at most ``2 L1 / n`` in max norm and
-    ``||s||_1 <= r`` for every vertex (Hoelder).
+    ``||s||_1 <= r`` for every vertex (Hoelder); times the rounding allowance of
+    the computed sums over ``n`` records and ``n_dims`` columns
+    (``doc/privacy.md`` section 54.8).
     """
-    return 2.0 * gradient_bound_max_norm(radius, feature_bound, y_bound) * radius / n_samples
+    return (2.0 * gradient_bound_max_norm(radius, feature_bound, y_bound) * radius / n_samples
+            * sum_rounding_factor(n_samples + n_dims))
 
 
 def gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims):
-    """Replace-one L2 sensitivity of the mean gradient: ``2 L2 / n``."""
-    return 2.0 * gradient_bound_l2(radius, feature_bound, y_bound, n_dims) / n_samples
+    """Replace-one L2 sensitivity of the mean gradient: ``2 L2 / n`` (times the rounding
+    allowance of section 54.8)."""
+    return (2.0 * gradient_bound_l2(radius, feature_bound, y_bound, n_dims) / n_samples
+            * sum_rounding_factor(n_samples + n_dims))
 
 
 def curvature_bound(radius, feature_bound):
@@ -218,7 +224,7 @@ def calibrate(selection, *, n_samples, n_dims, n_steps, epsilon, delta, radius,
     """The calibration that makes ``n_steps`` selections ``(epsilon, delta)``-DP."""
     _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound)
     if selection == EXPONENTIAL:
-        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound)
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims)
         calibration = _calibrate_exponential(sensitivity, n_steps, epsilon, delta)
     else:
         sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound,
@@ -883,7 +889,7 @@ def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilo
     """
     log_vertices = math.log(max(n_vertices, 2))
     if selection == EXPONENTIAL:
-        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound)
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims)
         rho = zcdp_rho(epsilon, delta)
         scale = sensitivity * math.sqrt(n_steps / (2.0 * rho))
         return scale * log_vertices

@@ -30,6 +30,7 @@ from scipy import integrate, sparse, special, stats
 from scipy.sparse import issparse
 
 from ..privacy import gaussian_delta, gaussian_mu
+from ..privacy._rounding import sum_rounding_factor
 from . import losses
 from ._clip import clip_row_scales
 from . import sets
@@ -102,9 +103,11 @@ def lipschitz_constant(derivative, data_norm, intercept):
     return losses.lipschitz(derivative, data_norm, 1.0 if intercept else 0.0)
 
 
-def gradient_sensitivity(lipschitz, n_samples):
-    """Replace-one L2 sensitivity of the mean gradient: ``2L/n``."""
-    return 2.0 * lipschitz / n_samples
+def gradient_sensitivity(lipschitz, n_samples, n_dims=0):
+    """Replace-one L2 sensitivity of the computed mean gradient: ``2L/n`` times the
+    rounding allowance of a sum of ``n`` records (and of the Gram route's products over
+    ``n_dims`` columns; ``doc/privacy.md`` section 54.8)."""
+    return 2.0 * lipschitz / n_samples * sum_rounding_factor(n_samples + n_dims)
 
 
 def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples=1):
@@ -616,7 +619,7 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
     check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples)
     derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
     lipschitz = lipschitz_constant(derivative, data_norm, intercept)
-    sensitivity = gradient_sensitivity(lipschitz, n_samples)
+    sensitivity = gradient_sensitivity(lipschitz, n_samples, potential.n_dims)
     geo = geometry(potential, derivative, radius, data_norm, y_bound, intercept)
     mu_total = _target_mu(float(epsilon), float(delta))
     if n_steps is None:

@@ -42,6 +42,12 @@ def joint_sensitivity(feature_bound, target_bound):
     return 2.0 * B * R
 
 
+#: Bound on the norm of one record's packed atom ``(v v^T, y v)`` as a fraction of
+#: :func:`joint_sensitivity`: ``R^2 sqrt(1 + q)`` against ``R^2 sqrt(2 + 2q + q^2 / 2)``
+#: (``q = B^2 / R^2 <= 2``), or against ``2 B R`` (``q > 2``: at most ``sqrt(1.5) / 2``);
+#: the term ratio of the fit's rounding allowance (``doc/privacy.md`` section 54.8).
+ATOM_NORM_FRACTION = 1.0 / SQRT2
+
 #: Bound on every coordinate of one record's packed atom ``(v v^T, y v)``, as a
 #: fraction of :func:`joint_sensitivity` (the ``coordinate_fraction`` of the stream
 #: layer's rounding check, ``privacy/_streams.py``). A coordinate is ``v_i^2 <= R^2``,

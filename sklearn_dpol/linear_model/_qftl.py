@@ -28,6 +28,7 @@ from .._auto_bounds import AUTO_GRID as _AUTO_GRID  # noqa: F401  (the tests rea
 from .._auto_bounds import AutoBoundsMixin
 from .._verbose import reports_release
 from ..privacy import PrivacyAccountant
+from ..privacy._rounding import sum_rounding_factor
 from ..privacy._spec import Part, gaussian_spec, stream_regime
 from ..privacy._streams import (
     calibration_horizon,
@@ -408,12 +409,17 @@ class PrivateQFTLRegressor(
             adassp = self.alpha == "auto"
             # AdaSSP splits mu^2 between the eigenvalue and the statistics.
             mu_stats = mu * math.sqrt(1.0 - qftl.EIGENVALUE_SHARE) if adassp else mu
-            sigma = 0.0 if math.isinf(mu) else self.sensitivity() / mu_stats
+            # The statistics sum n records in float64: section 54.8's allowance (a
+            # record's packed atom is at most 1/sqrt(2) of the joint sensitivity).
+            fit_sensitivity = self.sensitivity() * sum_rounding_factor(
+                stats.n_rows, qftl.ATOM_NORM_FRACTION)
+            sigma = 0.0 if math.isinf(mu) else fit_sensitivity / mu_stats
             summed = stats.sum(0, stats.n_rows)
             statistics = gaussian_release(summed, sigma, self._rng)
             if adassp:
+                # lambda_min moves by R^2, a record's own bound: term ratio 1.
                 eigenvalue_sensitivity = qftl.min_eigenvalue_sensitivity(
-                    self._row_bound(), stats.n_rows)
+                    self._row_bound(), stats.n_rows) * sum_rounding_factor(stats.n_rows, 1.0)
                 eigenvalue_noise = (
                     0.0 if math.isinf(mu)
                     else eigenvalue_sensitivity / (mu * math.sqrt(qftl.EIGENVALUE_SHARE)))
@@ -449,7 +455,7 @@ class PrivateQFTLRegressor(
         if fitting:
             self._publish(statistics, n_samples, stats.dim_features, noise_std)
         self.noise_scale_ = float(sigma)
-        self.sensitivity_ = self.sensitivity()
+        self.sensitivity_ = fit_sensitivity if fitting else self.sensitivity()
         if fitting:
             self.eigenvalue_noise_scale_ = eigenvalue_noise
             self.eigenvalue_sensitivity_ = eigenvalue_sensitivity
