@@ -98,13 +98,13 @@ def test_privacy_report():
     p = reg.privacy_
     assert p.epsilon == 2.0 and p.delta == 0.0 and math.isnan(p.mu)
     assert p.neighbouring == "replace-one (local: each user's report)"
-    assert reg.randomizer_ == "sampled_coordinate"      # "auto" at epsilon=1, 4 coordinates
-    assert "local sampled-coordinate randomiser" in p.mechanism
-    seed = ParameterFreeLocalDPRegressor(randomizer="laplace", random_state=0)
-    seed.fit(X, y, sample_epsilon=eps)
-    assert seed.randomizer_ == "laplace"
-    assert ("local Laplace randomiser, each user epsilon_t = sum_j tau_tj"
-            in seed.privacy_.mechanism)
+    # "auto" with per-user budgets: the Laplace reports (section 54.2)
+    assert reg.randomizer_ == "laplace"
+    assert "local Laplace randomiser, each user epsilon_t = sum_j tau_tj" in p.mechanism
+    sampled = ParameterFreeLocalDPRegressor(randomizer="sampled_coordinate", random_state=0)
+    sampled.fit(X, y, sample_epsilon=eps)
+    assert sampled.randomizer_ == "sampled_coordinate"
+    assert "local sampled-coordinate randomiser" in sampled.privacy_.mechanism
     assert p.n_records == 400 and "200 chose epsilon_t=inf" in p.records
     assert reg.sample_epsilon_summary_ == {
         "n_users": 400, "n_without_noise": 200, "min_finite_epsilon": 0.5,

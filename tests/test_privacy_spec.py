@@ -220,7 +220,7 @@ CASES = [
      [(FIT, 120, {}), (STREAM, 40, {})]),
     # the sampled-coordinate randomiser ("auto" at epsilon=1; section 54.2)
     ("pf-sampled", ParameterFreeLocalDPRegressor(epsilon=1.0, random_state=0), "r",
-     [(FIT, 120, {}), (STREAM, 40, {"sample_epsilon": "small"})]),
+     [(FIT, 120, {}), (STREAM, 40, {})]),
     # -- PrivateRangeScaler: the quantiles' composition
     ("scaler-basic", PrivateRangeScaler(epsilon=1.0, random_state=0), "x", [(FIT, 120, {})]),
     ("scaler-zcdp", PrivateRangeScaler(epsilon=1.0, delta=1e-6, random_state=0), "x",

@@ -1205,26 +1205,30 @@ def exponential_choice(x, state):
 # of its data) as ``s K / p_j`` with a sign ``s`` that is +1 with probability
 # ``(2^61 + r) / 2^62``, ``r = round(g_j a)`` clamped to ``[-a, a]``: the ratio of the two
 # signs' probabilities between any two gradients is at most ``(2^61 + a) / (2^61 - a)``.
-# ``K`` is a rung of a public ladder ``2^(k/16)``, the smallest at or above
-# ``coth(epsilon / 2)``, and ``a = floor(2^61 / K)`` exactly, so that ``a / 2^61 <= 1/K <=
-# tanh(epsilon / 2)`` and the ratio is at most ``e^epsilon``. The released value is a
-# function of ``(j, s, k)``: its bits tell the user's budget only to a rung (a factor
-# ``2^(1/16)`` of ``K``), as the Laplace reports' distribution does.
+# ``K`` is a rung of a public ladder (``1 + 2^(-j/16)`` up to 2, then ``2^(k/16)``), the
+# smallest at or above ``coth(epsilon / 2)``, and ``a = floor(2^61 / K)`` exactly, so that
+# ``a / 2^61 <= 1/K <= tanh(epsilon / 2)`` and the ratio is at most ``e^epsilon``. The
+# released value is a function of ``(j, s, k)``: its magnitude tells the user's budget to a
+# rung (doc/privacy.md 54.2).
 SIGN_HALF = 1 << 61
 SIGN_LADDER_STEPS = 16
 SIGN_LADDER_TOP = 16 * 61          # K up to 2^61: above it a = 0, a report carries nothing
+SIGN_LADDER_FINE = 16 * 40         # K down to 1 + 2^-40: budgets up to about 28.4 are used
 SIGN_MARGIN = 2.0 ** -40           # coth(epsilon/2) is computed with ~1e-15 relative error
 
 
 @functools.lru_cache(maxsize=1)
 def sign_ladder():
-    """``(K, a)``: ``K[k] = 2.0 ** (k / 16)`` and ``a[k] = floor(2^61 / K[k])`` exactly
-    (rational arithmetic on the float ``K[k]``), for ``k = 0 .. SIGN_LADDER_TOP``.
-    Rung 0 (``K = 1``, a deterministic sign) is never used."""
+    """``(K, a)``, ``K`` increasing: ``K[0] = 1`` (never used: a deterministic sign), then
+    ``1 + 2^(-j/16)`` for ``j = 640 .. 1`` (geometric in ``K - 1`` near 1, where the budget
+    is large), then ``2^(k/16)`` for ``k = 16 .. 976``; ``a[k] = floor(2^61 / K[k])`` exactly
+    (rational arithmetic on the float ``K[k]``)."""
     from fractions import Fraction
 
-    ks = np.arange(SIGN_LADDER_TOP + 1)
-    magnitudes = 2.0 ** (ks / float(SIGN_LADDER_STEPS))
+    fine = 1.0 + 2.0 ** (-np.arange(SIGN_LADDER_FINE, 0, -1) / float(SIGN_LADDER_STEPS))
+    coarse = 2.0 ** (np.arange(SIGN_LADDER_STEPS, SIGN_LADDER_TOP + 1)
+                     / float(SIGN_LADDER_STEPS))
+    magnitudes = np.concatenate([[1.0], fine, coarse])
     a = np.array([math.floor(Fraction(SIGN_HALF) / Fraction(float(m))) for m in magnitudes],
                  dtype=np.int64)
     magnitudes.flags.writeable = False
@@ -1234,7 +1238,7 @@ def sign_ladder():
 
 @njit(cache=True)
 def sign_rung(epsilon, magnitudes):
-    """The rung ``k`` of the smallest ``K[k] >= coth(epsilon / 2) (1 + 2^-40)``, ``k >= 1``.
+    """The rung ``k >= 1`` of the smallest ``K[k] >= coth(epsilon / 2) (1 + 2^-40)``.
 
     ``-1`` when there is none (a budget below about ``2^-60``, a NaN or a
     nonpositive one: the report is then the constant 0, failing closed).
@@ -1245,10 +1249,7 @@ def sign_rung(epsilon, magnitudes):
     top = magnitudes.shape[0] - 1
     if not c_up <= magnitudes[top]:
         return -1
-    k = max(1, int(math.ceil(SIGN_LADDER_STEPS * math.log2(c_up))) - 1)
-    while magnitudes[k] < c_up:
-        k += 1
-    return k
+    return max(1, np.searchsorted(magnitudes, c_up))
 
 
 @njit(cache=True, inline="always")

@@ -206,6 +206,9 @@ class LocalSampledCoordinateRandomizer:
         from fractions import Fraction
 
         k = self.rung(epsilon)
+        if k < 0 or epsilon == math.inf:
+            raise ValueError(f"epsilon={epsilon!r} draws no sign (the report is 0, or the "
+                             "rounded gradient at inf).")
         a = int(self.a[k])
         g = 0.0 if g != g else min(max(float(g), -1.0), 1.0)
         r = min(max(math.floor(g * float(a) + 0.5), -a), a)

@@ -79,8 +79,12 @@ class ParameterFreeLocalDPRegressor(
         ``"auto"`` takes the one whose summed variance is smaller at
         ``epsilon`` and the split (public values; the sampled coordinate except
         at a large ``epsilon`` over few coordinates), resolved into
-        ``randomizer_``. Users with their own ``sample_epsilon`` use the same
-        randomiser.
+        ``randomizer_`` at each call; a call with per-user ``sample_epsilon``
+        takes the Laplace reports, because a sampled report's magnitude tells
+        its user's budget (to a rung of ``2^(1/16)``) and marks the users at
+        ``inf``, where the Laplace reports' bits do not (``doc/privacy.md``
+        53.7 and 54.2). Pass ``randomizer="sampled_coordinate"`` to use it
+        with per-user budgets all the same.
     method : {"coordinate", "reduction"}, default="reduction"
         ``"coordinate"``: one 1-D potential learner per coordinate (Algorithm
         3). ``"reduction"``: the 1-D learner learns the norm and scale-free
@@ -283,8 +287,9 @@ class ParameterFreeLocalDPRegressor(
             Targets.
         sample_epsilon : array-like of shape (n_samples,) or None, default=None
             Each user's own budget, ``> 0`` (``np.inf``: no noise). ``None``
-            gives every user ``epsilon``. The learner is not given it, and the
-            reports' bits do not tell it (one lattice: ``doc/privacy.md`` 53.7).
+            gives every user ``epsilon``. The learner is not given it; the Laplace
+            reports' bits do not tell it (one lattice: ``doc/privacy.md`` 53.7), a
+            sampled-coordinate report's magnitude does, to a rung (54.2).
 
         Returns
         -------
@@ -385,7 +390,7 @@ class ParameterFreeLocalDPRegressor(
             self._n_calls = 0
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
-        randomizer = self._resolve_randomizer(weights)
+        randomizer = self._resolve_randomizer(weights, sample_epsilon is not None)
         sampled = (LocalSampledCoordinateRandomizer(weights)
                    if randomizer == pf.SAMPLED_COORDINATE else None)
         pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
@@ -400,10 +405,14 @@ class ParameterFreeLocalDPRegressor(
         self._publish(learner)
         self.privacy_ = self._guarantee(weights, fitting)
 
-    def _resolve_randomizer(self, weights):
-        """``randomizer``, with ``"auto"`` resolved by the public variance rule at ``epsilon``."""
+    def _resolve_randomizer(self, weights, per_user_budgets):
+        """``randomizer``, with ``"auto"`` resolved by the public variance rule at ``epsilon``;
+        Laplace when this call's users have their own budgets (a sampled report's magnitude
+        tells its user's budget to a rung, ``doc/privacy.md`` 54.2)."""
         if self.randomizer != "auto":
             return self.randomizer
+        if per_user_budgets:
+            return pf.LAPLACE
         better = sampled_is_better(weights, float(self.epsilon))
         return pf.SAMPLED_COORDINATE if better else pf.LAPLACE
 
