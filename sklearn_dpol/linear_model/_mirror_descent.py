@@ -692,8 +692,11 @@ def _mirror_descent_description(calibration):
     steps = calibration.n_steps
     if math.isinf(calibration.epsilon):
         return f"none: epsilon=inf runs {steps} noiseless mirror-descent steps"
+    allowance = calibration.rounding_allowance
+    paid = (f", calibrated on {1.0 + allowance:g} times it for the Gram path's rounding"
+            if allowance else "")
     return (
         f"Gaussian noise (sigma={calibration.noise_scale:.4g}) on the mean gradient "
-        f"(L2 sensitivity {calibration.sensitivity:.4g}) at each of T={steps} "
+        f"(L2 sensitivity {calibration.sensitivity:.4g}{paid}) at each of T={steps} "
         f"mirror-descent steps, GDP-composed to mu={calibration.mu:.4g}"
     )
