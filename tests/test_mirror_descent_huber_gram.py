@@ -85,9 +85,13 @@ def test_candidates_found_at_a_reference_cover_every_outlier_nearby():
 
 
 def _fit(X, y, gram, monkeypatch, **kw):
+    """A fit on the Gram path, or (``gram=False``) with the same calibration (the Gram
+    path's, noise on ``(1 + a) 2L/n``) on the row kernel: only the kernel differs."""
     with monkeypatch.context() as m:
         if not gram:
-            m.setattr(md, "use_huber_gram", lambda *a, **k: False)
+            clip = md.clip_data
+            m.setattr(md, "clip_data",
+                      lambda *a, use_gram, **k: clip(*a, use_gram=False, **k))
         return PrivateMirrorDescentRegressor(loss="huber", random_state=0, **kw).fit(X, y)
 
 

@@ -172,48 +172,54 @@ def huber_gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, X, csr_data, csr_
     :func:`gram_gradient` (the squared loss) minus, over the ``count`` rows
     ``cand[:count]``, which must hold every row with ``|r_i| > h``,
     ``(1/n) c_i (r_i - f'(r_i)) (z_i, 1)``; ``f'`` is the loss table's.
+    The correction is summed apart, in blocks of ``floor(sqrt(n)) + 1`` rows,
+    and subtracted once: its rounding grows like ``2 sqrt(n) + 2`` terms of the
+    residual bound at most, not ``n`` (``doc/privacy.md`` section 54.3,
+    :func:`~sklearn_dpol._core.mirror_descent.huber_gram_rounding`).
     """
     gram_gradient(gram, z_mean, zy_mean, y_mean, w_mean, w, b, out)
     n = scales.size
     p = w.size
     weighted = weights.size > 0
-    total = 0.0
-    if sparse:
-        for k in range(count):
-            i = cand[k]
-            s = scales[i]
+    block = int(math.sqrt(n)) + 1
+    acc = np.zeros(p + 1)     # the blocks' sums (last entry: the intercept's)
+    part = np.zeros(p + 1)    # the current block's sum
+    in_block = 0
+    for k in range(count):
+        i = cand[k]
+        s = scales[i]
+        dot = 0.0
+        if sparse:
             lo, hi = csr_indptr[i], csr_indptr[i + 1]
-            dot = 0.0
             for kk in range(lo, hi):
                 dot += (s * csr_data[kk]) * w[csr_indices[kk]]
-            r = dot + b - y[i]
-            # A NaN residual: f' = 0 on the rows, and nothing to take back here.
-            excess = r - loss_derivative(r, loss, threshold) if r == r else 0.0
-            if weighted:
-                excess *= weights[i]
-            if excess != 0.0:
-                d = excess / n
-                for kk in range(lo, hi):
-                    out[csr_indices[kk]] -= d * (s * csr_data[kk])
-                total += d
-    else:
-        for k in range(count):
-            i = cand[k]
-            s = scales[i]
-            dot = 0.0
+        else:
             for j in range(p):
                 dot += (s * X[i, j]) * w[j]
-            r = dot + b - y[i]
-            excess = r - loss_derivative(r, loss, threshold) if r == r else 0.0
-            if weighted:
-                excess *= weights[i]
-            if excess != 0.0:
-                d = excess / n
+        r = dot + b - y[i]
+        # A NaN residual: f' = 0 on the rows, and nothing to take back here.
+        excess = r - loss_derivative(r, loss, threshold) if r == r else 0.0
+        if weighted:
+            excess *= weights[i]
+        if excess != 0.0:
+            d = excess / n
+            if sparse:
+                for kk in range(csr_indptr[i], csr_indptr[i + 1]):
+                    part[csr_indices[kk]] += d * (s * csr_data[kk])
+            else:
                 for j in range(p):
-                    out[j] -= d * (s * X[i, j])
-                total += d
+                    part[j] += d * (s * X[i, j])
+            part[p] += d
+            in_block += 1
+            if in_block == block:
+                for j in range(p + 1):
+                    acc[j] += part[j]
+                    part[j] = 0.0
+                in_block = 0
+    for j in range(p):
+        out[j] -= acc[j] + part[j]
     if out.size > p:
-        out[p] -= total
+        out[p] -= acc[p] + part[p]
 
 
 @njit(cache=True, nogil=True)

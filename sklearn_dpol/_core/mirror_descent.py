@@ -76,6 +76,13 @@ GRAM_MAX_DIM = 4096
 # below the margin's 1% slack (doc/privacy.md section 31).
 HUBER_GRAM_MARGIN = 0.5
 HUBER_GRAM_MAX_RATIO = 1e6
+# The Gram path computes the Huber gradient as the squared loss's minus a correction,
+# both of the size of the residual bound: its rounding, relative to the sensitivity,
+# is at most ``huber_gram_rounding`` (doc/privacy.md section 54.3). The path is taken
+# only while that is at most half of HUBER_GRAM_ALLOWANCE, and the noise is then
+# calibrated on (1 + HUBER_GRAM_ALLOWANCE) times the sensitivity.
+HUBER_GRAM_ALLOWANCE = 1e-3
+UNIT_ROUNDOFF = 2.0 ** -53
 # Sensitivities and noise scales below this lose their precision in double
 # precision; bounds above HUGE overflow once squared or summed over rows.
 TINY = 1e-290
@@ -114,16 +121,53 @@ def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n
     """Raise ``ValueError`` when the bounds overflow or vanish in floating point."""
     derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
     lipschitz = lipschitz_constant(derivative, data_norm, intercept)
-    scaled = derivative * max(radius * data_norm, y_bound)  # gradient w.r.t. (u, v)
+    # The gradient w.r.t. (u, v) (v, the intercept's coordinate, only with intercept), the
+    # set's and the loss's scales: their squares enter the step sizes (smoothness, the
+    # theorem's step), which must neither overflow nor underflow to 0.
+    extent = max(radius * data_norm, y_bound if intercept else 0.0)
+    scaled = derivative * extent
+    reach = max(radius, y_bound if intercept else 0.0)
     large = (lipschitz, scaled * scaled, radius * radius, y_bound * y_bound,
              n_samples * data_norm * max(data_norm, y_bound, derivative))
-    small = (gradient_sensitivity(lipschitz, n_samples), scaled * scaled)
+    small = (gradient_sensitivity(lipschitz, n_samples), scaled * scaled, extent * extent,
+             reach * reach)
     if not (all(value < HUGE for value in large) and all(value >= TINY for value in small)):
         raise ValueError(
             f"radius={radius:.3g}, data_norm={data_norm:.3g}, y_bound={y_bound:.3g} "
             f"(loss={loss!r}, n={n_samples}) give a sensitivity or a step that overflows "
             "or rounds to zero in floating point. Rescale X and y by public constants "
             "so that these bounds are near 1."
+        )
+    check_gram_statistics(n_samples, data_norm, y_bound)
+
+
+def gram_statistic_sensitivities(n_samples, data_norm, y_bound):
+    """``(2 R^2 / n, 2 R Y / n)``: what one record can move an entry of the Gram matrix
+    (``|z_j z_k| <= R^2``) and of ``mean(z y)`` (``|z_j y| <= R Y``). Public values only."""
+    return (2.0 * data_norm * data_norm / n_samples, 2.0 * data_norm * y_bound / n_samples)
+
+
+def check_gram_statistics(n_samples, data_norm, y_bound):
+    """Refuse bounds whose Gram statistics would be rounded to whole subnormal steps.
+
+    The statistics are means: a quotient below ``2^-1022`` is rounded to a
+    multiple of ``2^-1074``, and the Gram matrix's (and ``mean(z)``'s)
+    rounding is then multiplied by the iterate, up to ``radius``: with
+    ``2 R^2 / n`` below that step one record moved the gradient by hundreds of
+    sensitivities (``doc/privacy.md`` section 54.3). With both values of
+    :func:`gram_statistic_sensitivities` at least ``TINY`` every such rounding
+    is below ``4096 2^-1074 / TINY`` (about ``2e-30``) of the sensitivity.
+    Checked for every loss and route (public values only, before the data is read).
+    """
+    per_gram, per_cross = gram_statistic_sensitivities(n_samples, data_norm, y_bound)
+    if not (per_gram >= TINY and per_cross >= TINY):
+        raise ValueError(
+            f"data_norm={data_norm:.3g} and y_bound={y_bound:.3g} with n={n_samples} make "
+            f"one record's share of the Gram statistics (2 R^2/n = {per_gram:.3g}, "
+            f"2 R Y/n = {per_cross:.3g}) smaller than {TINY:.0e}: floating point would "
+            "round them to whole subnormal steps, and the radius would multiply that "
+            "rounding beyond the sensitivity. Rescale X and y by public constants so that "
+            "data_norm and y_bound are near 1 (or pass fewer rows per call)."
         )
 
 
@@ -324,7 +368,10 @@ class Calibration:
 
     ``noise_scale`` is the Gaussian standard deviation per coordinate of the
     gradient in the original coordinates (0 for ``epsilon=inf``); ``mu`` is the
-    GDP parameter of all ``n_steps`` noisy gradients together.
+    GDP parameter of all ``n_steps`` noisy gradients together. ``huber_gram``:
+    the Huber loss takes the Gram path (:func:`use_huber_gram`), whose rounding
+    the noise pays for: it is calibrated on ``(1 + rounding_allowance)``
+    times ``sensitivity`` (``mu`` included).
     """
 
     n_steps: int
@@ -337,6 +384,8 @@ class Calibration:
     epsilon: float
     delta: float
     gaussian_width: float
+    huber_gram: bool = False
+    rounding_allowance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -528,6 +577,10 @@ def smooth_step_size(n_steps, geo, sigma, potential, *, loss, radius, data_norm,
     cap = modulus / (2.0 * beta)
     if sigma == 0.0:
         return cap
+    if sigma * sigma < TINY:
+        # sigma^2 would underflow (to 0 below about 1e-162, a ZeroDivisionError):
+        # the same value with sigma taken out of the square root.
+        return min(cap, math.sqrt(modulus * geo.psi_max / (n_steps * geo.noise_sq)) / sigma)
     return min(cap, math.sqrt(modulus * geo.psi_max / (n_steps * sigma * sigma * geo.noise_sq)))
 
 
@@ -628,7 +681,15 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
             n_features=potential.n_dims if n_features is None else n_features,
             mu=mu_total, loss=loss, radius=radius, data_norm=data_norm, y_bound=y_bound,
             intercept=intercept)
-    sigma, mu = noise_scale(sensitivity, int(n_steps), float(epsilon), float(delta))
+    # The Huber loss's Gram path (a public choice) rounds at the scale of the residual
+    # bound: the noise pays for it, calibrated on (1 + HUBER_GRAM_ALLOWANCE) 2L/n.
+    huber_gram = bool(use_huber_gram(
+        loss, n_samples, potential.n_dims if n_features is None else n_features, int(n_steps),
+        huber_threshold=huber_threshold, radius=radius, data_norm=data_norm, y_bound=y_bound,
+        intercept=intercept))
+    allowance = HUBER_GRAM_ALLOWANCE if huber_gram else 0.0
+    sigma, mu = noise_scale(sensitivity * (1.0 + allowance), int(n_steps), float(epsilon),
+                            float(delta))
     if not math.isinf(epsilon) and not (TINY <= sigma < math.inf and mu <= mu_total):
         raise ValueError(
             f"radius={radius:.3g}, data_norm={data_norm:.3g} and y_bound={y_bound:.3g} "
@@ -644,7 +705,8 @@ def calibrate(potential, *, n_samples, loss, huber_threshold, radius, data_norm,
     if not 0.0 <= eta < math.inf:
         raise ValueError(f"the step size {eta!r} is not a finite nonnegative number.")
     return Calibration(int(n_steps), derivative, lipschitz, sensitivity, sigma, eta,
-                       mu, float(epsilon), float(delta), potential.gaussian_width)
+                       mu, float(epsilon), float(delta), potential.gaussian_width,
+                       huber_gram, allowance)
 
 
 # -- the data --------------------------------------------------------------------------------
@@ -777,15 +839,41 @@ def use_gram(loss, n_samples, n_features, n_steps):
 def use_huber_gram(loss, n_samples, n_features, n_steps, *, huber_threshold, radius,
                    data_norm, y_bound, intercept):
     """Huber: the Gram matrix and candidate rows when :func:`use_gram` would take it for the
-    squared loss and the residual bound ``R radius + 2Y`` is below ``HUBER_GRAM_MAX_RATIO h``.
+    squared loss, the residual bound ``R radius + 2Y`` is below ``HUBER_GRAM_MAX_RATIO h``
+    and :func:`huber_gram_rounding` is at most ``HUBER_GRAM_ALLOWANCE / 2``.
 
     Public values only. The gradient is the same function of the data as on
-    the rows (the kernels' :func:`huber_gram_gradient`); only its cost differs.
+    the rows (the kernels' :func:`huber_gram_gradient`); its cost differs, and
+    its rounding, which the calibration pays for (:func:`calibrate`).
     """
     if loss != HUBER or not use_gram(SQUARED, n_samples, n_features, n_steps):
         return False
     residual = data_norm * radius + (y_bound if intercept else 0.0) + y_bound
-    return residual < HUBER_GRAM_MAX_RATIO * huber_threshold
+    return (residual < HUBER_GRAM_MAX_RATIO * huber_threshold
+            and huber_gram_rounding(n_samples, n_features, huber_threshold=huber_threshold,
+                                    radius=radius, data_norm=data_norm, y_bound=y_bound,
+                                    intercept=intercept) <= 0.5 * HUBER_GRAM_ALLOWANCE)
+
+
+def huber_gram_rounding(n_samples, n_features, *, huber_threshold, radius, data_norm,
+                        y_bound, intercept):
+    """``n u kappa rho / h``: a bound on the Gram path's rounding, relative to ``2L/n``.
+
+    ``rho = R radius + 2Y`` (``+ Y`` without intercept) bounds every residual,
+    ``u = 2^-53``, and ``kappa = m_G + 2 sqrt(n) + 2 p + 16`` counts the
+    roundings of size ``u rho R`` each computed gradient can carry: ``m_G =
+    CHUNK_ROWS + ceil(n / CHUNK_ROWS)`` for the Gram sums (a chunk's product,
+    then the sum over chunks), ``2 sqrt(n) + 4`` for the correction summed in
+    blocks of ``sqrt(n)`` rows, ``2 p`` for the products with the iterate and a
+    candidate's residual, and a few for the weights and the divisions. Two
+    neighbours' computed gradients then differ by at most ``(1 + n u kappa rho /
+    h) 2L/n`` (first order; ``doc/privacy.md`` section 54.3). Public values only.
+    """
+    n = float(n_samples)
+    residual = data_norm * radius + (y_bound if intercept else 0.0) + y_bound
+    growth = (CHUNK_ROWS + math.ceil(n / CHUNK_ROWS) + 2.0 * math.sqrt(n)
+              + 2.0 * float(n_features) + 16.0)
+    return n * UNIT_ROUNDOFF * growth * residual / huber_threshold
 
 
 def _row_arrays(data):
@@ -863,9 +951,7 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
         huber_threshold=huber_threshold, constraint=constraint, radius=radius,
         group_size=group_size, data_norm=data_norm, y_bound=y_bound, intercept=intercept,
         epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size)
-    gram = use_gram(loss, n_samples, n_features, calibration.n_steps) or use_huber_gram(
-        loss, n_samples, n_features, calibration.n_steps, huber_threshold=huber_threshold,
-        radius=radius, data_norm=data_norm, y_bound=y_bound, intercept=intercept)
+    gram = use_gram(loss, n_samples, n_features, calibration.n_steps) or calibration.huber_gram
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=gram,
                      sample_weight=sample_weight)
     return _descend(data, potential, calibration, u, v, loss=loss,

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from .._validate import validate_data
 
-from .._auto_bounds import LINF, AutoBoundsMixin
+from .._auto_bounds import AUTO_GRID, LINF, AutoBoundsMixin
 from .._base import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
@@ -350,6 +350,12 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         fw.check_bounds(self._radius(worst=True), self._feature_bound(worst=True),
                         self._y_bound(worst=True), n_dims=1)
 
+    def _smallest_bounds(self):
+        """``(feature_bound, y_bound)`` in use, an "auto" one at the grid's smallest
+        candidate (public: the worst case of the underflow checks)."""
+        return (float(AUTO_GRID[0]) if self._auto_norm() else self._feature_bound(),
+                float(AUTO_GRID[0]) if self._auto_y() else self._y_bound())
+
     def _feature_bound(self, worst=False):
         """The entry bound in use: the mixin's row bound (``feature_bound``, an L-inf bound)."""
         return self._data_norm(worst=worst)
@@ -404,6 +410,9 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
             fw._check_sums_fit_in_floating_point(n_samples, self._radius(worst=True),
                                                  self._feature_bound(worst=True),
                                                  self._y_bound(worst=True))
+            # The Gram statistics' underflow check, at the smallest candidates (it
+            # grows with the bounds): decided before the quantiles are drawn.
+            fw.check_gram_statistics(n_samples, *self._smallest_bounds())
         fw.check_bounds(self._radius(worst=resolve_bounds, shape=shape),
                         self._feature_bound(worst=resolve_bounds),
                         self._y_bound(worst=resolve_bounds), n_dims)

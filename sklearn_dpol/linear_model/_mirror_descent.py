@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from .._validate import validate_data
 
-from .._auto_bounds import AutoBoundsMixin
+from .._auto_bounds import AUTO_GRID, AutoBoundsMixin
 from .._base import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
@@ -480,6 +480,11 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         resolve_bounds = self._any_auto_bound() and (fitting or self._unresolved_auto_bounds())
         if resolve_bounds:
             self._check_auto_bounds_public(X.shape[0])
+            # The Gram statistics' underflow check, at the smallest candidates (it
+            # grows with the bounds): decided before the quantiles are drawn.
+            md.check_gram_statistics(
+                X.shape[0], float(AUTO_GRID[0]) if self._auto_norm() else self._data_norm(),
+                float(AUTO_GRID[0]) if self._auto_y() else self._y_bound())
         shape = self._radius_shape(X.shape[0], X.shape[1], first_call)
         md.check_bounds(self.loss, float(self.epsilon_huber),
                         self._radius(worst=resolve_bounds, shape=shape),
@@ -687,8 +692,11 @@ def _mirror_descent_description(calibration):
     steps = calibration.n_steps
     if math.isinf(calibration.epsilon):
         return f"none: epsilon=inf runs {steps} noiseless mirror-descent steps"
+    allowance = calibration.rounding_allowance
+    paid = (f", calibrated on {1.0 + allowance:g} times it for the Gram path's rounding"
+            if allowance else "")
     return (
         f"Gaussian noise (sigma={calibration.noise_scale:.4g}) on the mean gradient "
-        f"(L2 sensitivity {calibration.sensitivity:.4g}) at each of T={steps} "
+        f"(L2 sensitivity {calibration.sensitivity:.4g}{paid}) at each of T={steps} "
         f"mirror-descent steps, GDP-composed to mu={calibration.mu:.4g}"
     )
