@@ -109,7 +109,8 @@ def test_frank_wolfe_neighbours_just_above_the_floor_stay_within_the_sensitivity
         gradient = problem.gradient(theta)
         scores.append(vertices.scores(gradient) if selection == fw.EXPONENTIAL else gradient)
     shift = np.max(np.abs(scores[0] - scores[1]))
-    assert 0.5 * cal.sensitivity < shift <= cal.sensitivity * (1 + RTOL)
+    # (the calibrated sensitivity carries section 54.8's rounding allowance, ~1e-8 here)
+    assert 0.5 * cal.sensitivity * (1 - 1e-6) < shift <= cal.sensitivity * (1 + RTOL)
 
 
 MD_SUBNORMAL = dict(n=10_000, R=1e-161, Y=1e-20, r=1e150)
