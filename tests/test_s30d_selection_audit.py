@@ -165,6 +165,29 @@ def test_a_distribution_draw_is_checked_at_every_list_combination(seed):
     assert fits == []   # stopped before the first candidate's fit
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_every_dicts_distributions_are_checked_whichever_dict_is_drawn(seed):
+    # Otherwise stopping would depend on the dict drawn, and the release given no stop
+    # would weigh the dicts differently from the plan.
+    est = PrivateFrankWolfeLasso(feature_bound=1.0, y_bound=1.0)
+    spaces = [{"epsilon": [0.5, 4.0]}, {"feature_bound": _Choice("auto")}]
+    search = PrivateHyperparameterSearch(est, spaces, y_bound=1.0, n_candidates=3.0,
+                                         random_state=seed)
+    X = np.random.default_rng(0).uniform(-1, 1, (300, 3))
+    fitted = []
+    original = PrivateHyperparameterSearch._candidate
+
+    def spy(self, setting, classes, rng):
+        candidate, rho = original(self, setting, classes, rng)
+        candidate.fit = lambda *a, **k: fitted.append(1)
+        return candidate, rho
+
+    search._candidate = spy.__get__(search)
+    with pytest.raises(ValueError, match="must be searched as a list"):
+        search.fit(X, X[:, 0])
+    assert fitted == []
+
+
 def test_a_rho_neutral_distribution_is_accepted():
     est = PrivateFrankWolfeLasso(feature_bound=1.0, y_bound=1.0)
     search = PrivateHyperparameterSearch(est, {"feature_bound": _Choice(0.5, 2.0),

@@ -372,34 +372,30 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return (np.asarray(rhos, dtype=np.float64),
                 np.asarray([math.fsum(mixture[rho]) for rho in rhos]))
 
-    def _check_planned_rho(self, plan, index, setting, rho):
+    def _check_planned_rho(self, plan, index, setting, rho, rng):
         """Before a candidate's fit: its ``rho`` is the one the plan gave its setting.
 
         Public values only (the setting comes from the generator, never from the
         data). A list-valued setting always passes: the plan enumerated it, so a
-        failure is a bug. A value drawn from a distribution must leave ``rho``
-        unchanged at *every* combination of its space's list values, so that
-        whether a search stops does not depend on the list values drawn
-        (``doc/privacy.md``, section 54.5). A failure raises; nothing is
-        released, and the search stays charged (the data has been read).
+        failure is a bug (``RuntimeError``). A value drawn from a distribution
+        must leave ``rho`` unchanged at *every* combination of its space's list
+        values (:meth:`_check_draws`), so that whether the search stops does not
+        depend on the list values drawn; with several spaces, the other spaces'
+        distributions are drawn too (from ``rng``) and checked, so that it does
+        not depend on the space drawn either (``doc/privacy.md``, section 54.5).
+        A failure raises; nothing is released, and the search stays charged
+        (the data has been read).
         """
         names, rows = plan["combos"][index]
         space = plan["spaces"][index]
-        drawn = {name: setting[name] for name in sorted(space) if name not in names}
-        if drawn:
-            for combo, planned in rows:
-                values = {**dict(zip(names, combo)), **drawn}
-                actual = self._setting_rho(values)
-                if actual != planned:
-                    raise ValueError(
-                        f"A candidate drew {drawn!r} from param_distributions' "
-                        f"distributions, which changes its guarantee (rho={actual:.6g} "
-                        f"with {dict(zip(names, combo))!r}, where the privacy plan has "
-                        f"rho={planned:.6g}): a parameter that can change the guarantee "
-                        "(a bound or alpha that can be 'auto') must be searched as a list "
-                        "of values. Nothing was released; the search's guarantee stays "
-                        "charged."
-                    )
+        self._check_draws(plan, index,
+                          {name: setting[name] for name in sorted(space) if name not in names})
+        for other, other_space in enumerate(plan["spaces"]):
+            other_names = plan["combos"][other][0]
+            if other != index and len(other_names) < len(other_space):
+                self._check_draws(plan, other, core.sample_setting([{
+                    name: values for name, values in other_space.items()
+                    if name not in other_names}], rng))
         # The setting holds the very objects of the lists (the candidate has copies).
         listed = tuple(setting[name] for name in names)
         planned = next((r for combo, r in rows
@@ -410,6 +406,25 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 f"plan gave its setting rho={planned}: the selection's accounting is out "
                 "of date. Nothing was released. Please report this bug."
             )
+
+    def _check_draws(self, plan, index, drawn):
+        """``ValueError`` unless the distribution draws ``drawn`` of space ``index``
+        leave ``rho`` at the plan's value for every combination of its list values."""
+        if not drawn:
+            return
+        names, rows = plan["combos"][index]
+        for combo, planned in rows:
+            lists = dict(zip(names, combo))
+            actual = self._setting_rho({**lists, **drawn})
+            if actual != planned:
+                raise ValueError(
+                    f"A candidate drew {drawn!r} from param_distributions' distributions, "
+                    f"which changes its guarantee (rho={actual:.6g} with {lists!r}, where "
+                    f"the privacy plan has rho={planned:.6g}): a parameter that can change "
+                    "the guarantee (a bound or alpha that can be 'auto') must be searched "
+                    "as a list of values. Nothing was released; the search's guarantee "
+                    "stays charged."
+                )
 
     def _score_bound(self, spaces):
         if get_tags(self.estimator).estimator_type != "regressor":
@@ -557,7 +572,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         for _ in range(n_candidates):
             index, setting = core.sample_setting(plan["spaces"], rng, return_space=True)
             candidate, rho = self._candidate(setting, classes, rng)
-            self._check_planned_rho(plan, index, setting, rho)
+            self._check_planned_rho(plan, index, setting, rho, rng)
             # A candidate's warnings describe an unreleased run (and their number
             # would reveal K): hold every warning of its fit and of its scoring.
             with warnings.catch_warnings(record=True) as caught:
