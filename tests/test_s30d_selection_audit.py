@@ -218,6 +218,17 @@ def test_a_candidate_whose_rho_is_off_the_plan_is_never_fitted(monkeypatch):
     assert fitted == []
 
 
+def test_values_given_as_an_array_pass_the_check():
+    search = PrivateHyperparameterSearch(PrivateQFTLRegressor(y_bound=1.0, data_norm=1.0),
+                                         {"alpha": np.linspace(0.1, 1.0, 4),
+                                          "epsilon": np.array([0.5, 1.0])},
+                                         n_candidates=4.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(*_regression(300, scale=0.5))
+    assert search.privacy_.epsilon == search.privacy_plan().epsilon
+
+
 def test_a_grid_too_large_to_plan_is_refused_before_any_data():
     space = {name: list(np.linspace(0.1, 1.0, 40)) for name in ("alpha", "intercept_scaling")}
     space["epsilon"] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]   # 12,800 combinations

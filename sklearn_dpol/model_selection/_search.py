@@ -89,14 +89,23 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         ``Binarizer``, ``PolynomialFeatures``, ``"passthrough"``: their fitted
         state does not depend on the records; in a Pipeline, name parameters
         ``step__param``); its parameters are the defaults of every candidate.
-        Others are refused before any data is read.
+        Others are refused before any data is read. A Pipeline's candidates
+        run with ``verbose=False`` (a printed block per candidate would reveal
+        ``K``) and ``memory=None`` (a cache would let them reuse one private
+        step's release).
     param_distributions : dict or list of dicts
         Maps parameter names to lists (drawn uniformly, with replacement) or
         to distributions with an ``rvs`` method. A list of dicts picks one
         dict uniformly per candidate. The privacy parameters (``epsilon``,
         ``delta``, ``solver``, ``selection``, ``feature_weights``) may be
-        searched, as lists only. ``random_state``, ``accountant`` and
-        ``classes`` are set by the search.
+        searched, as lists only. The plan enumerates every combination of the
+        list values. A distribution's draws must leave the candidate's
+        guarantee unchanged: each is checked before the candidate's fit, and
+        one that changes it (``"auto"`` for a bound) stops the search with a
+        ``ValueError``, charged. Each candidate gets its own copy of every drawn
+        value (estimators are cloned). ``random_state``, ``accountant`` and
+        ``classes`` (and a Pipeline's own ``verbose`` and ``memory``) are set by
+        the search.
     n_candidates : float, default=10.0
         Expected number of candidates ``E[K] > 1``. The guarantee grows with
         ``log(n_candidates)``, not linearly.
@@ -396,11 +405,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 self._check_draws(plan, other, core.sample_setting([{
                     name: values for name, values in other_space.items()
                     if name not in other_names}], rng))
-        # The setting holds the very objects of the lists (the candidate has copies).
-        listed = tuple(setting[name] for name in names)
-        planned = next((r for combo, r in rows
-                        if all(a is b for a, b in zip(combo, listed))), None)
-        if planned is None or rho != planned:
+        # The plan's rho of these list values (the same function of the same values;
+        # an array of values yields new scalar objects, so no lookup by identity).
+        planned = self._setting_rho({name: setting[name] for name in names})
+        if planned not in {r for _, r in rows} or rho != planned:
             raise RuntimeError(
                 f"The candidate with setting {setting!r} has rho={rho}, but the privacy "
                 f"plan gave its setting rho={planned}: the selection's accounting is out "
