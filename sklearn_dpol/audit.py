@@ -327,7 +327,11 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
     replay : bool, default=True
         Fit once per data set while recording each Gaussian release (its
         values before noise and its noise scale), then draw ``n_runs`` releases
-        from exactly those distributions. Honest when the values before noise
+        from exactly those distributions. Only for estimators whose every
+        release is such a Gaussian release (``PrivateIGDClassifier`` with
+        ``solver="igd"``, ``PrivateQFTLRegressor``, ``PrivateFrankWolfeLasso``
+        with ``selection="gaussian"``, none with an "auto" bound); the others
+        raise ``ValueError`` (use ``replay=False``). Honest when the values before noise
         do not depend on earlier noise (the uncorrupted iterates of IGD); the
         outputs are scored with the exact (white-box) likelihood ratio and are
         audited before post-processing (which can only lower the bound). With
@@ -349,6 +353,16 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         raise ValueError(f"release must be 'final' or 'stream'; got {release!r}.")
     if release == "stream" and not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError("release='stream' needs batch_size, an integer >= 1.")
+    if replay:
+        reason = _replay_refusal(estimator)
+        if reason is not None:
+            raise ValueError(
+                f"audit_estimator(replay=True) cannot audit {estimator!r}: {reason}. The "
+                "replay audits only estimators whose every release is a recorded Gaussian "
+                "release (PrivateIGDClassifier with solver='igd', PrivateQFTLRegressor, "
+                "PrivateFrankWolfeLasso with selection='gaussian', without 'auto' bounds); "
+                "use replay=False (real fits) for the others."
+            )
     X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
     X1, y1 = _neighbour(X0, y0, index, replacement)
     classes = np.unique(np.concatenate([y0, y1])) if is_classifier(estimator) else None
@@ -396,9 +410,47 @@ def _refit_once(estimator, X, y, seed, release, batch_size, classes):
     return np.concatenate(outputs)
 
 
+def _replay_refusal(estimator):
+    """Why the replay would not see every release of ``estimator``, or ``None``.
+
+    The replay audits what ``gaussian_release`` recorded, so it is honest only
+    for configurations whose every release goes through it, as the released
+    output or its post-processing: an allow-list of exact classes and
+    settings. Elsewhere the noise is drawn by other samplers (the kernels of
+    mirror descent, MI-OGD and the local protocols, the exponential
+    mechanism of Frank-Wolfe and of the private quantiles of "auto" bounds:
+    nothing or only part would be recorded, and the audit would pass
+    vacuously), or the recorded Gaussian draw is not the output (objective
+    perturbation's random linear term).
+    """
+    from .linear_model import PrivateFrankWolfeLasso, PrivateIGDClassifier, PrivateQFTLRegressor
+
+    kind = type(estimator)
+    if kind is PrivateIGDClassifier:
+        if estimator.solver != "igd":
+            return (f"solver={estimator.solver!r} perturbs the objective: its recorded "
+                    "Gaussian draw is a term of the objective, not a release")
+    elif kind is PrivateFrankWolfeLasso:
+        if estimator.selection != "gaussian":
+            return (f"selection={estimator.selection!r} draws its noise with the "
+                    "exponential mechanism, which is not recorded")
+    elif kind is not PrivateQFTLRegressor:
+        return f"{kind.__name__} draws noise that the replay does not record"
+    if estimator._any_auto_bound():
+        return ("an 'auto' bound is a private quantile (exponential mechanism), which is "
+                "not recorded")
+    return None
+
+
 def _replay_audit(logs, n_runs, delta, alpha, rng):
     """Draw releases from recorded distributions; score with the exact likelihood ratio."""
     log0, log1 = logs
+    if not log0 or not log1:
+        # Nothing recorded: an instance_mu of 0 would pass any estimator vacuously.
+        raise ValueError(
+            "The fit made no recorded Gaussian release, so the replay has nothing to "
+            "audit; use replay=False (real fits)."
+        )
     if len(log0) != len(log1):
         raise ValueError("The two data sets made different numbers of releases.")
     sigmas = np.array([entry[1] for entry in log0])

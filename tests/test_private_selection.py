@@ -423,9 +423,10 @@ def test_the_best_candidate_is_the_argmax_of_the_noisy_scores(monkeypatch):
         scores.append(original_score(values, sigma, rng))
         return scores[-1]
 
-    def spy_setting(spaces, rng):
-        settings.append(original_setting(spaces, rng))
-        return settings[-1]
+    def spy_setting(spaces, rng, return_space=False):
+        index, setting = original_setting(spaces, rng, return_space=True)
+        settings.append(setting)
+        return (index, setting) if return_space else setting
 
     monkeypatch.setattr(core, "noisy_mean_score", spy_score)
     monkeypatch.setattr(core, "sample_setting", spy_setting)

@@ -55,15 +55,18 @@ def split_indices(n_samples, validation_fraction, rng):
     return np.sort(order[n_validation:]), np.sort(order[:n_validation])
 
 
-def sample_setting(spaces, rng):
+def sample_setting(spaces, rng, return_space=False):
     """One hyperparameter setting: a space uniformly, then each value independently.
 
     ``spaces`` is a list of dicts mapping a name to a list (drawn uniformly,
     with replacement) or to an object with ``rvs(random_state=...)``. Draws are
     independent across calls, as private selection requires (scikit-learn's
     ``ParameterSampler`` draws grids without replacement, which it does not).
+    With ``return_space=True``, returns ``(index, setting)``: the index of the
+    space drawn (the same draws from ``rng`` either way).
     """
-    space = spaces[int(rng.integers(len(spaces)))]
+    index = int(rng.integers(len(spaces)))
+    space = spaces[index]
     setting = {}
     for name in sorted(space):
         values = space[name]
@@ -72,7 +75,7 @@ def sample_setting(spaces, rng):
                 int(rng.integers(2**32 - 1))))
         else:
             setting[name] = values[int(rng.integers(len(values)))]
-    return setting
+    return (index, setting) if return_space else setting
 
 
 def score_sigma(n_validation, mu):

@@ -47,6 +47,12 @@ from ._candidates import (
 _NEIGHBOURS = "replace-one"
 # Set by the search itself, never by the grid.
 _RESERVED = ("random_state", "accountant", "classes")
+# A Pipeline's own parameters the search fixes on every candidate (verbose=False,
+# memory=None): a printed block per candidate would reveal K, and a joblib cache
+# would let candidates (and later searches) reuse one private step's release.
+_PIPELINE_FIXED = {"verbose": False, "memory": None}
+# Most list combinations the privacy plan enumerates (one candidate_rho each, ~0.1 ms).
+_PLAN_LIMIT = 50_000
 
 
 def _delegates(method):
@@ -83,14 +89,23 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         ``Binarizer``, ``PolynomialFeatures``, ``"passthrough"``: their fitted
         state does not depend on the records; in a Pipeline, name parameters
         ``step__param``); its parameters are the defaults of every candidate.
-        Others are refused before any data is read.
+        Others are refused before any data is read. A Pipeline's candidates
+        run with ``verbose=False`` (a printed block per candidate would reveal
+        ``K``) and ``memory=None`` (a cache would let them reuse one private
+        step's release).
     param_distributions : dict or list of dicts
         Maps parameter names to lists (drawn uniformly, with replacement) or
         to distributions with an ``rvs`` method. A list of dicts picks one
         dict uniformly per candidate. The privacy parameters (``epsilon``,
         ``delta``, ``solver``, ``selection``, ``feature_weights``) may be
-        searched, as lists only. ``random_state``, ``accountant`` and
-        ``classes`` are set by the search.
+        searched, as lists only. The plan enumerates every combination of the
+        list values. A distribution's draws must leave the candidate's
+        guarantee unchanged: each is checked before the candidate's fit, and
+        one that changes it (``"auto"`` for a bound) stops the search with a
+        ``ValueError``, charged. Each candidate gets its own copy of every drawn
+        value (estimators are cloned). ``random_state``, ``accountant`` and
+        ``classes`` (and a Pipeline's own ``verbose`` and ``memory``) are set by
+        the search.
     n_candidates : float, default=10.0
         Expected number of candidates ``E[K] > 1``. The guarantee grows with
         ``log(n_candidates)``, not linearly.
@@ -271,6 +286,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 f"param_distributions names {name!r}, which is set by the search for every "
                 f"private step. Search only the steps' other hyperparameters."
             )
+        if pipeline and own is None and name in _PIPELINE_FIXED:
+            raise ValueError(
+                f"param_distributions names {name!r}, the Pipeline's own {name!r}, which "
+                "the search fixes for every candidate (verbose=False: one printed block "
+                "per candidate would reveal K; memory=None: a cache would let candidates "
+                "reuse one private step's release). Search the steps' parameters."
+            )
         if pipeline and own is None and name in ("steps", final_prefix(self.estimator)[:-2]):
             raise ValueError(
                 f"param_distributions names {name!r}, which replaces the Pipeline's steps "
@@ -306,42 +328,111 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 if hasattr(estimator, "_validate_params"):
                     estimator._validate_params()
 
-    def _rho_names(self, space):
-        """The names of ``space`` whose values change a candidate's ``rho``.
+    @staticmethod
+    def _list_names(space):
+        """The names of ``space`` searched as lists (the others are distributions)."""
+        return [name for name in sorted(space) if not hasattr(space[name], "rvs")]
 
-        The declared privacy parameters, and every other list-valued parameter whose
-        values give a ``rho`` other than the estimator's own (or than each other's) at
-        some combination of the declared ones: a bound searched as ``["auto", 1.0]``,
-        where "auto" spends part of the budget on a private quantile (section 37).
-        Found from the hyperparameters alone.
+    def _setting_rho(self, values):
+        """``rho`` of a candidate with ``values`` set on the estimator (no data)."""
+        return candidate_rho(clone(self.estimator).set_params(**values))
+
+    def _space_combos(self, spaces):
+        """Every combination of each space's list-valued parameters, with its ``rho``.
+
+        The full product: a parameter that changes ``rho`` only together with
+        another (``feature_bound`` and ``y_bound`` of ``PrivateFrankWolfeLasso``,
+        whose "auto" quantiles share one budget split) is enumerated with it.
+        Returns, per space, ``(names, [(combo, rho), ...])``; from the
+        hyperparameters alone.
         """
-        names = [n for n in sorted(space) if self._privacy_param(n)]
-        combos = [dict(zip(names, combo))
-                  for combo in itertools.product(*(space[n] for n in names))]
-        for name in sorted(space):
-            values = space[name]
-            if name in names or hasattr(values, "rvs"):
-                continue
-            for combo in combos:
-                base = clone(self.estimator).set_params(**combo)
-                rhos = {candidate_rho(clone(base).set_params(**{name: value}))
-                        for value in values}
-                if rhos != {candidate_rho(base)}:   # differ, or differ from the base's
-                    names.append(name)
-                    break
-        return sorted(names)
-
-    def _setting_mixture(self, spaces):
-        """Every combination of the searched privacy parameters, with its probability."""
-        rhos, weights = [], []
+        sizes = [math.prod(len(space[name]) for name in self._list_names(space))
+                 for space in spaces]
+        if sum(sizes) > _PLAN_LIMIT:
+            raise ValueError(
+                f"param_distributions has {sum(sizes)} combinations of list values; the "
+                f"privacy plan enumerates every one (at most {_PLAN_LIMIT}), because a "
+                "parameter can change a candidate's guarantee in combination with another. "
+                "Search fewer values, or search parameters that do not change the "
+                "guarantee (a learning rate, a regularization strength) as distributions."
+            )
+        combos = []
         for space in spaces:
-            names = self._rho_names(space)
-            for combo in itertools.product(*(space[n] for n in names)):
-                candidate = clone(self.estimator).set_params(**dict(zip(names, combo)))
-                rhos.append(candidate_rho(candidate))
-                weights.append(
-                    1.0 / len(spaces) / math.prod(len(space[n]) for n in names))
-        return np.asarray(rhos), np.asarray(weights)
+            names = self._list_names(space)
+            combos.append((names, [
+                (combo, self._setting_rho(dict(zip(names, combo))))
+                for combo in itertools.product(*(space[name] for name in names))]))
+        return combos
+
+    def _setting_mixture(self, spaces, combos=None):
+        """The distinct ``rho`` of one candidate and their probabilities.
+
+        A space is drawn uniformly, then each list uniformly: every combination
+        of a space's list values has probability ``1 / (len(spaces) * size)``.
+        A distribution-valued parameter does not enter the plan: each of its
+        draws is checked to leave ``rho`` unchanged (:meth:`_check_planned_rho`).
+        """
+        combos = self._space_combos(spaces) if combos is None else combos
+        mixture = {}
+        for _, rows in combos:
+            for _, rho in rows:
+                mixture.setdefault(rho, []).append(1.0 / len(combos) / len(rows))
+        rhos = list(mixture)
+        return (np.asarray(rhos, dtype=np.float64),
+                np.asarray([math.fsum(mixture[rho]) for rho in rhos]))
+
+    def _check_planned_rho(self, plan, index, setting, rho, rng):
+        """Before a candidate's fit: its ``rho`` is the one the plan gave its setting.
+
+        Public values only (the setting comes from the generator, never from the
+        data). A list-valued setting always passes: the plan enumerated it, so a
+        failure is a bug (``RuntimeError``). A value drawn from a distribution
+        must leave ``rho`` unchanged at *every* combination of its space's list
+        values (:meth:`_check_draws`), so that whether the search stops does not
+        depend on the list values drawn; with several spaces, the other spaces'
+        distributions are drawn too (from ``rng``) and checked, so that it does
+        not depend on the space drawn either (``doc/privacy.md``, section 54.5).
+        A failure raises; nothing is released, and the search stays charged
+        (the data has been read).
+        """
+        names, rows = plan["combos"][index]
+        space = plan["spaces"][index]
+        self._check_draws(plan, index,
+                          {name: setting[name] for name in sorted(space) if name not in names})
+        for other, other_space in enumerate(plan["spaces"]):
+            other_names = plan["combos"][other][0]
+            if other != index and len(other_names) < len(other_space):
+                self._check_draws(plan, other, core.sample_setting([{
+                    name: values for name, values in other_space.items()
+                    if name not in other_names}], rng))
+        # The plan's rho of these list values (the same function of the same values;
+        # an array of values yields new scalar objects, so no lookup by identity).
+        planned = self._setting_rho({name: setting[name] for name in names})
+        if planned not in {r for _, r in rows} or rho != planned:
+            raise RuntimeError(
+                f"The candidate with setting {setting!r} has rho={rho}, but the privacy "
+                f"plan gave its setting rho={planned}: the selection's accounting is out "
+                "of date. Nothing was released. Please report this bug."
+            )
+
+    def _check_draws(self, plan, index, drawn):
+        """``ValueError`` unless the distribution draws ``drawn`` of space ``index``
+        leave ``rho`` at the plan's value for every combination of its list values."""
+        if not drawn:
+            return
+        names, rows = plan["combos"][index]
+        for combo, planned in rows:
+            lists = dict(zip(names, combo))
+            actual = self._setting_rho({**lists, **drawn})
+            if actual != planned:
+                raise ValueError(
+                    f"A candidate drew {drawn!r} from param_distributions' distributions, "
+                    f"which changes its guarantee (rho={actual:.6g} with {lists!r}, where "
+                    f"the privacy plan has rho={planned:.6g}): a parameter that can change "
+                    "the guarantee (a bound or alpha that can be 'auto') must be searched "
+                    "as a list of values. Nothing was released; the search's guarantee "
+                    "stays charged."
+                )
 
     def _score_bound(self, spaces):
         if get_tags(self.estimator).estimator_type != "regressor":
@@ -366,13 +457,15 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     def _plan(self):
         """Everything the guarantee depends on, from the hyperparameters alone."""
         spaces = self._spaces()
-        rhos, weights = self._setting_mixture(spaces)
+        combos = self._space_combos(spaces)
+        rhos, weights = self._setting_mixture(spaces, combos)
         shape = float(self.shape)
         gamma = truncated_negative_binomial_gamma(self.n_candidates, shape)
         epsilon, order = selection_epsilon(self.delta, rhos, weights,
                                            n_candidates=self.n_candidates, shape=shape)
         return {
-            "spaces": spaces, "rhos": rhos, "gamma": gamma, "shape": shape,
+            "spaces": spaces, "combos": combos, "rhos": rhos, "gamma": gamma,
+            "shape": shape,
             "mean": truncated_negative_binomial_mean(gamma, shape),
             "epsilon": epsilon, "order": order, "score_bound": self._score_bound(spaces),
         }
@@ -485,8 +578,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         n_candidates = core.draw_candidate_count(plan["gamma"], plan["shape"], rng)
         best = None
         for _ in range(n_candidates):
-            setting = core.sample_setting(plan["spaces"], rng)
+            index, setting = core.sample_setting(plan["spaces"], rng, return_space=True)
             candidate, rho = self._candidate(setting, classes, rng)
+            self._check_planned_rho(plan, index, setting, rho, rng)
             # A candidate's warnings describe an unreleased run (and their number
             # would reveal K): hold every warning of its fit and of its scoring.
             with warnings.catch_warnings(record=True) as caught:
@@ -529,7 +623,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return np.unique(y), True
 
     def _candidate(self, setting, classes, rng):
-        candidate = clone(self.estimator).set_params(**setting)
+        # Each candidate gets its own copy of every drawn value (as scikit-learn's
+        # searches do): an estimator given as a value (a private step) would
+        # otherwise be one object refitted by every candidate that draws it, and
+        # the released model would carry another candidate's release.
+        candidate = clone(self.estimator).set_params(
+            **{name: clone(value, safe=False) for name, value in setting.items()})
         params = final_estimator(candidate).get_params(deep=False)
         # A seeded search gives each candidate a RandomState, never an integer: the
         # candidate's fit draws its seed from it, and a refit of best_estimator_ (or of
@@ -547,6 +646,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         prefix = final_prefix(candidate)
         candidate.set_params(**{prefix + name: value for name, value in extra.items()})
         if isinstance(candidate, Pipeline):
+            candidate.set_params(**_PIPELINE_FIXED)
             # Private transformers: their own seed, never their own accountant
             # (the search is charged once) and no per-candidate summary.
             for name, step in candidate.steps[:-1]:
