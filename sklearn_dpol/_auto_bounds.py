@@ -27,9 +27,16 @@ post-processing of released values that spends no budget (``doc/privacy.md``,
 tracks the noise").
 
 The resolved values are fitted attributes (``data_norm_``, ``y_bound_``,
-``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
-stands for the grid's largest candidate, the worst case of every check, so a
-configuration refused at the worst case is refused before any data is read.
+``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks),
+``"auto"`` stands for the grid's largest candidate (``_data_norm(worst=True)``): the worst
+case of the checks that grow with the bound (an overflow, a noise scale or sensitivity
+too large), so a configuration refused there is refused before any data is read. It is
+not the worst case of a check that fails when a bound is too *small* (a sensitivity or a
+noise scale that rounds to zero in floating point): such a check must also be run at the
+grid's smallest candidate, ``AUTO_GRID[0]``, to be decided before the data is read
+(``_radius(worst=True)`` already pairs the smallest row-bound candidate with the largest
+``y_bound``). The number of rows a quantile can take (``2**31 - 1``) and its budget are
+checked from public values by :meth:`AutoBoundsMixin._check_auto_bounds_public`.
 """
 
 import math
@@ -38,7 +45,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 from .privacy._gaussian import gaussian_mu
-from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
+from .privacy._quantile import _MAX_RECORDS, geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
 
 __all__ = ["AUTO_GRID", "AUTO_RADIUS_REFERENCE", "L2", "LINF", "AutoBoundsMixin", "auto_radius",
@@ -344,9 +351,15 @@ class AutoBoundsMixin:
                 or (self._auto_y() and "_auto_y_bound" not in self.__dict__))
 
     def _check_auto_bounds_public(self, n_rows):
-        """Refuse, before reading values, what the quantiles cannot do (public checks)."""
+        """Refuse, before reading values, what the quantiles cannot do (public checks):
+        more rows than a quantile takes (``private_quantile``'s ``2**31 - 1``), a share
+        of epsilon too small, or too large for the number of rows."""
         for name, auto, eps_q in zip((self._auto_norm_param, "y_bound"), (self._auto_norm(), self._auto_y()),
                                      self._quantile_epsilons()):
+            if auto and n_rows > _MAX_RECORDS:
+                raise ValueError(
+                    f"{name}='auto' draws a private quantile of at most {_MAX_RECORDS} rows; "
+                    f"got {n_rows}. Pass a public {name}.")
             if auto and math.isfinite(eps_q) and (
                     eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
                 raise ValueError(
