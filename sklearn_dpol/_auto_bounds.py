@@ -365,6 +365,48 @@ class AutoBoundsMixin:
                 raise ValueError(
                     f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
                     f"(too small or too large); pass a public {name}.")
+        self._warn_small_auto_bounds(n_rows)
+
+    def _warn_small_auto_bounds(self, n_rows):
+        """Warn (:class:`~sklearn_dpol.exceptions.SmallDataWarning`) when an "auto"
+        bound's quantile has too few rows for its share of epsilon (public values only).
+
+        The quantile's records pull with ``s * k`` nats (``s =
+        quantile_scale(epsilon_q)``, ``k = round(q n)`` the records below its
+        target rank, held to ``[1, n]``), against the public prior's whole span
+        over :data:`AUTO_GRID` (``_PRIOR_SLOPE`` nats a step, 40 nats from the
+        top candidate to the bottom one) plus the logarithm of the number of
+        candidates. Below that, wherever the data lie on the grid, the quantile
+        can fall to the grid's bottom (``2**-20``: every row clipped to almost
+        nothing) or land octaves away. With ``epsilon = 1`` (a 10% share) that is
+        below about 920 rows; rows of norm near 1 collapse below about 450
+        (README). Decided from ``n``, ``epsilon`` and the public grid, before
+        the quantile is drawn, never from the data.
+        """
+        from .exceptions import SmallDataWarning, _warn_at_caller
+
+        needed = _PRIOR_SLOPE * (len(AUTO_GRID) - 1) + math.log(len(AUTO_GRID))
+        for name, auto, eps_q, q in zip(
+                (self._auto_norm_param, "y_bound"), (self._auto_norm(), self._auto_y()),
+                self._quantile_epsilons(),
+                (self.AUTO_DATA_NORM_QUANTILE, self.AUTO_Y_BOUND_QUANTILE)):
+            if not auto or not math.isfinite(eps_q):
+                continue
+            scale = quantile_scale(eps_q)
+            k = min(max(1, round(q * n_rows)), n_rows)
+            if scale * k >= needed:
+                continue
+            rows = math.ceil(needed / (scale * q))
+            _warn_at_caller(
+                f"{type(self).__name__}: {name}='auto' draws a private {q:g} quantile of "
+                f"{n_rows} rows with {eps_q:.4g} of epsilon (its share of "
+                f"epsilon={self.epsilon!r}): below about {rows} rows at this budget the "
+                "quantile can fall to the bottom of its grid (2**-20, every row clipped to "
+                "almost nothing) or land octaves above the data, and the model is then "
+                f"useless. Pass a public {name} (or scale the data with PrivateRangeScaler "
+                "and pass its bound), more rows, or a larger epsilon. This warning depends "
+                "only on the number of rows and the budget, never on the data.",
+                SmallDataWarning)
 
     def _resolve_auto_bounds(self, X, y=None, *, stream=False):
         """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``).
