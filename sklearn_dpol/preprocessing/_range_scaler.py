@@ -278,9 +278,11 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
             "released ranges will likely be far too wide (by orders of magnitude when the "
             "rows are a small fraction of those needed) or miss the data, and a model "
             f"trained after them useless. These quantiles need {rows_text}. "
-            "Use fewer features, a larger epsilon for the scaler (or delta > 0), a "
-            "public hint bounds=(low, high), or public ranges instead. This warning "
-            "depends only on the public shape and parameters, never on the data.",
+            "Use fewer features, a larger epsilon for the scaler (or delta > 0), "
+            + ("a tighter public hint bounds=(low, high) with fewer n_candidates"
+               if self.bounds is not None else "a public hint bounds=(low, high)")
+            + ", or public ranges instead. This warning depends only on the public shape "
+            "and parameters, never on the data.",
             SmallDataWarning)
 
     # -- fit / transform ----------------------------------------------------------------
