@@ -27,9 +27,16 @@ post-processing of released values that spends no budget (``doc/privacy.md``,
 tracks the noise").
 
 The resolved values are fitted attributes (``data_norm_``, ``y_bound_``,
-``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks), ``"auto"``
-stands for the grid's largest candidate, the worst case of every check, so a
-configuration refused at the worst case is refused before any data is read.
+``radius_``); the parameters keep ``"auto"``. Before a value is drawn (parameter checks),
+``"auto"`` stands for the grid's largest candidate (``_data_norm(worst=True)``): the worst
+case of the checks that grow with the bound (an overflow, a noise scale or sensitivity
+too large), so a configuration refused there is refused before any data is read. It is
+not the worst case of a check that fails when a bound is too *small* (a sensitivity or a
+noise scale that rounds to zero in floating point): such a check must also be run at the
+grid's smallest candidate, ``AUTO_GRID[0]``, to be decided before the data is read
+(``_radius(worst=True)`` already pairs the smallest row-bound candidate with the largest
+``y_bound``). The number of rows a quantile can take (``2**31 - 1``) and its budget are
+checked from public values by :meth:`AutoBoundsMixin._check_auto_bounds_public`.
 """
 
 import math
@@ -38,7 +45,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 from .privacy._gaussian import gaussian_mu
-from .privacy._quantile import geometric_grid, private_quantile, quantile_scale
+from .privacy._quantile import _MAX_RECORDS, geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
 
 __all__ = ["AUTO_GRID", "AUTO_RADIUS_REFERENCE", "L2", "LINF", "AutoBoundsMixin", "auto_radius",
@@ -344,14 +351,62 @@ class AutoBoundsMixin:
                 or (self._auto_y() and "_auto_y_bound" not in self.__dict__))
 
     def _check_auto_bounds_public(self, n_rows):
-        """Refuse, before reading values, what the quantiles cannot do (public checks)."""
+        """Refuse, before reading values, what the quantiles cannot do (public checks):
+        more rows than a quantile takes (``private_quantile``'s ``2**31 - 1``), a share
+        of epsilon too small, or too large for the number of rows."""
         for name, auto, eps_q in zip((self._auto_norm_param, "y_bound"), (self._auto_norm(), self._auto_y()),
                                      self._quantile_epsilons()):
+            if auto and n_rows > _MAX_RECORDS:
+                raise ValueError(
+                    f"{name}='auto' draws a private quantile of at most {_MAX_RECORDS} rows; "
+                    f"got {n_rows}. Pass a public {name}.")
             if auto and math.isfinite(eps_q) and (
                     eps_q < 2.0**-30 or quantile_scale(eps_q) * n_rows >= 2.0**39):
                 raise ValueError(
                     f"{name}='auto' cannot spend {eps_q!r} of epsilon on {n_rows} rows "
                     f"(too small or too large); pass a public {name}.")
+        self._warn_small_auto_bounds(n_rows)
+
+    def _warn_small_auto_bounds(self, n_rows):
+        """Warn (:class:`~sklearn_dpol.exceptions.SmallDataWarning`) when an "auto"
+        bound's quantile has too few rows for its share of epsilon (public values only).
+
+        The quantile's records pull with ``s * k`` nats (``s =
+        quantile_scale(epsilon_q)``, ``k = round(q n)`` the records below its
+        target rank, held to ``[1, n]``), against the public prior's whole span
+        over :data:`AUTO_GRID` (``_PRIOR_SLOPE`` nats a step, 40 nats from the
+        top candidate to the bottom one) plus the logarithm of the number of
+        candidates. Below that, wherever the data lie on the grid, the quantile
+        can fall to the grid's bottom (``2**-20``: every row clipped to almost
+        nothing) or land octaves away. With ``epsilon = 1`` (a 10% share) that is
+        below about 920 rows; rows of norm near 1 collapse below about 450
+        (README). Decided from ``n``, ``epsilon`` and the public grid, before
+        the quantile is drawn, never from the data.
+        """
+        from .exceptions import SmallDataWarning, _warn_at_caller
+
+        needed = _PRIOR_SLOPE * (len(AUTO_GRID) - 1) + math.log(len(AUTO_GRID))
+        for name, auto, eps_q, q in zip(
+                (self._auto_norm_param, "y_bound"), (self._auto_norm(), self._auto_y()),
+                self._quantile_epsilons(),
+                (self.AUTO_DATA_NORM_QUANTILE, self.AUTO_Y_BOUND_QUANTILE)):
+            if not auto or not math.isfinite(eps_q):
+                continue
+            scale = quantile_scale(eps_q)
+            k = min(max(1, round(q * n_rows)), n_rows)
+            if scale * k >= needed:
+                continue
+            rows = math.ceil(needed / (scale * q))
+            _warn_at_caller(
+                f"{type(self).__name__}: {name}='auto' draws a private {q:g} quantile of "
+                f"{n_rows} rows with {eps_q:.4g} of epsilon (its share of "
+                f"epsilon={self.epsilon!r}): below about {rows} rows at this budget the "
+                "quantile can fall to the bottom of its grid (2**-20, every row clipped to "
+                "almost nothing) or land octaves above the data, and the model is then "
+                f"useless. Pass a public {name} (or scale the data with PrivateRangeScaler "
+                "and pass its bound), more rows, or a larger epsilon. This warning depends "
+                "only on the number of rows and the budget, never on the data.",
+                SmallDataWarning)
 
     def _resolve_auto_bounds(self, X, y=None, *, stream=False):
         """Draw the private quantiles of the unresolved "auto" bounds (after ``_mark_data_read``).

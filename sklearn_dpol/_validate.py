@@ -21,6 +21,7 @@ the original (nor its traceback, whose frames hold the arrays).
 import re
 
 import numpy as np
+from sklearn import config_context
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 __all__ = ["validate_data"]
@@ -72,11 +73,19 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     Same parameters and return value. A ``ValueError`` or ``TypeError`` is
     raised again, same type, with a message that quotes no value of ``X`` or
     ``y``, and with ``__cause__`` and ``__context__`` both ``None``.
+
+    The finiteness check runs whatever scikit-learn's global configuration:
+    ``sklearn.set_config(assume_finite=True)`` makes scikit-learn skip it (even
+    with ``ensure_all_finite=True``), and a NaN or inf record would then be
+    refused only after it was read (charged), or reach a release. The check is
+    the refusal of non-finite records before reading (``doc/privacy.md``,
+    "Failures and refunds"), so it is not a speed option here.
     """
     try:
-        result = _sklearn_validate_data(
-            _estimator, X, y, reset=reset, validate_separately=validate_separately,
-            skip_check_array=skip_check_array, **check_params)
+        with config_context(assume_finite=False):
+            result = _sklearn_validate_data(
+                _estimator, X, y, reset=reset, validate_separately=validate_separately,
+                skip_check_array=skip_check_array, **check_params)
     except (ValueError, TypeError, ArithmeticError) as exc:
         # ArithmeticError: an object y of Decimal('sNaN') or 10**400 (InvalidOperation,
         # OverflowError) fails in numpy's conversion

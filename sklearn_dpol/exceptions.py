@@ -1,5 +1,9 @@
 """Warnings and errors of sklearn_dpol."""
 
+import os
+import sys
+import warnings
+
 __all__ = [
     "BudgetExceededError",
     "DefaultBoundWarning",
@@ -7,6 +11,7 @@ __all__ = [
     "NoiseReuseError",
     "PrivacyAccountingError",
     "PrivacyLeakWarning",
+    "SmallDataWarning",
     "StaleStreamError",
 ]
 
@@ -72,6 +77,61 @@ class DefaultBoundWarning(UserWarning):
     >>> any(issubclass(w.category, DefaultBoundWarning) for w in caught)
     False
     """
+
+
+class SmallDataWarning(UserWarning):
+    """Too few rows for the budget: a private range or bound will likely be useless.
+
+    :class:`~sklearn_dpol.preprocessing.PrivateRangeScaler` and the ``"auto"``
+    bounds (``data_norm="auto"``, ``y_bound="auto"``, ``feature_bound="auto"``)
+    draw private quantiles by the exponential mechanism over a public grid.
+    With few rows for the budget, the records' pull on the quantile is weaker
+    than the grid's size (and, for the ``"auto"`` bounds, its public prior),
+    and the release lands far from the data: a scaler's ranges orders of
+    magnitude too wide, an ``"auto"`` bound at the bottom of its grid
+    (``2**-20``) or octaves too high. The guarantee holds, but the model is
+    useless, without any error.
+
+    Issued before the data is read, from public values only (the number of
+    rows, the number of features, ``epsilon``, ``delta``, the quantile and the
+    grid), never from the data: two data sets of the same shape get the same
+    warning, so the warning itself releases nothing. It says how many rows the
+    budget needs. The rules are in ``doc/user_guide/bounds_and_clipping.md``.
+
+    See Also
+    --------
+    sklearn_dpol.preprocessing.PrivateRangeScaler : Warns when its ranges will
+        be far too wide.
+    DefaultBoundWarning : A public bound left at its default.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dpol.exceptions import SmallDataWarning
+    >>> from sklearn_dpol.preprocessing import PrivateRangeScaler
+    >>> X = np.random.default_rng(0).normal(size=(500, 10))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateRangeScaler(epsilon=1.0, random_state=0).fit(X)
+    >>> any(issubclass(w.category, SmallDataWarning) for w in caught)
+    True
+    """
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn_at_caller(message, category):
+    """``warnings.warn`` pointing at the first frame outside sklearn_dpol and scikit-learn
+    (the user's line that called ``fit``, directly or through a Pipeline)."""
+    import sklearn
+
+    skipped = (_PACKAGE_DIR + os.sep, os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+    frame, level = sys._getframe(1), 2   # stacklevel 2: the caller of this function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skipped):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class BudgetExceededError(ValueError):

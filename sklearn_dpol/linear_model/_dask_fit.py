@@ -22,10 +22,14 @@ blocks' sums is the sum over all rows, so the sensitivity, the noise and the
 guarantee are those of the in-memory fit; the model differs from it only by
 the rounding of sums taken in another order.
 
-Each block also reports its row count and its count of non-finite values: a
-NaN or an infinity is found only while the blocks are summed, so the
-``ValueError`` it raises comes after the reading has begun and the failure is
-charged (in memory it is found by validation, before). Everything else (shapes,
+Each block also reports its row count and its count of non-finite values, and
+whether its ``X``, ``y`` and weights have the shape of their declared chunk: a
+NaN or an infinity, or a block that returned another number of rows than
+declared, is found only while the blocks are summed, so the ``ValueError`` it
+raises comes after the reading has begun and the failure is charged (in memory
+it is found by validation, before). These messages quote no count: a block's
+true row count may depend on the data (a lazily filtered source declared at its
+unfiltered size). Everything else (shapes,
 dtypes, block types, the configuration) is checked before anything is computed.
 
 Dask is imported only when the input is already a dask array.
@@ -77,11 +81,22 @@ class ReducedStatistics:
 
 # -- what each block computes (on a worker) ---------------------------------------------
 
-def _block_part(X_block, y_block, w_block=None, *, block_sums, params, width):
-    """One block's sums (``width`` values), its row count and its count of non-finite values."""
+def _block_part(X_block, y_block, w_block=None, *, block_sums, params, width,
+                block_info=None):
+    """One block's sums (``width`` values), its row count, its count of non-finite
+    values and whether its arrays hold the shape their declared chunks say.
+
+    A block whose ``X``, ``y`` or weights do not have the declared chunk's shape
+    (a lazily loaded block that returned another number of rows, for example
+    after filtering on the values) is flagged and not summed: summing it would
+    raise numpy's broadcast error, whose message quotes the sizes.
+    """
+    out = np.zeros((1, width + 3))
+    if not _declared_shapes(block_info, X_block, y_block, w_block):
+        out[0, width + 2] = 1
+        return out
     X_block = np.asarray(X_block, dtype=np.float64)
     y_block = np.asarray(y_block, dtype=np.float64).reshape(-1)
-    out = np.zeros((1, width + 2))
     n_rows = X_block.shape[0]
     out[0, width] = n_rows
     bad = np.count_nonzero(~np.isfinite(X_block)) + np.count_nonzero(~np.isfinite(y_block))
@@ -91,6 +106,22 @@ def _block_part(X_block, y_block, w_block=None, *, block_sums, params, width):
         weights = None if w_block is None else np.asarray(w_block, np.float64).reshape(-1)
         out[0, :width] = block_sums(X_block, y_block, weights, **params)
     return out
+
+
+def _declared_shapes(block_info, *blocks):
+    """True when every block (``None`` for absent ones) has its declared chunk's shape."""
+    if block_info is None:
+        return True
+    for index, block in enumerate(blocks):
+        if block is None:
+            continue
+        info = block_info.get(index)
+        if info is None:
+            continue
+        declared = tuple(stop - start for start, stop in info["array-location"])
+        if np.shape(block) != declared:
+            return False
+    return True
 
 
 def _qftl_sums(X, y, weights, *, statistics, estimator_params):
@@ -153,8 +184,10 @@ def check_dask_input(estimator, X, y, sample_weight=None):
         raise ValueError(f"Expected a 2D dask array for X; got {X.ndim} dimension(s).")
     if any(np.isnan(n) for n in X.shape):
         raise ValueError(
-            "The dask array X has unknown chunk sizes; call X.compute_chunk_sizes() "
-            "first (its row count is public, its values are not read).")
+            "The dask array X has unknown chunk sizes. Its row count must not depend on "
+            "private values (filtering rows with a boolean mask of the data makes it "
+            "data-dependent): declare the chunk sizes from public information, or call "
+            "X.compute_chunk_sizes() only if the row count is public.")
     if X.dtype.kind not in "biuf":
         raise ValueError(f"X must hold real numbers; got dtype {X.dtype}.")
     _check_blocks_are_numpy("X", X)
@@ -201,18 +234,26 @@ def _reduce(estimator, data, block_sums, width, params):
         arrays.append(data.weights[:, np.newaxis])
     parts = da.map_blocks(
         _block_part, *arrays, block_sums=block_sums, params=params, width=width,
-        dtype=np.float64, chunks=((1,) * X.numblocks[0], (width + 2,)),
+        dtype=np.float64, chunks=((1,) * X.numblocks[0], (width + 3,)),
     )
     # A non-finite value is found only while the blocks are summed: the reading
     # has begun, so this failure is charged (in memory it is found before).
     estimator._mark_data_read()
     total = parts.sum(axis=0).compute()
+    # The messages quote no count: a block's row count may depend on the data (a
+    # lazily filtered source declared at its unfiltered size).
+    if total[width + 2] > 0:
+        raise ValueError(
+            "A block of the dask arrays X, y or sample_weight does not hold the number of "
+            "rows (or columns) its declared chunk sizes say. The declared sizes must be the "
+            "true ones, and they must not depend on private values (filtering rows on the "
+            "data makes them data-dependent). This failure came after the reading began, "
+            "so it is charged.")
     if total[width + 1] > 0:
         raise ValueError("Input contains NaN or infinity (found while reducing the blocks).")
-    if int(total[width]) != data.n_rows:
-        raise RuntimeError(
-            f"The reduction counted {int(total[width])} rows of {data.n_rows}: a block was "
-            "lost.")
+    if total[width] != data.n_rows:
+        raise RuntimeError("The reduction did not count the declared number of rows: a block "
+                           "was lost.")
     return total[:width].copy()
 
 

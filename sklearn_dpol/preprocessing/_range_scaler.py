@@ -17,7 +17,7 @@ from ..privacy._spec import ONE_RELEASE, Part, PrivacySpec
 from ..privacy._zcdp import exponential_mechanism_zcdp, zcdp_rho
 
 _NEIGHBOURS = "replace-one"
-# The public default grid: 0 and +-2^(k/32) for k/32 in [-20, 20] (2561 candidates).
+# The public default grid: 0 and +-2^(k/32) for k/32 in [-20, 20] (2563 candidates).
 _GRID_EXPONENTS = (-20, 20)
 _GRID_PER_OCTAVE = 32
 
@@ -43,6 +43,13 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
     ``(epsilon_1 + epsilon_2, delta_1 + delta_2)``-DP (sequential
     composition); with an ``accountant`` both are charged.
 
+    Each quantile needs rows: ``fit`` warns with
+    :class:`~sklearn_dpol.exceptions.SmallDataWarning`, before reading the
+    data, when ``quantile_scale(eps0) * max(1, round(quantile * n))`` (about
+    ``n * quantile * eps0 / 2``) is below the logarithm of the number of
+    candidates, a public condition under which the ranges come out far too
+    wide; the message says how many rows the budget needs.
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -58,7 +65,7 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         A public hint of where the features lie (floats, or arrays of shape
         ``(n_features,)``): the candidates are ``n_candidates`` points evenly
         spaced on ``[low, high]``. ``None``: the candidates are ``0`` and
-        ``+-2**(k / 32)`` for ``k / 32`` in ``[-20, 20]`` (2561 candidates, 2.2%
+        ``+-2**(k / 32)`` for ``k / 32`` in ``[-20, 20]`` (2563 candidates, 2.2%
         apart), for features of any scale; a tighter hint is more accurate.
         A public prior prefers, among candidates of equal score, those next
         to the data (1 nat per octave on the default grid, 8 nats across a
@@ -231,6 +238,53 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
         grids = [np.linspace(lo, hi, int(self.n_candidates)) for lo, hi in zip(low, high)]
         return grids, 8.0 / (int(self.n_candidates) - 1)
 
+    def _rows_needed(self, eps0, n_candidates):
+        """The public accuracy condition of one quantile, and the rows it asks for.
+
+        A quantile is accurate when its records' pull, ``s * k`` (``s`` the
+        exponential mechanism's scale ``quantile_scale(eps0)``, about
+        ``eps0 / 2``, and ``k = max(1, round(quantile * n))`` the records
+        between the target rank and the data's extreme), is above the
+        logarithm of the number of candidates: below it the candidates beyond
+        the data's extreme outweigh the right one together, and the ranges come
+        out orders of magnitude too wide (``doc/user_guide/
+        bounds_and_clipping.md``). Returns ``(needed pull, rows needed)``:
+        public values only.
+        """
+        needed = math.log(n_candidates)
+        per_row = quantile_scale(eps0) * max(float(self.quantile), 0.0)
+        rows = math.ceil(needed / per_row) if per_row > 0 else math.inf
+        return needed, rows
+
+    def _warn_small_data(self, n, d, eps0, candidates):
+        """Warn (:class:`~sklearn_dpol.exceptions.SmallDataWarning`) when the public
+        accuracy condition of :meth:`_rows_needed` fails: from ``n``, ``d``,
+        ``epsilon``, ``delta``, ``quantile`` and the grid, never from the data."""
+        if not math.isfinite(eps0):
+            return
+        n_candidates = len(candidates[0])
+        needed, rows = self._rows_needed(eps0, n_candidates)
+        k = max(1, round(float(self.quantile) * n))
+        if quantile_scale(eps0) * k >= needed:
+            return
+        from ..exceptions import SmallDataWarning, _warn_at_caller
+
+        rows_text = (f"about {rows} rows" if math.isfinite(rows)
+                     else "quantile > 0 and more rows")
+        _warn_at_caller(
+            f"PrivateRangeScaler: {n} rows are too few for {d} feature(s) at "
+            f"epsilon={self.epsilon!r}, delta={self.delta!r} ({2 * d} quantiles of "
+            f"{eps0:.4g}-DP each, over {n_candidates} candidates): some or all of the "
+            "released ranges will likely be far too wide (by orders of magnitude when the "
+            "rows are a small fraction of those needed) or miss the data, and a model "
+            f"trained after them useless. These quantiles need {rows_text}. "
+            "Use fewer features, a larger epsilon for the scaler (or delta > 0), "
+            + ("a tighter public hint bounds=(low, high) with fewer n_candidates"
+               if self.bounds is not None else "a public hint bounds=(low, high)")
+            + ", or public ranges instead. This warning depends only on the public shape "
+            "and parameters, never on the data.",
+            SmallDataWarning)
+
     # -- fit / transform ----------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -274,6 +328,7 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
                     f"bounds={self.bounds!r} give {int(self.n_candidates)} candidates that are "
                     "not finite and strictly increasing (a range too wide for float64, or "
                     "too narrow for that many steps); pass narrower or wider public bounds.")
+        self._warn_small_data(n, d, eps0, candidates)   # public values only
         self._mark_data_read()  # failures from here on are charged
         state = self._exact_sampler()
         q = float(self.quantile)
