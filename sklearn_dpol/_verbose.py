@@ -1,8 +1,10 @@
 """Progress output of ``verbose`` fits, in scikit-learn's style.
 
 What may be printed is restricted by privacy, not by taste: progress counters
-(epochs, steps, rows), elapsed time, and values the call has already released
-(the noise scale, ``privacy_``). Never a loss, a norm or anything else computed
+(epochs, steps, rows) and values the call has already released (the noise
+scale, ``privacy_``). Not the elapsed time: objective perturbation's Newton
+solve takes a data-dependent number of steps (``doc/privacy.md`` section 5), so
+a printed time would be a release outside the guarantee. Never a loss, a norm or anything else computed
 from a private iterate or from the data: a printed value is a release, and one
 outside the guarantee. So the per-step lines come from counters only, and the
 summary of a call is printed after the call succeeded, from its public
@@ -18,7 +20,7 @@ _SUMMARY_ATTRIBUTES = ("t_", "n_iter_", "noise_scale_")
 
 
 class Progress:
-    """Counts and times one call; prints only when ``verbose`` is set."""
+    """Counts one call's progress; prints only when ``verbose`` is set."""
 
     def __init__(self, verbose):
         self.enabled = bool(verbose)
@@ -31,13 +33,12 @@ class Progress:
         """After a pass over the data: its number and the public step counter."""
         if self.enabled:
             print(f"-- Epoch {epoch}", flush=True)
-            print(f"T: {n_steps}, Elapsed: {self.elapsed():.2f} seconds", flush=True)
+            print(f"T: {n_steps}", flush=True)
 
     def steps(self, done, total):
         """After a chunk of optimisation steps (Frank-Wolfe, mirror descent)."""
         if self.enabled:
-            print(f"-- Steps {done} / {total}, Elapsed: {self.elapsed():.2f} seconds",
-                  flush=True)
+            print(f"-- Steps {done} / {total}", flush=True)
 
     def every(self, total, n_reports=10):
         """Steps between two reports: about ``n_reports`` lines per call."""
@@ -89,4 +90,4 @@ def _print_summary(estimator, method, n_rows, elapsed):
     print(f"Released: ({guarantee.epsilon:.4g}, {guarantee.delta:.3g})-DP, "
           f"{guarantee.n_releases} release(s) over {guarantee.n_records} records "
           f"(covers {guarantee.budget})", flush=True)
-    print(f"Total training time: {elapsed:.2f} seconds.", flush=True)
+    print("Training done (no time printed: it can depend on the data).", flush=True)

@@ -1,10 +1,11 @@
 """``verbose``: scikit-learn style progress that prints public information only.
 
-Three properties: the format (epoch lines, step lines, a release summary ending
-with scikit-learn's "Total training time"), results bit-identical with verbose
-on and off, and no private value in the output. The last is tested by its
-consequence: two data sets of the same shape give the same output (times
-masked), so nothing printed depends on the data beyond public counts.
+Three properties: the format (epoch lines, step lines, a release summary with a
+closing line), results bit-identical with verbose on and off, and no private
+value in the output. The last is tested by its consequence: two data sets of the
+same shape give the same output, byte for byte (no elapsed time is printed: a
+solver's running time can depend on the data), so nothing printed depends on the
+data beyond public counts.
 """
 
 import re
@@ -68,10 +69,6 @@ def run(estimator, X, y, verbose):
     return released
 
 
-def mask_times(text):
-    return re.sub(r"\d+\.\d+ seconds", "<t> seconds", text)
-
-
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_verbose_is_bit_identical_and_prints_only_public_values(name, capsys):
     estimator = ESTIMATORS[name]
@@ -83,7 +80,8 @@ def test_verbose_is_bit_identical_and_prints_only_public_values(name, capsys):
     for a, b in zip(quiet, loud):
         np.testing.assert_array_equal(a, b)
     # A summary per call (fit + two partial_fit), in scikit-learn's closing style.
-    assert len(re.findall(r"^Total training time: \d+\.\d\d seconds\.$", output, re.M)) == 3
+    assert output.count("Training done (no time printed: it can depend on the data).") == 3
+    assert "second" not in output
     assert output.count(f"-- {type(estimator).__name__}.fit: {N} rows") == 1
     assert output.count(f"-- {type(estimator).__name__}.partial_fit: {N // 2} rows") == 2
     assert "Released: (" in output
@@ -91,7 +89,7 @@ def test_verbose_is_bit_identical_and_prints_only_public_values(name, capsys):
     # function of the data (a loss or a norm of an iterate would differ).
     X2, y2 = data(1, estimator)
     run(estimator, X2, y2, verbose=1)
-    assert mask_times(capsys.readouterr().out) == mask_times(output)
+    assert capsys.readouterr().out == output
 
 
 def test_igd_prints_one_epoch_line_per_pass(capsys):
@@ -100,7 +98,7 @@ def test_igd_prints_one_epoch_line_per_pass(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line for line in lines if line.startswith("-- Epoch")] == [
         "-- Epoch 1", "-- Epoch 2", "-- Epoch 3"]
-    steps = [int(m.group(1)) for line in lines if (m := re.match(r"T: (\d+), Elapsed", line))]
+    steps = [int(m.group(1)) for line in lines if (m := re.fullmatch(r"T: (\d+)", line))]
     assert steps == [N, 2 * N, 3 * N]
 
 
@@ -112,7 +110,7 @@ def test_step_progress_ends_at_the_step_count(estimator, capsys):
     X, y = data(0, estimator)
     estimator.fit(X, y)
     counts = [tuple(map(int, m.groups())) for m in
-              re.finditer(r"^-- Steps (\d+) / (\d+), Elapsed", capsys.readouterr().out, re.M)]
+              re.finditer(r"^-- Steps (\d+) / (\d+)$", capsys.readouterr().out, re.M)]
     total = estimator.n_iter_
     assert counts[-1] == (total, total)
     assert 2 <= len(counts) <= 11
