@@ -420,7 +420,16 @@ def test_a_call_past_the_rounding_allowance_is_refused_before_reading(monkeypatc
     half = ftrl.coordinate_fraction(1)
     ratio = streams.rounding_ratio(clf._ftrl_mechanism, 2, 100, half)
     assert 0 < ratio < 1e-6          # far below the allowance at this size
-    assert streams.rounding_ratio(clf._ftrl_mechanism, 2, 200, half) == pytest.approx(2 * ratio)
+    # the combination part is linear in the rows; the step's own sum (section 54.13) adds
+    # sum_rounding_factor(rows) - 1
+    from sklearn_dpol.privacy._rounding import sum_rounding_factor
+
+    def combination(rows):
+        return (streams.rounding_ratio(clf._ftrl_mechanism, 2, rows, half)
+                - (sum_rounding_factor(rows) - 1))
+
+    assert combination(200) == pytest.approx(2 * combination(100), rel=1e-6)
+    assert ratio > sum_rounding_factor(100) - 1 > 0
     monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.5 * ratio)
     clf.partial_fit(X[100:200], y[100:200])           # 100 rows: within
     before = pickle.dumps(clf)

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+
+from sklearn_dpol.privacy._rounding import sum_rounding_factor
 from scipy.linalg import toeplitz
 
 from sklearn_dpol import PrivateQFTLRegressor
@@ -252,8 +254,15 @@ def test_the_rounding_check_is_public_and_refuses_past_the_allowance(monkeypatch
         stream = make_stream_mechanism(name, dim=10, sensitivity=1.0, mu=1.0, horizon=horizon)
         ratio = rounding_ratio(stream, 5, 1000, 0.5)
         assert 0 < ratio < 1e-6
-        assert rounding_ratio(stream, 5, 2000, 0.5) == pytest.approx(2 * ratio)
-        assert rounding_ratio(stream, 5, 1000, 1.0) == pytest.approx(2 * ratio)
+        # the combination part (linear in rows and c) and the step's own sum (54.13)
+        step = sum_rounding_factor(1000, 0.5) - 1
+        assert ratio > step > 0
+        assert rounding_ratio(stream, 5, 2000, 0.5) - (sum_rounding_factor(2000, 0.5) - 1) \
+            == pytest.approx(2 * (ratio - step), rel=1e-6)
+        assert rounding_ratio(stream, 5, 1000, 1.0) - step == pytest.approx(
+            2 * (ratio - step), rel=1e-6)
+        assert rounding_ratio(stream, 5, 1000, 0.5, 1.0) - (sum_rounding_factor(1000, 1.0) - 1) \
+            == pytest.approx(ratio - step, rel=1e-6)
         assert rounding_ratio(stream, 20, 1000, 0.5) > ratio
         assert check_rounding(stream, 5, 1000, 0.5) == ratio
         with pytest.raises(ValueError, match="rounding.*allowance"):
@@ -274,11 +283,12 @@ def test_the_rounding_check_is_public_and_refuses_past_the_allowance(monkeypatch
     # unbounded BLT's (relative to each one's column norm) past it.
     unbounded = make_stream_mechanism("dense", dim=56, sensitivity=1.0, mu=1.0, horizon=None)
     block = make_stream_mechanism("dense", dim=56, sensitivity=1.0, mu=1.0, horizon=128)
+    step = sum_rounding_factor(1000, 0.5) - 1    # the step's own sum, the same for both
     for steps in (1, 17, 128):
-        assert rounding_ratio(unbounded, steps, 1000, 0.5) == pytest.approx(
-            rounding_ratio(block, steps, 1000, 0.5) * streams._dense_growth(
+        assert rounding_ratio(unbounded, steps, 1000, 0.5) - step == pytest.approx(
+            (rounding_ratio(block, steps, 1000, 0.5) - step) * streams._dense_growth(
                 unbounded.inner.make_epoch(0).C, steps) / streams._dense_growth(
-                block.inner.C, steps), rel=1e-12)
+                block.inner.C, steps), rel=1e-9)
     for steps in (129, 1000):
         assert rounding_ratio(unbounded, steps, 1000, 0.5) >= rounding_ratio(
             blt, steps, 1000, 0.5) * (1 - 1e-12)

@@ -637,6 +637,7 @@ class PrivateQFTLRegressor(
                 horizon=calls)
         steps = stream.t + 1
         check_rounding(stream, steps, max_rows, qftl.ATOM_COORDINATE_FRACTION,
+                       norm_fraction=qftl.ATOM_NORM_FRACTION,
                        advice="call fit to start a new stream, or prefix_sums='tree'")
         # The worst-case ratio grows with the call index and the batch size (a
         # rounding bound of more, larger steps), so a check that passes at twice
@@ -645,7 +646,8 @@ class PrivateQFTLRegressor(
         ahead = steps * 2 if stream.horizon is None else max(min(steps * 2, stream.horizon),
                                                              steps)
         try:
-            check_rounding(stream, ahead, max_rows, qftl.ATOM_COORDINATE_FRACTION)
+            check_rounding(stream, ahead, max_rows, qftl.ATOM_COORDINATE_FRACTION,
+                           norm_fraction=qftl.ATOM_NORM_FRACTION)
         except ValueError:
             ahead = steps
         self._rounding_cleared = (ahead, max_rows)

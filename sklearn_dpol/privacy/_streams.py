@@ -79,6 +79,7 @@ from typing import Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from ._rounding import sum_rounding_factor
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 
 __all__ = [
@@ -290,8 +291,15 @@ def _blt_growth(omega, theta):
                   + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
 
 
-def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction):
+def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction=0.5):
     """Public worst-case bound on the rounding part of the shift, relative to ``Delta ||C||``.
+
+    Two parts. The step's own sum: the replaced record's step vector sums at
+    most ``max_rows`` rows in floating point, and the two neighbours' computed
+    sums differ from ``d`` by at most ``sum_rounding_factor(max_rows,
+    norm_fraction) - 1`` of ``Delta`` (``doc/privacy.md`` section 54.13,
+    ``privacy/_rounding.py``), which ``C`` carries to at most that fraction of
+    ``Delta ||C||``. And the combination of the steps:
 
     Neighbouring streams' computed ``(C x)_t`` differ by ``C[t, p] d`` plus the
     two rounding errors, each at most ``u kappa M`` per coordinate
@@ -317,6 +325,9 @@ def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction):
         (each of ``K`` problems' gradients has norm at most ``Delta / (2
         sqrt(K))``); QFTL: ``1 / sqrt(2)`` (``_core/qftl.py``,
         ``ATOM_COORDINATE_FRACTION``).
+    norm_fraction : float, default=0.5
+        A bound on one row's vector's norm, as a fraction of the sensitivity:
+        DP-FTRL 1/2; QFTL ``1 / sqrt(2)`` (``ATOM_NORM_FRACTION``).
 
     Returns
     -------
@@ -328,11 +339,14 @@ def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction):
         return 0.0
     norm = float(mechanism.column_norm)
     norm = norm if math.isfinite(norm) else 1.0
-    return (2.0 * _UNIT_ROUNDOFF * kappa * float(coordinate_fraction) * float(max_rows)
-            * math.sqrt(float(steps) * mechanism.dim) / max(norm, 1.0))
+    step_sum = sum_rounding_factor(max_rows, norm_fraction) - 1.0
+    return step_sum + (2.0 * _UNIT_ROUNDOFF * kappa * float(coordinate_fraction)
+                       * float(max_rows) * math.sqrt(float(steps) * mechanism.dim)
+                       / max(norm, 1.0))
 
 
-def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, advice=""):
+def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, norm_fraction=0.5,
+                   advice=""):
     """Refuse a call whose worst-case rounding would pass the allowance (the layer's one check).
 
     Every stream that advances a factorization mechanism calls this before it
@@ -350,6 +364,8 @@ def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, advice=""
         Largest number of rows in one call of the stream, this one included.
     coordinate_fraction : float
         Bound on every coordinate of one row's vector, over the sensitivity.
+    norm_fraction : float, default=0.5
+        Bound on one row's vector's norm, over the sensitivity.
     advice : str, default=""
         What the caller can do instead, appended to the message.
 
@@ -363,7 +379,7 @@ def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, advice=""
     ValueError
         If the ratio exceeds ``ROUNDING_ALLOWANCE``.
     """
-    ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction)
+    ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction)
     if ratio > ROUNDING_ALLOWANCE:
         raise ValueError(
             f"This call (step {int(steps)}, batches of up to {int(max_rows)} samples, "
