@@ -535,3 +535,14 @@ def test_qftl_stream_uses_the_layer_and_reports_it():
             rel=1e-12)
         assert reg.privacy_.spent_mu <= mu * (1 + 1e-12)
         assert reg.score(X, y) > 0.5
+
+
+@pytest.mark.parametrize("name", ["blt", "sqrt", "dense"])
+def test_a_step_whose_own_sum_would_pass_the_allowance_is_refused(name):
+    """Section 54.13: at the first step the combination's part is tiny (about 1e-9 at four
+    million rows), but the step's own sum of 4e6 rows can move it by 2 f m^2 u ~ 1.8e-3 of
+    the sensitivity, past the allowance 1e-3: refused, from the shapes alone."""
+    stream = make_stream_mechanism(name, dim=10, sensitivity=1.0, mu=1.0, horizon=100)
+    assert check_rounding(stream, 1, 1_000_000, 0.5) < ROUNDING_ALLOWANCE
+    with pytest.raises(ValueError, match="rounding"):
+        check_rounding(stream, 1, 4_000_000, 0.5)
