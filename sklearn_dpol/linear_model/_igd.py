@@ -182,9 +182,18 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     fit_intercept : bool, default=True
         Learn an intercept as the weight of a constant feature equal to
         ``intercept_scaling``, regularised like the other weights.
-    intercept_scaling : float, default=1.0
+    intercept_scaling : float or "auto", default="auto"
         Value of the constant feature. The loss is Lipschitz with
-        ``L = sqrt(data_norm**2 + intercept_scaling**2)``.
+        ``L = sqrt(data_norm**2 + intercept_scaling**2)``. ``"auto"``: the row
+        bound in use, ``data_norm_`` (1 at the default ``data_norm=1``), so
+        that the constant feature is in the units of ``X``: fitting ``c X``
+        with ``data_norm=c`` then gives the model of ``X`` with
+        ``data_norm=1`` (its ``coef_`` divided by ``c``, the same predictions,
+        noise of the same law and the same ``privacy_``). A constant of 1
+        next to features of norm 100 is regularised like a feature 100 times
+        smaller than the rest, which pins the intercept near 0. Resolved into
+        ``intercept_scaling_`` (``doc/privacy.md``, "Unit-free defaults of IGD
+        and QFTL").
     max_iter : int, default=5
         Passes over the data in ``fit``, each an epoch of per-record steps
         (``max_iter`` counts passes over the training set in every estimator
@@ -299,6 +308,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     data_norm_ : float
         The row bound used: ``data_norm``, or its private quantile for
         ``data_norm="auto"`` (released, covered by ``privacy_``).
+    intercept_scaling_ : float
+        The value of the constant feature used: ``intercept_scaling``, or
+        ``data_norm_`` for ``"auto"``; 0.0 when ``fit_intercept=False``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noisy) weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -373,7 +385,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "loss": [StrOptions({"log_loss", "hinge"})],
         "data_norm": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [POSITIVE],
+        "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "update": [StrOptions({"implicit", "gradient"})],
@@ -408,7 +420,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         loss="log_loss",
         data_norm=1.0,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling="auto",
         max_iter=5,
         shuffle=True,
         update="implicit",
@@ -614,6 +626,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             if not keep_alpha:
                 self.alpha_ = self._resolve_alpha(X.shape[0], fitting, keep=False)
         self.data_norm_ = self._data_norm()
+        self.intercept_scaling_ = self._geometry()[0]
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
@@ -786,7 +799,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         if not fitting and hasattr(self, "coef_"):
             W[:, :n_features] = self.coef_
             if self.fit_intercept:
-                W[:, n_features] = self.intercept_ / self.intercept_scaling
+                W[:, n_features] = self.intercept_ / self._geometry()[0]
         self._w_private = W
         self._t = 0 if fitting else getattr(self, "_t", 0)
         self._stream_samples = 0
@@ -894,9 +907,21 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             )
 
     def _geometry(self, worst=False):
-        """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate."""
-        intercept_value = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return intercept_value, igd.loss_lipschitz(self._data_norm(worst), intercept_value)
+        """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate.
+
+        ``intercept_scaling="auto"`` is the row bound in use (public, or the released
+        quantile of ``data_norm="auto"``, or its worst case), so that the constant
+        feature is in the units of ``X`` (``doc/privacy.md``, "Unit-free defaults of
+        IGD and QFTL").
+        """
+        data_norm = self._data_norm(worst)
+        if not self.fit_intercept:
+            intercept_value = 0.0
+        elif isinstance(self.intercept_scaling, str):     # "auto"
+            intercept_value = data_norm
+        else:
+            intercept_value = float(self.intercept_scaling)
+        return intercept_value, igd.loss_lipschitz(data_norm, intercept_value)
 
     def _train(self, X, y, n_passes, sample_weight=None):
         intercept_value, lipschitz = self._geometry()
