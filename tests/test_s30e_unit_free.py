@@ -250,3 +250,56 @@ def test_qftl_reviewers_tasks_no_longer_depend_on_units():
     assert scores[1.0, 1.0] > 0.9
     assert scores[100.0, 1.0] == pytest.approx(scores[1.0, 1.0], abs=1e-9)
     assert scores[1.0, 100.0] == pytest.approx(scores[1.0, 1.0], abs=1e-9)
+
+
+# -- PrivateIGDClassifier: label sets that cannot match (item 2 of the review) -------------
+
+def _labels_data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 3)) / 2
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("y_type,classes", [(str, [0, 1]), (int, ["0", "1"]),
+                                            (float, ["a", "b"]), (str, np.array([0.0, 1.0]))])
+@pytest.mark.parametrize("solver", ["igd", "objective_perturbation"])
+def test_igd_refuses_a_y_dtype_no_class_can_equal_before_reading(y_type, classes, solver):
+    from sklearn_dpol.privacy import PrivacyAccountant
+
+    X, y = _labels_data()
+    with PrivacyAccountant(epsilon=5.0, delta=1e-5) as budget:
+        model = PrivateIGDClassifier(classes=classes, solver=solver, accountant=budget,
+                                     random_state=0)
+        with pytest.raises(ValueError, match="dtype.*no label of y can equal a class"):
+            model.fit(X, y.astype(y_type))
+        assert budget.spent().epsilon == 0.0          # refused before reading: refunded
+    assert not hasattr(model, "coef_") and not hasattr(model, "classes_")
+
+
+def test_igd_stream_refuses_a_dtype_mismatch_with_its_released_classes():
+    X, y = _labels_data()
+    model = PrivateIGDClassifier(random_state=0).partial_fit(X[:100], y[:100], classes=[0, 1])
+    coef = model.coef_.copy()
+    with pytest.raises(ValueError, match="no label of y can equal"):
+        model.partial_fit(X[100:200], y[100:200].astype(str))
+    np.testing.assert_array_equal(model.coef_, coef)
+    model.partial_fit(X[100:200], y[100:200])          # the stream goes on
+
+
+def test_igd_matching_label_types_still_fit():
+    X, y = _labels_data()
+    for labels, classes in ((y.astype(str), ["0", "1"]), (y.astype(bool), [0, 1]),
+                            (y, np.array([0, 1], dtype=np.int8)), (y.astype(float), [0, 1])):
+        model = PrivateIGDClassifier(epsilon=np.inf, classes=classes).fit(X, labels)
+        assert model.score(X, labels) > 0.9
+
+
+def test_igd_partial_fit_classes_conflicting_with_the_constructor_are_refused():
+    X, y = _labels_data()
+    model = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="built with classes=\\[0, 1\\]"):
+        model.partial_fit(X, y, classes=range(10))
+    assert not hasattr(model, "classes_")
+    # The same set, in any order, is fine.
+    model.partial_fit(X, y, classes=[1, 0])
+    assert model.classes_.tolist() == [0, 1]
