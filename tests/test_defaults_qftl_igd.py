@@ -57,7 +57,8 @@ def test_eigenvalue_query_moves_by_at_most_its_sensitivity(seed):
     X[:, 2] = X[:, 0] * 0.01
     params = dict(epsilon=1.0, data_norm=0.7, y_bound=1.0, intercept_scaling=0.4,
                   random_state=0)
-    R = math.hypot(0.7, 0.4)
+    # The statistics are those of the unit-scale rows (x / data_norm, intercept 0.4 / 0.7).
+    R = math.hypot(1.0, 0.4 / 0.7)
     base, sigma = eigenvalue_release(PrivateQFTLRegressor(**params), X, y)
     bound = qftl.min_eigenvalue_sensitivity(R, len(X))
     assert bound >= R * R
@@ -199,7 +200,9 @@ def test_streams_keep_a_public_alpha():
 def test_no_noise_gives_near_least_squares():
     X, y = regression_data(n=2000)
     reg = PrivateQFTLRegressor(epsilon=np.inf, data_norm=10.0, y_bound=10.0).fit(X, y)
-    assert reg.alpha_ == pytest.approx(qftl.ALPHA_FLOOR * 101.0)
+    # The floor of the unit-scale rows (R^2 = 2: intercept_scaling="auto" is data_norm),
+    # in the units of X (times data_norm^2).
+    assert reg.alpha_ == pytest.approx(qftl.ALPHA_FLOOR * 2.0 * 100.0)
     assert reg.eigenvalue_noise_scale_ == 0.0
     A = np.hstack([X, np.ones((len(X), 1))])
     coef = np.linalg.lstsq(A, y, rcond=None)[0]
@@ -408,7 +411,9 @@ def test_igd_op_alpha_reads_no_data():
 def test_igd_op_alpha_with_auto_data_norm_uses_the_resolved_bound():
     X, y = classification_data(n=2000, d=5)
     clf = op_classifier(data_norm="auto").fit(X, y)
-    L = math.hypot(clf.data_norm_, 1.0)
+    # intercept_scaling="auto" follows the resolved bound: L = sqrt(2) data_norm_.
+    L = math.hypot(clf.data_norm_, clf.data_norm_)
+    assert clf.intercept_scaling_ == clf.data_norm_
     assert clf.alpha_ == igd_module.objective_perturbation_alpha(
         clf._budget_split()[1], 1e-6, n_samples=2000, lipschitz=L, n_columns=6)
     assert 2000 * clf.alpha_ == pytest.approx(

@@ -99,8 +99,9 @@ def reference_igd(X, y, alpha, data_norm, passes, loss="log_loss"):
 @pytest.mark.parametrize("loss", ["log_loss", "hinge"])
 def test_infinite_epsilon_is_exactly_non_private_igd(loss):
     X, y = data(n=150)
+    # The reference's constant feature is 1 (intercept_scaling="auto" would be 1.5).
     clf = PrivateIGDClassifier(epsilon=np.inf, alpha=0.01, data_norm=1.5, loss=loss,
-                               max_iter=2, shuffle=False).fit(X, y)
+                               intercept_scaling=1.0, max_iter=2, shuffle=False).fit(X, y)
     expected = reference_igd(X, y, 0.01, 1.5, passes=2, loss=loss)
     np.testing.assert_allclose(clf.coef_[0], expected[:-1], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(clf.intercept_[0], expected[-1], rtol=1e-9, atol=1e-12)

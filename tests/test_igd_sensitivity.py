@@ -19,7 +19,7 @@ def noiseless(monkeypatch):
 
 def released_vector(clf):
     """The released parameters in the space the sensitivity is stated in."""
-    intercept = clf.intercept_ / clf.intercept_scaling if clf.fit_intercept else []
+    intercept = clf.intercept_ / clf.intercept_scaling_ if clf.fit_intercept else []
     return np.column_stack([clf.coef_, np.reshape(intercept, (clf.coef_.shape[0], -1))])
 
 

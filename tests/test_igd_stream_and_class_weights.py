@@ -138,7 +138,7 @@ def test_iterate_perturbation_weighted_neighbours_within_sensitivity(update):
             a = PrivateIGDClassifier(epsilon=np.inf, **kw).partial_fit(data, y, sample_weight=c)
             b = PrivateIGDClassifier(epsilon=np.inf, **kw).partial_fit(data2, y2,
                                                                        sample_weight=c2)
-            scale = a.intercept_scaling
+            scale = a.intercept_scaling_
             moved = np.linalg.norm(np.append(a.coef_ - b.coef_,
                                              (a.intercept_ - b.intercept_) / scale))
             assert moved <= bound * (1 + 1e-9)

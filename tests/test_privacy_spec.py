@@ -23,6 +23,10 @@ factorization streams (calibrated on calls: ``ceil(horizon / first batch)``
 steps), both from earlier merges into ``int``, and the noise per step in every
 factorization's text, which now includes the stream layer's rounding allowance
 (``1 + 1e-3``; e.g. the unbounded QFTL BLT: 28.88 -> 28.91).
+
+Re-pinned deliberately (branch ``s30e``, unit-free defaults of IGD and QFTL): the mechanism
+texts of four ``data_norm="auto"`` cases, whose noise is quoted in the units of the resolved
+bound (see the comment above the last ``PINNED.update``); no number changed.
 """
 
 import math
@@ -3364,6 +3368,169 @@ PINNED.update({'igd-op': {'rho': "ValueError: PrivateIGDClassifier(solver='objec
                                            'the row norms)',
                                            'the records passed to fit',
                                            'this release')}]}})
+
+# Re-pinned deliberately (branch s30e, unit-free defaults, doc/privacy.md 54.14): only the
+# mechanism texts of four data_norm="auto" cases, whose resolved data_norm_ on these 120 rows is
+# 2^-19 or 2^-18.75. intercept_scaling="auto" is that data_norm_ (was 1), so IGD's L is
+# sqrt(2) data_norm_ (was about 1): objective perturbation's gradient sensitivity 2 ->
+# 6.416e-06 (linear term 12.88 -> 4.133e-05, ridge from alpha="auto" 1.288 -> 1.326e-11), the
+# DP-FTRL noise 11.66 -> 3.145e-05 and 3.74e-05 per step. QFTL's statistics are in the unit
+# scale (rows / data_norm_: R = sqrt(2), B = 1; was R = hypot(data_norm_, 1) ~ 1, B = 1): noise
+# 9.893 -> 16.49 per step (Delta 3.536 against 2.121, the same mu). Planned costs, rho and every
+# number of privacy_ are unchanged.
+PINNED.update({'igd-op-auto-norm': {'rho': 'ValueError: '
+                             "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                             'custom privacy profile that is not Gaussian DP and not accounted '
+                             'in Renyi DP here; private selection cannot bound it. Search '
+                             "solver='igd' or 'mirror_descent' instead.",
+                      'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                 'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'objective perturbation: N(0, 4.133e-05^2) linear '
+                                           'term, regularisation 1.326e-11 (sum form), '
+                                           'Jacobian term 0.1773, gradient sensitivity '
+                                           '6.416e-06 over 1 problem(s), plus Gaussian output '
+                                           'noise at mu=0.01552 for the certified solver gap; '
+                                           'exact profile of the privacy-loss bound plus the '
+                                           'charge for the noise-norm bound (doc/privacy.md, '
+                                           'sections 7.3 and 7.6) at (0.9, 1e-06)-DP, after a '
+                                           '0.1-DP private quantile of the row norms '
+                                           "(data_norm='auto', exponential mechanism); basic "
+                                           'composition',
+                                           'coef_ and intercept_ of the fitted model (one '
+                                           'release) and data_norm_ (the private quantile of '
+                                           'the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'igd-ftrl-auto-norm': {'rho': 0.02801448191263024,
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 3.145e-05 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 3.145e-05 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-auto-norm-then-ftrl': {'rho': 0.02801448191263024,
+                                 'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        120.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      'analytic Gaussian on the uncorrupted '
+                                                      'iterate, GDP-composed over releases at '
+                                                      '(0.9, 1e-06)-DP, after a 0.1-DP private '
+                                                      'quantile of the row norms '
+                                                      "(data_norm='auto', exponential "
+                                                      'mechanism); basic composition',
+                                                      'coef_ and intercept_ of the fitted '
+                                                      'model (one release) and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to fit',
+                                                      'this release')},
+                                           {'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        40.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      "DP-FTRL on the stream's gradient sums, "
+                                                      'one step per partial_fit call (at most '
+                                                      '5 calls): BLT matrix factorization (4 '
+                                                      'buffers) over at most 5 steps (one '
+                                                      'batch per step), column norm 1.25, '
+                                                      'noise 3.74e-05 per step; the models are '
+                                                      'post-processing at (0.9, 1e-06)-DP; '
+                                                      'data_norm_ from the fit this stream '
+                                                      'continues (released by it), so the '
+                                                      "quantiles' share of epsilon is not "
+                                                      'spent again',
+                                                      'coef_ and intercept_ after every '
+                                                      'partial_fit call and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to partial_fit since '
+                                                      'the stream started (records of an '
+                                                      'earlier fit are covered by its own '
+                                                      'release)',
+                                                      'the stream up to its horizon of 200 '
+                                                      'samples')}]},
+ 'qftl-stream-auto-norm': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): dense '
+                                                'lower-triangular factorization over at most 5 '
+                                                'steps (one batch per step), optimal for the '
+                                                'prefix sums with the last weighted as all '
+                                                'earlier ones together, column norm 1, noise '
+                                                '16.49 per step at (0.9, 1e-06)-DP, after a '
+                                                "0.1-DP private quantile of the first batch's "
+                                                "row norms (data_norm='auto'); basic "
+                                                'composition',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 samples')},
+                                     {'planned': (1.0, 1e-06, math.nan),
+                                      'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): dense '
+                                                'lower-triangular factorization over at most 5 '
+                                                'steps (one batch per step), optimal for the '
+                                                'prefix sums with the last weighted as all '
+                                                'earlier ones together, column norm 1, noise '
+                                                '16.49 per step at (0.9, 1e-06)-DP, after a '
+                                                "0.1-DP private quantile of the first batch's "
+                                                "row norms (data_norm='auto'); basic "
+                                                'composition',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism and '
+                                                'data_norm_ (the private quantile of the row '
+                                                'norms)',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 '
+                                                'samples')}]}})
 
 
 if __name__ == "__main__":  # print the table (run on the code to pin)

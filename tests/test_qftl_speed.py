@@ -108,7 +108,7 @@ def test_stream_models_match_the_eigh_model():
     reg = PrivateQFTLRegressor(random_state=0)
     for lo in range(0, 3000, 300):
         reg.partial_fit(X[lo:lo + 300], y[lo:lo + 300])
-        n, na, std, alpha, R, B, nf, scaling = reg._released_solve
+        n, na, std, alpha, R, B, nf, scaling, _ = reg._released_solve
         V, u = qftl.unpack(reg._released_statistics, na)
         w = eigh_model(V, u, n, alpha, R, B, std)
         np.testing.assert_allclose(reg.coef_, w[:nf], rtol=1e-9,

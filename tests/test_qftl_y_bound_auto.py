@@ -55,7 +55,8 @@ def test_resolves_near_the_quantile_of_abs_y_and_is_charged():
     assert "y_bound_" in model.privacy_.released
     assert "quantile of |y|" in model.privacy_.mechanism
     # The statistics get (0.9 epsilon, delta), calibrated on the resolved bound.
-    sensitivity = qftl.joint_sensitivity(math.hypot(1.0, 1.0), model.y_bound_) * (1 + 1e-9)
+    # In the unit scale (targets / y_bound_): B = 1 whatever y_bound_ resolved to.
+    sensitivity = qftl.joint_sensitivity(math.hypot(1.0, 1.0), 1.0) * (1 + 1e-9)
     assert model.sensitivity() == pytest.approx(sensitivity, rel=1e-15)
     # A fit's statistics carry section 54.8's rounding allowance for a sum of n atoms.
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
@@ -95,14 +96,17 @@ def test_reads_y_only_through_the_quantile(monkeypatch):
                                random_state=0).fit(X, y_far)
     assert far.noise_scale_ == model.noise_scale_
     np.testing.assert_array_equal(far._released_statistics, model._released_statistics)
-    # The noise scale follows y_bound_ and nothing else.
+    # The statistics are those of y / y_bound_ (the unit scale): the noise scale on
+    # them does not depend on y_bound_, only the clipping and the units do.
     calls.clear()
     monkeypatch.setattr(auto_bounds_module, "private_quantile", _fixed_quantile(8.0, calls))
     wider = PrivateQFTLRegressor(data_norm=1.0, y_bound="auto", epsilon=2.0,
                                  random_state=0).fit(X, y)
-    ratio = (qftl.joint_sensitivity(math.sqrt(2.0), 8.0)
-             / qftl.joint_sensitivity(math.sqrt(2.0), 2.0))
-    assert wider.noise_scale_ == pytest.approx(model.noise_scale_ * ratio, rel=1e-12)
+    assert wider.y_bound_ == 8.0
+    assert wider.noise_scale_ == model.noise_scale_
+    from sklearn_dpol.privacy._rounding import sum_rounding_factor
+    assert wider.sensitivity_ == qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9) \
+        * sum_rounding_factor(X.shape[0], qftl.ATOM_NORM_FRACTION)   # section 54.8
 
 
 def test_permuting_y_draws_the_same_bound_and_noise_scale():
@@ -157,8 +161,9 @@ def test_noise_off_neighbours_move_the_statistics_within_the_sensitivity():
         worst = max(worst, moved)
     assert worst <= model.sensitivity_
     assert worst > 0.5 * model.sensitivity_   # the bound is not vacuous
+    assert bound == model.y_bound_   # the unit scale: targets / y_bound_, B = 1
     assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.sqrt(2.0), bound) * (1 + 1e-9))
+        qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9))
 
 
 @pytest.mark.parametrize("alpha", ["auto", 0.1])
@@ -243,8 +248,9 @@ def test_stream_resolves_from_its_first_batch_and_is_charged():
     assert model._stream.mu == gaussian_mu(0.9, DELTA)
     assert math.isnan(model.privacy_.mu) and model.privacy_.epsilon == 1.0
     assert "first batch's |y|" in model.privacy_.mechanism
+    # The unit scale (targets / y_bound_): B = 1 whatever the first batch resolved.
     assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.sqrt(2.0), first) * (1 + 1e-9))
+        qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9))
 
 
 def test_stream_after_fit_keeps_the_fits_bound(monkeypatch):

@@ -253,7 +253,7 @@ def test_igd_weighted_neighbours_move_iterates_within_sensitivity(params):
         for data, data2 in ((X, X2), (sp.csr_matrix(X), sp.csr_matrix(X2))):
             a = PrivateIGDClassifier(epsilon=np.inf, **kw).fit(data, y, sample_weight=w)
             b = PrivateIGDClassifier(epsilon=np.inf, **kw).fit(data2, y2, sample_weight=w2)
-            scale = a.intercept_scaling if a.fit_intercept else 1.0
+            scale = a.intercept_scaling_ if a.fit_intercept else 1.0
             moved = np.linalg.norm(np.append(a.coef_ - b.coef_,
                                              (a.intercept_ - b.intercept_) / scale))
             assert moved <= bound * (1 + 1e-9)

@@ -182,9 +182,18 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     fit_intercept : bool, default=True
         Learn an intercept as the weight of a constant feature equal to
         ``intercept_scaling``, regularised like the other weights.
-    intercept_scaling : float, default=1.0
+    intercept_scaling : float or "auto", default="auto"
         Value of the constant feature. The loss is Lipschitz with
-        ``L = sqrt(data_norm**2 + intercept_scaling**2)``.
+        ``L = sqrt(data_norm**2 + intercept_scaling**2)``. ``"auto"``: the row
+        bound in use, ``data_norm_`` (1 at the default ``data_norm=1``), so
+        that the constant feature is in the units of ``X``: fitting ``c X``
+        with ``data_norm=c`` then gives the model of ``X`` with
+        ``data_norm=1`` (its ``coef_`` divided by ``c``, the same predictions,
+        noise of the same law and the same ``privacy_``). A constant of 1
+        next to features of norm 100 is regularised like a feature 100 times
+        smaller than the rest, which pins the intercept near 0. Resolved into
+        ``intercept_scaling_`` (``doc/privacy.md``, "Unit-free defaults of IGD
+        and QFTL").
     max_iter : int, default=5
         Passes over the data in ``fit``, each an epoch of per-record steps
         (``max_iter`` counts passes over the training set in every estimator
@@ -263,7 +272,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         classes, a record whose label is not one of them contributes nothing
         (a zero gradient, like a record whose loss is constant): the call
         neither fails nor reveals that such a record exists (``doc/privacy.md``,
-        "Failures and refunds").
+        "Failures and refunds"). A ``y`` whose dtype no class can equal (strings
+        against numeric classes, numbers against string classes) is refused with
+        ``ValueError`` before any value is read: the dtype is public, and every
+        record would be ignored (an object-dtype ``y`` is not checked).
     class_weight : dict or None, default=None
         Public weights of the classes, ``{label: weight}`` with weights ``>= 0``
         (a class left out weighs 1), applied as per-record weights multiplying
@@ -299,6 +311,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     data_norm_ : float
         The row bound used: ``data_norm``, or its private quantile for
         ``data_norm="auto"`` (released, covered by ``privacy_``).
+    intercept_scaling_ : float
+        The value of the constant feature used: ``intercept_scaling``, or
+        ``data_norm_`` for ``"auto"``; 0.0 when ``fit_intercept=False``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noisy) weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -360,9 +375,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_dpol import PrivateIGDClassifier
     >>> X, y = make_classification(n_samples=20_000, random_state=0)
-    >>> clf = PrivateIGDClassifier(epsilon=1.0, data_norm=5.0, alpha=1e-2,
-    ...                            classes=[0, 1], random_state=0)
-    >>> clf.fit(X, y).score(X, y) > 0.75
+    >>> clf = PrivateIGDClassifier(epsilon=1.0, data_norm=5.0, classes=[0, 1],
+    ...                            random_state=0)
+    >>> clf.fit(X, y).score(X, y) > 0.8
     True
     """
 
@@ -373,7 +388,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "loss": [StrOptions({"log_loss", "hinge"})],
         "data_norm": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [POSITIVE],
+        "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "update": [StrOptions({"implicit", "gradient"})],
@@ -408,7 +423,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         loss="log_loss",
         data_norm=1.0,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling="auto",
         max_iter=5,
         shuffle=True,
         update="implicit",
@@ -494,7 +509,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             Class labels of the batch.
         classes : array-like of shape (n_classes,), default=None
             All the classes of the stream. Required on the first call of a
-            stream unless ``fit`` was called before.
+            stream unless ``fit`` was called before or the estimator was built
+            with ``classes``; when both are given they must hold the same
+            labels (``ValueError`` otherwise, before any data is read).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in ``[0, 1]`` of the batch's records, as in :meth:`fit`
             (both streams; the guarantee is unchanged, ``doc/privacy.md``,
@@ -582,6 +599,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                     "Use solver='igd' (sparse kernels), or pass X.toarray() if it fits "
                     "in memory."
                 )
+        # Public checks of the label set against y's dtype (not its values): refused
+        # before anything is read or changed (doc/privacy.md 54.15).
+        self._check_public_classes(y, classes, fitting)
         labels = None
         if classes is None and self.classes is None and fitting:
             # The label set comes from y (released as classes_, outside the
@@ -614,6 +634,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             if not keep_alpha:
                 self.alpha_ = self._resolve_alpha(X.shape[0], fitting, keep=False)
         self.data_norm_ = self._data_norm()
+        self.intercept_scaling_ = self._geometry()[0]
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
@@ -675,6 +696,40 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                                      n_problems)
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha
+
+    def _check_public_classes(self, y, classes, fitting):
+        """Refuse a label set that conflicts with another, or that ``y``'s dtype cannot match.
+
+        Public values only: the constructor's ``classes``, ``partial_fit``'s
+        ``classes``, ``classes_`` already released, and ``y``'s dtype (a schema
+        property, not a value). A record whose *value* is outside the classes is
+        still not an error (that would be a one-bit answer about the data); a
+        *dtype* that no class can equal (strings against numeric classes, numbers
+        against string classes) would make every record contribute nothing, an
+        all-zero model, whatever the data. An object-dtype ``y`` (a pandas column
+        of strings, say) is not checked: only its values say what it holds.
+        """
+        if classes is not None and self.classes is not None and not _same_label_set(
+                classes, self.classes):
+            raise ValueError(
+                f"partial_fit got classes={_short(classes)} but the estimator was built "
+                f"with classes={_short(self.classes)}: pass the same label set, or leave "
+                "partial_fit's classes=None to use the constructor's. Nothing was read "
+                "or charged.")
+        public = classes if classes is not None else self.classes
+        if public is None and not fitting and "classes_" in self.__dict__:
+            public = self.classes_
+        if public is None:
+            return
+        y_kind = _dtype_kind(np.asarray(y).dtype)
+        classes_kind = _values_kind(public)
+        if y_kind is not None and classes_kind is not None and y_kind != classes_kind:
+            raise ValueError(
+                f"y holds {y_kind}s (dtype {np.asarray(y).dtype}) but the classes "
+                f"{_short(public)} are {classes_kind}s: no label of y can equal a class, so "
+                "every record would be ignored and the model would be all zeros. Convert "
+                "y (e.g. y.astype(int) or y.astype(str)) or pass classes of y's type. This "
+                "is decided from y's dtype, not its values; nothing was read or charged.")
 
     def _label_set(self, labels, classes, fitting):
         """The classes of a new stream: public ones if given, else from ``y``."""
@@ -786,7 +841,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         if not fitting and hasattr(self, "coef_"):
             W[:, :n_features] = self.coef_
             if self.fit_intercept:
-                W[:, n_features] = self.intercept_ / self.intercept_scaling
+                W[:, n_features] = self.intercept_ / self._geometry()[0]
         self._w_private = W
         self._t = 0 if fitting else getattr(self, "_t", 0)
         self._stream_samples = 0
@@ -894,9 +949,21 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             )
 
     def _geometry(self, worst=False):
-        """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate."""
-        intercept_value = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return intercept_value, igd.loss_lipschitz(self._data_norm(worst), intercept_value)
+        """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate.
+
+        ``intercept_scaling="auto"`` is the row bound in use (public, or the released
+        quantile of ``data_norm="auto"``, or its worst case), so that the constant
+        feature is in the units of ``X`` (``doc/privacy.md``, "Unit-free defaults of
+        IGD and QFTL").
+        """
+        data_norm = self._data_norm(worst)
+        if not self.fit_intercept:
+            intercept_value = 0.0
+        elif isinstance(self.intercept_scaling, str):     # "auto"
+            intercept_value = data_norm
+        else:
+            intercept_value = float(self.intercept_scaling)
+        return intercept_value, igd.loss_lipschitz(data_norm, intercept_value)
 
     def _train(self, X, y, n_passes, sample_weight=None):
         intercept_value, lipschitz = self._geometry()
@@ -1127,6 +1194,43 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def _dtype_kind(dtype):
+    """``"number"``, ``"string"`` or ``None`` (undecided) from a dtype alone."""
+    if dtype.kind in "biuf":
+        return "number"
+    if dtype.kind in "US":
+        return "string"
+    return None
+
+
+def _values_kind(values):
+    """The kind of a public label set: from its dtype, or from its values when object."""
+    array = np.asarray(list(values) if isinstance(values, range) else values)
+    kind = _dtype_kind(array.dtype)
+    if kind is not None or array.dtype.kind != "O":
+        return kind
+    items = array.ravel().tolist()
+    if items and all(isinstance(v, str) for v in items):
+        return "string"
+    if items and all(isinstance(v, (int, float, np.number)) for v in items):
+        return "number"
+    return None
+
+
+def _same_label_set(a, b):
+    """Whether two public label sets hold the same labels (mixed types: never raising)."""
+    try:
+        return bool(np.array_equal(np.unique(np.asarray(a)), np.unique(np.asarray(b))))
+    except TypeError:
+        return False
+
+
+def _short(values, limit=12):
+    """A public label set for an error message, shortened."""
+    items = np.asarray(list(values) if isinstance(values, range) else values).ravel().tolist()
+    return repr(items if len(items) <= limit else items[:limit] + ["..."])
 
 
 def _equals(y, label):

@@ -52,7 +52,14 @@ class PrivateQFTLRegressor(
     ``1/2 (y - v^T x)^2 + alpha/2 ||x||^2`` (Jain, Kothari and Thakurta 2012,
     Algorithm 4): ``x = (t alpha I + V_t)^{-1} u_t`` with ``V_t = sum v v^T``
     and ``u_t = sum y v``, i.e. ridge regression with penalty ``t alpha``.
-    Only ``(V, u)`` touch the data. ``fit`` releases them once with Gaussian
+    Only ``(V, u)`` touch the data, computed in the unit scale: rows divided
+    by ``data_norm_`` and targets by ``y_bound_`` (public constants), so that
+    fitting ``(c X, b y)`` with ``data_norm=c`` and ``y_bound=b`` gives the
+    model of ``(X, y)`` with bounds 1 in the other units (the same
+    predictions times ``b``, the same noise draws, the same ``privacy_``),
+    and the one noise scale of the packed ``(V, u)`` never weighs one
+    statistic's units against the other's (``doc/privacy.md``, "Unit-free
+    defaults of IGD and QFTL"). ``fit`` releases them once with Gaussian
     noise (sufficient statistics perturbation; with ``alpha="auto"`` AdaSSP
     also releases the smallest eigenvalue of ``V`` with its own share of the
     budget); a ``partial_fit`` stream releases their prefix sums through a
@@ -111,8 +118,11 @@ class PrivateQFTLRegressor(
         ``intercept_scaling``. It counts in the row norm:
         ``R = sqrt(data_norm**2 + intercept_scaling**2)``, and it is penalised
         like the other weights, so centre ``y`` by a public value if you can.
-    intercept_scaling : float, default=1.0
-        Value of the constant feature.
+    intercept_scaling : float or "auto", default="auto"
+        Value of the constant feature. ``"auto"``: the row bound in use,
+        ``data_norm_`` (1 at the default ``data_norm=1``), so that the
+        constant feature is in the units of ``X``. Resolved into
+        ``intercept_scaling_``.
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
         ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
@@ -179,23 +189,30 @@ class PrivateQFTLRegressor(
         Names of features seen during fit, when ``X`` has string column names.
     alpha_ : float
         The ridge penalty per sample used (``alpha`` with ``"auto"``
-        resolved).
+        resolved), in the units of ``X`` (the unit-scale rule times
+        ``data_norm_**2``).
+    intercept_scaling_ : float or None
+        The value of the constant feature used (``intercept_scaling``, or
+        ``data_norm_`` for ``"auto"``); ``None`` when ``fit_intercept=False``.
     eigenvalue_noise_scale_ : float or None
         Standard deviation of the noise on the released smallest eigenvalue
-        (``alpha="auto"`` in ``fit``), else ``None``.
+        of the unit-scale ``V`` (``alpha="auto"`` in ``fit``), else ``None``.
     eigenvalue_sensitivity_ : float or None
-        Replace-one sensitivity of the smallest eigenvalue (``R^2`` plus a
-        rounding margin), else ``None``.
+        Replace-one sensitivity of that eigenvalue (``R^2`` of the unit-scale
+        rows plus a rounding margin), else ``None``.
     t_ : int
         Samples the released model is fitted on (those of ``fit`` and of the
         stream that continued from it).
     noise_scale_ : float
         Standard deviation of the noise on each coordinate of the packed
-        statistics; for a stream, of each noised value of its mechanism (per
+        statistics (of the unit-scale rows ``x / data_norm_`` and targets
+        ``y / y_bound_``); for a stream, of each noised value of its mechanism (per
         step of a factorization, per tree node, the current epoch's for an
         epoch tree).
     sensitivity_ : float
-        Joint replace-one L2 sensitivity of one record's ``(v v^T, y v)``.
+        Joint replace-one L2 sensitivity of one record's ``(v v^T, y v)`` in
+        the unit scale (rows of norm at most ``sqrt(1 + (intercept_scaling_ /
+        data_norm_)**2)``, targets in ``[-1, 1]``).
     data_norm_ : float
         The row bound in use: ``data_norm``, or its private resolution when
         ``data_norm="auto"`` (released, covered by ``privacy_``).
@@ -262,7 +279,7 @@ class PrivateQFTLRegressor(
         "data_norm": [POSITIVE, StrOptions({"auto"})],
         "y_bound": [POSITIVE, StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [POSITIVE],
+        "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "horizon": [HORIZON_CONSTRAINT, None],
         "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "dense", "tree", "honaker"})],
         "random_state": ["random_state"],
@@ -286,7 +303,7 @@ class PrivateQFTLRegressor(
         data_norm=1.0,
         y_bound=1.0,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling="auto",
         horizon=None,
         prefix_sums="auto",
         random_state=None,
@@ -373,7 +390,7 @@ class PrivateQFTLRegressor(
                     "nor y_bound='auto'; pass public bounds and unweighted rows, or "
                     "compute X first.")
             stats = dask_statistics(self, X, y)
-            self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
+            self._set_bounds()
         else:
             # A later call of a stream on plain float64 arrays: the same checks, minus
             # the conversions that would do nothing (validated_stream_batch).
@@ -400,7 +417,7 @@ class PrivateQFTLRegressor(
                 self._check_rows_left(0, X.shape[0])     # public: refused, and refunded
                 self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_bounds(X, y, stream=True)
-            self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
+            self._set_bounds()
             stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
@@ -423,12 +440,11 @@ class PrivateQFTLRegressor(
                 eigenvalue_noise = (
                     0.0 if math.isinf(mu)
                     else eigenvalue_sensitivity / (mu * math.sqrt(qftl.EIGENVALUE_SHARE)))
-                self.alpha_ = self._adassp_alpha(
-                    summed, stats, eigenvalue_noise, sigma)
+                self._set_alpha(self._adassp_alpha(summed, stats, eigenvalue_noise, sigma))
             else:
-                self.alpha_ = float(self.alpha)
+                self._set_alpha(None)
             self._base_statistics, self._base_samples = statistics, stats.n_rows
-            self._base_alpha = self.alpha_   # a stream continuing this fit keeps it
+            self._base_alpha = self._alpha_unit   # a stream continuing this fit keeps it
             self._base_variance = sigma * sigma
             self._stream = None
             n_samples, spent_fraction = stats.n_rows, 1.0
@@ -446,7 +462,7 @@ class PrivateQFTLRegressor(
                 n_samples = self._base_samples + stream.n_rows
                 noise_std = math.sqrt(self._base_variance + stream.current_variance())
                 # Public: counts and the release's stated noise level.
-                self.alpha_ = self._stream_alpha(n_samples, stats.dim_features, noise_std)
+                self._set_alpha(self._stream_alpha(n_samples, stats.dim_features, noise_std))
                 self._publish(statistics, n_samples, stats.dim_features, noise_std,
                               fresh=True)
             self._stream_max_rows = self._stream_rows_so_far(stats.n_rows)
@@ -462,8 +478,29 @@ class PrivateQFTLRegressor(
         self.prefix_sums_ = None if fitting else stream.name
         self.privacy_ = self._guarantee(mu, spent_fraction, fitting)
 
+    def _set_bounds(self):
+        """The bounds in use as fitted attributes (public, or released quantiles)."""
+        self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
+        self.intercept_scaling_ = _intercept_value(self)
+
+    def _set_alpha(self, alpha_unit):
+        """``alpha_`` (units of ``X``) from the unit-scale ridge; ``None``: the parameter.
+
+        The solve reads ``_alpha_unit``, the penalty of the unit-scale problem:
+        rows ``x / s`` and targets ``y / b`` turn ``1/2 (y - w^T x)^2 + alpha/2
+        ||w||^2`` into ``b^2`` times the same loss of ``w' = w s / b`` with
+        ``alpha / s^2`` (``doc/privacy.md``, "Unit-free defaults of IGD and QFTL").
+        """
+        s = self._data_norm()
+        if alpha_unit is None:
+            self.alpha_ = float(self.alpha)
+            self._alpha_unit = self.alpha_ if s == 1.0 else self.alpha_ / (s * s)
+        else:
+            self._alpha_unit = float(alpha_unit)
+            self.alpha_ = self._alpha_unit if s == 1.0 else self._alpha_unit * (s * s)
+
     def _adassp_alpha(self, summed, stats, eigenvalue_noise, statistics_noise):
-        """``alpha_`` from AdaSSP: one Gaussian release of ``lambda_min(V)``, then public maths.
+        """Unit-scale ``alpha`` from AdaSSP: one Gaussian release of ``lambda_min(V)``, then public maths.
 
         The only read of the data is :func:`~sklearn_dpol._core.qftl.min_eigenvalue`,
         released through ``gaussian_release``; the rule itself
@@ -482,7 +519,7 @@ class PrivateQFTLRegressor(
         return max(float(alpha), qftl.ALPHA_FLOOR * bound * bound)
 
     def _stream_alpha(self, n_samples, n_augmented, noise_std):
-        """A release's ``alpha_`` in a stream: the parameter, the ``fit`` it continues, or public.
+        """A release's unit-scale ``alpha`` in a stream (``None``: the parameter), the ``fit``'s, or public.
 
         With ``alpha="auto"`` and no ``fit`` before, AdaSSP's ridge with the
         smallest eigenvalue taken as 0 (its worst case, so nothing is released
@@ -493,7 +530,7 @@ class PrivateQFTLRegressor(
         streams calibrated on calls").
         """
         if self.alpha != "auto":
-            return float(self.alpha)
+            return None
         if getattr(self, "_base_samples", 0) > 0 and getattr(self, "_base_alpha", None):
             return self._base_alpha   # released by the fit the stream continues
         lam = qftl.adassp_ridge(0.0, n_augmented, 0.0, noise_std, float(self.delta))
@@ -505,32 +542,47 @@ class PrivateQFTLRegressor(
         Returns
         -------
         sensitivity : float
-            The bound of ``doc/privacy.md`` section 3.1 for rows clipped to
-            ``data_norm`` (with the intercept feature) and targets clipped to
-            ``y_bound`` (``"auto"``: ``y_bound_``), with a margin of ``1e-9`` relative for rounding.
+            The bound of ``doc/privacy.md`` section 3.1 for the unit-scale
+            statistics: rows clipped to ``data_norm`` and divided by it (with
+            the intercept feature ``intercept_scaling_ / data_norm_``), targets
+            clipped to ``y_bound`` and divided by it (``"auto"``: the resolved
+            bounds), so ``R = sqrt(1 + (intercept_scaling_ / data_norm_)**2)``
+            and ``B = 1``; with a margin of ``1e-9`` relative for rounding.
         """
         # Clipping rounds: a clipped row's norm can exceed data_norm by a few
         # ulps, so the bound carries a margin far above that and far below
         # anything that matters for the noise.
-        return qftl.joint_sensitivity(self._row_bound(), self._y_bound()) * (1 + 1e-9)
+        return qftl.joint_sensitivity(self._row_bound(), 1.0) * (1 + 1e-9)
 
     def _row_bound(self):
-        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return math.hypot(self._data_norm(), intercept)
+        """``R`` of the unit-scale rows: ``sqrt(1 + (intercept / data_norm)^2)``."""
+        intercept = _unit_intercept(self)
+        return 1.0 if intercept is None else math.hypot(1.0, intercept)
 
     # -- data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``) --------
     _auto_bound_params = ("data_norm", "y_bound")
 
     def _more_validate_params(self):
         bound, y_bound = self._row_bound(), self._y_bound()
-        if min(self._data_norm(), y_bound) < 1e-100:
+        data_norm = self._data_norm()
+        if min(data_norm, y_bound) < 1e-100:
             raise ValueError(
                 f"data_norm={self.data_norm!r} and y_bound={self.y_bound!r} must be at least "
                 "1e-100: near the bottom of the floating-point range, clipping cannot hold "
                 "rows to the bound. Rescale X and y by public constants instead."
             )
-        alpha = (self._alpha_floored(0.0) if self.alpha == "auto" else float(self.alpha))
-        if not (self.sensitivity() < 1e150 and bound * y_bound / alpha < 1e300):
+        # The unit-scale problem (statistics, sensitivity, ridge: R = bound, B = 1)...
+        alpha = (self._alpha_floored(0.0) if self.alpha == "auto"
+                 else float(self.alpha) / (data_norm * data_norm))
+        unit_ok = self.sensitivity() < 1e150 and alpha > 0.0 and bound / alpha < 1e300
+        # ... and the same problem in the units of X and y (alpha_, coef_ and
+        # intercept_ are released in them): the refusals of the bounds before the
+        # statistics were computed in the unit scale, kept.
+        row_bound = bound * data_norm
+        alpha = alpha * (data_norm * data_norm) if self.alpha == "auto" else float(self.alpha)
+        units_ok = (qftl.joint_sensitivity(row_bound, y_bound) < 1e150
+                    and row_bound * y_bound / alpha < 1e300)
+        if not (unit_ok and units_ok):
             raise ValueError(
                 f"data_norm={self.data_norm!r}, intercept_scaling, y_bound={self.y_bound!r} "
                 f"and alpha={self.alpha!r} give statistics or coefficients that overflow "
@@ -576,10 +628,17 @@ class PrivateQFTLRegressor(
         A CSR ``X`` stays sparse: its row norms come from the stored entries. A
         dense ``X`` is clipped block by block as it is summed (no clipped copy).
         """
-        scale, _ = clip_row_scales(X, self._data_norm())
-        intercept = float(self.intercept_scaling) if self.fit_intercept else None
-        y_bound = self._y_bound()
+        data_norm, y_bound = self._data_norm(), self._y_bound()
+        scale, _ = clip_row_scales(X, data_norm)
+        # The unit scale (doc/privacy.md, "Unit-free defaults of IGD and QFTL"): each
+        # clipped row divided by data_norm, each clipped target by y_bound. Reads only
+        # public parameters (and the resolved bounds), as the dask workers' copy does.
+        intercept = _unit_intercept(self)
+        if data_norm != 1.0:
+            scale = scale / data_norm
         targets = np.clip(y, -y_bound, y_bound)
+        if y_bound != 1.0:
+            targets /= y_bound
         if issparse(X):
             return qftl.PackedStatistics(X.multiply(scale[:, np.newaxis]).tocsr(), targets,
                                          intercept, sample_weight)
@@ -689,11 +748,15 @@ class PrivateQFTLRegressor(
         self._released_statistics = (statistics if fresh
                                      else np.array(statistics, dtype=np.float64))
         # Everything the solve reads, as of this release (a later set_params
-        # must not change a released model).
-        intercept = float(self.intercept_scaling) if self.fit_intercept else None
+        # must not change a released model): the unit-scale problem (alpha, R, B = 1),
+        # then the factors taking its weights to the units of X and y (public).
+        intercept = _unit_intercept(self)
+        data_norm, y_bound = self._data_norm(), self._y_bound()
         self._released_solve = (
-            int(n_samples), int(n_augmented), float(noise_std), float(self.alpha_),
-            self._row_bound(), self._y_bound(), self.n_features_in_, intercept,
+            int(n_samples), int(n_augmented), float(noise_std), float(self._alpha_unit),
+            self._row_bound(), 1.0, self.n_features_in_,
+            None if intercept is None else intercept * y_bound,
+            1.0 if y_bound == data_norm else y_bound / data_norm,
         )
         self.t_ = int(n_samples)
 
@@ -717,14 +780,15 @@ class PrivateQFTLRegressor(
         # release) warm-start this one; a stale hint costs time, never the model.
         warm = {} if cached is None else cached[3]
         (n_samples, n_augmented, noise_std, alpha, row_bound, y_bound, n_features,
-         intercept_scaling) = self._released_solve
+         intercept_scaling, coef_scaling) = self._released_solve
         # V_hat lives in a reused work array: the solve is done with it on return.
         V_hat, u_hat = qftl.unpack(statistics, n_augmented, scratch=True)
         with single_blas_thread():   # a (d+1) x (d+1) eigh: one thread is fastest
             weights = qftl.ridge_from_statistics(
                 V_hat, u_hat, n_samples, alpha, row_bound, y_bound, noise_std, warm=warm,
             )
-        coef = weights[:n_features].copy()
+        coef = (weights[:n_features].copy() if coef_scaling == 1.0
+                else weights[:n_features] * coef_scaling)
         intercept = (
             0.0 if intercept_scaling is None else float(weights[n_features] * intercept_scaling)
         )
@@ -813,6 +877,31 @@ def _one_blas_thread(stats):
 def _same_params(a, b):
     """Two tuples of scalar parameters equal element by element (type included)."""
     return all(type(x) is type(y) and (x is y or x == y) for x, y in zip(a, b))
+
+
+def _intercept_value(estimator):
+    """The constant feature in the units of ``X``: ``intercept_scaling``, or ``data_norm_`` for "auto".
+
+    ``None`` without an intercept. Reads public parameters and ``_data_norm()``
+    only (so the dask workers' parameter copy can call it).
+    """
+    if not estimator.fit_intercept:
+        return None
+    if isinstance(estimator.intercept_scaling, str):      # "auto"
+        return estimator._data_norm()
+    return float(estimator.intercept_scaling)
+
+
+def _unit_intercept(estimator):
+    """The constant feature of the unit-scale rows: ``intercept_scaling_ / data_norm_``.
+
+    Exactly 1.0 for ``intercept_scaling="auto"`` (and for equal values), no division.
+    """
+    value = _intercept_value(estimator)
+    if value is None:
+        return None
+    data_norm = estimator._data_norm()
+    return 1.0 if value == data_norm else value / data_norm
 
 
 def _as_float64_targets(y):
