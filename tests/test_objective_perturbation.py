@@ -246,7 +246,7 @@ def test_uncertified_solve_raises(monkeypatch):
     Z, y = logistic_data()
     plan = op.plan(EPSILON, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-3)
-    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    monkeypatch.setattr(op, "newton_step_budget", lambda *a, **k: 0)
     with pytest.raises(op.SolverDidNotConverge, match="nothing was released"):
         op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=np.random.default_rng(0))
 
@@ -351,7 +351,7 @@ def test_failed_fit_leaves_the_classifier_unchanged(monkeypatch):
     clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[-1, 1],
                                random_state=np.random.RandomState(0)).fit(Z, y)
     before = pickle.dumps(clf)
-    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    monkeypatch.setattr(op, "newton_step_budget", lambda *a, **k: 0)
     with pytest.raises(op.SolverDidNotConverge):
         clf.fit(Z, y)
     assert pickle.dumps(clf) == before

@@ -42,7 +42,11 @@ MAX_COLUMNS = 4096
 # The solver must certify ||grad J|| <= tol; tol defaults to this fraction of
 # n L R, the largest possible size of the data term of the gradient.
 DEFAULT_RELATIVE_TOL = 1e-10
+# Newton steps without a privacy guarantee to keep (epsilon=inf with Lambda=0);
+# otherwise the public bound of newton_step_budget (doc/privacy.md, 54.9).
 MAX_NEWTON_STEPS = 200
+# Armijo constant of the backtracking line search (sufficient decrease).
+ARMIJO = 1e-4
 # At most this many conjugate-gradient products per Newton step (wide problems,
 # see _newton).
 MAX_CG_STEPS = 25
@@ -57,9 +61,17 @@ HALF_PRECONDITIONER_ROWS_PER_COLUMN = 4
 # Narrow log-loss problems on many rows take their first Newton steps with the
 # Hessian of every stride-th row, about this many rows per column (a relative
 # error of a few percent, a fraction of the cost), and exact Newton steps once
-# the gradient norm is below EARLY_NEWTON_SWITCH times its first value.
+# the gradient norm is below EARLY_NEWTON_SWITCH times its first value, or
+# after EARLY_MAX_STEPS such steps, or as soon as one of them fails to cut the
+# gradient norm to EARLY_MIN_CUT of its value (the sampled rows may carry no
+# curvature: then the steps are gradient steps). The subsampled phase never
+# resumes, and the exact phase has its own public step budget
+# (newton_step_budget), so whether the solve converges cannot hinge on the
+# sampled rows (doc/privacy.md, 54.9).
 EARLY_ROWS_PER_COLUMN = 1024
 EARLY_NEWTON_SWITCH = 1e-2
+EARLY_MAX_STEPS = 8
+EARLY_MIN_CUT = 0.5
 # At most this share of epsilon goes to the Jacobian term; a larger share
 # raises the regularisation instead.
 JACOBIAN_SHARE = 0.5
@@ -329,6 +341,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
     # Lambda from public values only, then the objective noise, both before
     # touching the data (section 7.6).
     regularization = certifiable_regularization(plan, Z.shape, problem_tol, weighted)
+    budget = newton_step_budget(plan, Z.shape, regularization, problem_tol, loss)
     linear_terms = _draw_objective_noise(plan, n_problems, n_columns, rng)
     solutions = np.empty((n_problems, n_columns))
     # The rows' norm bound (the contract of Z), a hair above for the rounding of R.
@@ -337,7 +350,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
         for k in range(n_problems):
             y = _weighted_targets(targets[k], sample_weight) if weighted else targets[k]
             solutions[k] = _newton(Z, y, linear_terms[k], regularization, loss_fns,
-                                   problem_tol, row_norm)
+                                   problem_tol, row_norm, budget)
     return gaussian_release(solutions, output_noise_std(plan, n_columns, tol, regularization),
                             rng)
 
@@ -388,6 +401,45 @@ def certifiable_regularization(plan, shape, problem_tol, weighted=False):
     curvature = plan.curvature_bound * plan.feature_norm**2
     drift = 4.0 * curvature * plan.n_samples * margin_unit * s
     return max(plan.regularization, drift / (problem_tol / 4.0))
+
+
+def newton_step_budget(plan, shape, regularization, problem_tol, loss):
+    """Public bound on the exact-phase Newton steps of :func:`_newton` (doc/privacy.md, 54.9).
+
+    ``J`` is ``Lambda``-strongly convex with ``Lambda I <= H <= M I``, ``M =
+    beta R^2 n + Lambda``, ``kappa = M / Lambda``. Along a direction ``s``
+    with ``-g.s = s^T H s`` (the exact Newton step; any conjugate-gradient
+    iterate from zero) the Armijo backtracking of :func:`_line_search` accepts
+    a step ``>= min(1, (1 - c) / kappa)``, which lowers ``J`` by at least
+    ``c (1 - c) / kappa * s^T H s``; ``s^T H s >= ||g||^2 / (M kappa_P)`` with
+    ``kappa_P`` the condition number of the matrix the direction is solved with
+    (1 for the exact Hessian; the preconditioner's ``(beta R^2 (n + stride) +
+    Lambda) / Lambda`` for conjugate gradients), and ``||g||^2 >= 2 Lambda (J -
+    J*)``: ``J - J*`` shrinks by ``1 - q`` per step, ``q = 2 c (1 - c) /
+    (kappa^2 kappa_P)``. The phase starts with ``J <= J(0)``, ``J(0) - J* <=
+    s^2 / (2 Lambda)`` (``s = n L R + B``), and ends once ``||g|| <= tol / 16``
+    (then the certificate, whose allowance is below half the tolerance,
+    succeeds), at the latest when ``2 M (J - J*) <= tol^2 / 256``. A factor of
+    2 covers the rounding of ``J``. Worst-case, hence large; the solve stops at
+    its certificate, in a few steps in practice. Public values only: whether the
+    solve converges cannot depend on a record. ``epsilon=inf`` at ``Lambda=0``:
+    ``MAX_NEWTON_STEPS``.
+    """
+    n, p = shape
+    if not regularization > 0.0:
+        return MAX_NEWTON_STEPS
+    radius = plan.feature_norm * (1.0 + 1e-12)
+    top = plan.curvature_bound * radius**2
+    kappa = (top * n + regularization) / regularization
+    kappa_p = 1.0
+    if loss == LOG_LOSS and p >= WIDE_COLUMNS:
+        stride = max(1, n // (PRECONDITIONER_ROWS_PER_COLUMN * p))
+        kappa_p = (top * (n + stride) + regularization) / regularization
+    s = n * plan.derivative_bound * plan.feature_norm + noise_norm_bound(plan, p)
+    rate = 2.0 * ARMIJO * (1.0 - ARMIJO) / (kappa * kappa * kappa_p)
+    ratio = 2.0 * 512.0 * kappa * s * s / (problem_tol * problem_tol)
+    steps = math.log(max(ratio, math.e)) / rate
+    return math.ceil(steps * (1.0 + 1e-9)) + 1 if math.isfinite(steps) else math.inf
 
 
 def output_noise_std(plan, n_columns, tol=None, regularization=None):
@@ -768,7 +820,7 @@ def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
     return hessian
 
 
-def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
+def _newton(Z, y, b, lam, loss_fns, tol, row_norm, budget=MAX_NEWTON_STEPS):
     """Damped Newton from the origin until the certified gradient norm is ``<= tol``.
 
     Every product with ``Z`` is a BLAS call; margins are kept and updated
@@ -778,8 +830,10 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     conjugate gradients with exact Hessian-vector products (one pass each),
     preconditioned by the Hessian of every ``stride``-th row (about ``16 p``
     rows; every other row between ``4 p`` and ``32 p`` rows). Narrow log-loss problems on many rows take their first steps
-    (until the gradient norm has dropped 100-fold) with the Hessian of about
-    ``1024 p`` evenly spaced rows, then exact Newton steps. The Huber loss
+    (until the gradient norm has dropped 100-fold, at most ``EARLY_MAX_STEPS``,
+    each of which must halve it) with the Hessian of about ``1024 p`` evenly
+    spaced rows, then exact Newton steps, at most ``budget`` of them
+    (:func:`newton_step_budget`, public). The Huber loss
     reuses its exact factor while the rows inside the
     threshold do not change. How the minimiser is approached does not matter
     to the guarantee: only the certificate (:func:`_certify`) decides when to
@@ -802,8 +856,9 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     margins = np.zeros(n)
     value = _loss_value(margins, y, loss_fns)
     factor, active = None, None
-    first_norm, cg_steps = None, 0
-    for _ in range(MAX_NEWTON_STEPS):
+    first_norm, previous_norm, cg_steps = None, None, 0
+    early, early_steps, steps = early_stride > 1, 0, 0
+    while True:
         gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
         gradient_norm = float(np.linalg.norm(gradient))
         if gradient_norm <= tol:
@@ -814,6 +869,18 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
             gradient_norm = float(np.linalg.norm(gradient))
             value = _loss_value(margins, y, loss_fns)
         first_norm = gradient_norm if first_norm is None else first_norm
+        if early and (early_steps >= EARLY_MAX_STEPS
+                      or gradient_norm <= EARLY_NEWTON_SWITCH * first_norm
+                      or (previous_norm is not None
+                          and not gradient_norm <= EARLY_MIN_CUT * previous_norm)):
+            early = False   # for good: exact Newton steps from here on
+        if early:
+            early_steps += 1
+        elif steps >= budget:
+            break
+        else:
+            steps += 1
+        previous_norm = gradient_norm
         if loss_fns.loss == HUBER:
             now_active = np.abs(margins - loss_fns.targets(y)) < loss_fns.threshold
             if factor is None or not np.array_equal(now_active, active):
@@ -822,7 +889,7 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
         elif stride == 1:
             # Far from the minimiser an approximate Hessian (every early_stride-th
             # row) steers as well as the exact one; the line search keeps descent.
-            rows = early_stride if gradient_norm > EARLY_NEWTON_SWITCH * first_norm else 1
+            rows = early_stride if early else 1
             factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk, rows))
         elif (factor is None
               or cg_steps > CG_REFRESH and gradient_norm > 1e-3 * first_norm):
@@ -837,10 +904,15 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
             target = max(min(0.1, gradient_norm / first_norm) * gradient_norm, 0.25 * tol)
             step, direction, cg_steps = _preconditioned_cg(Z, y, margins, loss_fns, lam,
                                                            factor, gradient, target)
-        theta, margins, value = _line_search(y, b, lam, loss_fns, theta, margins, value,
-                                             gradient, step, direction)
+        moved = _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step,
+                             direction, strict=early)
+        if not early and np.array_equal(moved[0], theta):
+            # A fixed point of the iteration in floating point that the certificate
+            # rejects: no further step can change anything.
+            break
+        theta, margins, value = moved
     raise SolverDidNotConverge(
-        f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {MAX_NEWTON_STEPS} "
+        f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {steps} exact "
         "steps; nothing was released. Increase tol or alpha."
     )
 
@@ -900,8 +972,13 @@ def _factorise(hessian):
         ) from error
 
 
-def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, direction):
-    """Backtracking on ``J(theta + a step)``, with margins ``t + a Z step`` (no pass over ``Z``)."""
+def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, direction,
+                 strict=False):
+    """Backtracking on ``J(theta + a step)``, with margins ``t + a Z step`` (no pass over ``Z``).
+
+    ``strict`` (the subsampled first steps): no move unless the Armijo condition
+    holds, so that ``J`` does not increase before the exact phase.
+    """
     def objective(size):
         candidate = theta + size * step
         return (_loss_value(margins, y, loss_fns, direction, size)
@@ -911,6 +988,8 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
         return theta + size * step, margins + size * direction
 
     slope = float(gradient @ step)
+    if strict and not -slope > 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
+        return theta, margins, value
     if -slope <= 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
         # The decrease is below the rounding of J, so comparing values would
         # only measure noise; this close, the full Newton step converges
@@ -919,9 +998,11 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
     size = 1.0
     for _ in range(60):
         candidate_value = objective(size)
-        if candidate_value <= value + 1e-4 * size * slope:
+        if candidate_value <= value + ARMIJO * size * slope:
             return (*move(size), candidate_value)
         size *= 0.5
+    if strict:
+        return theta, margins, value
     # No decrease is measurable: the iterate is at the rounding floor, and the
     # full Newton step is the best move left (certification decides).
     return (*move(1.0), objective(1.0))
