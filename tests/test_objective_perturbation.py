@@ -159,11 +159,13 @@ def test_plan_noise_and_regularisation():
     charge = (1.0 + math.exp(EPSILON)) * plan.norm_failure
     assert profile + charge <= DELTA
     assert profile + charge == pytest.approx(DELTA, rel=1e-6)
-    # The output noise covers twice the certified gap tol n L R / Lambda, plus
-    # the grid rounding of the objective noise, sqrt(K p) gamma / 2 (section 7.8).
+    # The output noise covers twice the certified gap tol (n L R + B) / Lambda, B the
+    # public noise-norm bound (54.9.2), plus the grid rounding of the objective
+    # noise, sqrt(K p) gamma / 2 (section 7.8).
     gamma = noise_grid(plan.noise_std)[0]
+    scale = 1000 * 1.0 * 2.0 + op.noise_norm_bound(plan, 6)
     assert op.output_noise_std(plan, 6) == pytest.approx(
-        2 * (op.DEFAULT_RELATIVE_TOL * 1000 * 1.0 * 2.0 + math.sqrt(3 * 6) * gamma / 2)
+        2 * (op.DEFAULT_RELATIVE_TOL * scale + math.sqrt(3 * 6) * gamma / 2)
         / plan.regularization / (op.OUTPUT_RATIO * plan.mu))
     weak = op.plan(EPSILON, DELTA, n_samples=10, feature_norm=2.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-6)
@@ -293,8 +295,9 @@ def test_regularization_does_not_depend_on_the_noise(monkeypatch):
     assert used[0] > 1e3 * plan.regularization
     assert used[0] == used[1] == used[2]
     # It is the public value, whatever the data.
-    problem_tol = op.DEFAULT_RELATIVE_TOL * len(y)
+    problem_tol = op.DEFAULT_RELATIVE_TOL * (len(y) + op.noise_norm_bound(plan, Z.shape[1]))
     assert used[0] == op.certifiable_regularization(plan, Z.shape, problem_tol)
+    assert used[0] == op.solve_regularization(plan, Z.shape)
 
 
 def test_noise_norm_bound_and_its_failure_event():

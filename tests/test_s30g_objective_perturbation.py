@@ -76,7 +76,7 @@ def test_newton_budget_is_public_and_covers_the_worst_case():
     least the linear-rate bound (kappa^2 / (2 c (1 - c))) ln(...)."""
     plan = op.plan(1.0, 1e-6, n_samples=20_000, feature_norm=math.sqrt(2.0),
                    derivative_bound=1.0, curvature_bound=0.25, alpha=1e-9)
-    tol = op.solve_tolerance(plan)
+    tol = op.solve_tolerance(plan, n_columns=2)
     lam = op.certifiable_regularization(plan, (20_000, 2), tol)
     budget = op.newton_step_budget(plan, (20_000, 2), lam, tol, op.LOG_LOSS)
     kappa = (0.25 * 2.0 * 20_000 + lam) / lam
@@ -85,3 +85,143 @@ def test_newton_budget_is_public_and_covers_the_worst_case():
     free = op.plan(math.inf, 1e-6, n_samples=100, feature_norm=1.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=0.0)
     assert op.newton_step_budget(free, (100, 2), 0.0, 1e-8, op.LOG_LOSS) == op.MAX_NEWTON_STEPS
+
+
+# -- item 2: the default tolerance at small epsilon; public refusals before the data -------
+
+def _spent(accountant):
+    spent = accountant.spent()
+    return spent.epsilon, spent.delta
+
+
+@pytest.mark.parametrize("n,d,eps", [(100, 400, 0.01), (2000, 1000, 0.01), (500, 4000, 0.1)])
+def test_default_tolerance_fits_at_small_epsilon(n, d, eps):
+    """Review 102 (tol_refusal.py): old code refused the default tolerance here (the
+    absolute tolerance scaled with n L R, the rounding allowance with n L R + B, B
+    the noise-norm bound) after the data was read, and charged it."""
+    from sklearn_dpol.linear_model import PrivateMirrorDescentRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for alpha in (1e-3, "auto"):
+            PrivateIGDClassifier(solver="objective_perturbation", epsilon=eps, delta=1e-6,
+                                 classes=[0, 1], data_norm=1.0, alpha=alpha,
+                                 random_state=0).fit(X, y)
+        PrivateMirrorDescentRegressor(solver="objective_perturbation", epsilon=eps, delta=1e-6,
+                                      random_state=0).fit(X, y.astype(float))
+
+
+def test_tolerance_is_relative_to_the_noise_bound_and_the_output_noise_covers_it():
+    plan = op.plan(0.01, 1e-6, n_samples=100, feature_norm=math.sqrt(2.0), derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-3)
+    p = 401
+    scale = 100 * math.sqrt(2.0) + op.noise_norm_bound(plan, p)
+    assert op.noise_norm_bound(plan, p) > 100 * 100 * math.sqrt(2.0)   # B dominates here
+    assert op.tolerance_scale(plan, p) == scale
+    assert op.solve_tolerance(plan, n_columns=p) == op.DEFAULT_RELATIVE_TOL * scale
+    lam = op.solve_regularization(plan, (100, p))
+    # The output noise is calibrated to twice the certified gap tol * scale / Lambda.
+    from sklearn_dpol._core.noise import noise_grid
+
+    rounding = math.sqrt(p) * noise_grid(plan.noise_std)[0] / 2
+    assert op.output_noise_std(plan, p, None, lam) == pytest.approx(
+        2 * (op.DEFAULT_RELATIVE_TOL * scale + rounding) / lam / plan.output_mu, rel=1e-12)
+
+
+@pytest.mark.parametrize("make,case", [
+    (make, case) for make in ("igd", "md")
+    for case in ("columns", "tol", "delta_subnormal", "delta_min")
+    if (make, case) != ("igd", "tol")])   # IGD has no tol: the many-classes case below
+def test_public_refusals_come_before_the_data(make, case):
+    """More than MAX_COLUMNS columns, a tolerance no solve can certify, and delta
+    below 1e-300 are refused from public values before the data is read:
+    nothing is charged."""
+    from sklearn_dpol.linear_model import PrivateMirrorDescentRegressor
+
+    d = 4096 if case == "columns" else 3
+    delta = {"delta_subnormal": 1e-320, "delta_min": 5e-324}.get(case, 1e-6)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, d)) * 0.1
+    y = (X[:, 0] > 0).astype(int)
+    acc = PrivacyAccountant(10.0, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if make == "igd":
+            est = PrivateIGDClassifier(solver="objective_perturbation", epsilon=1.0, delta=delta,
+                                       classes=[0, 1], data_norm=1.0, accountant=acc,
+                                       random_state=0)
+            target = y
+        else:
+            est = PrivateMirrorDescentRegressor(
+                solver="objective_perturbation", epsilon=1.0, delta=delta, accountant=acc,
+                random_state=0, tol=1e-16 if case == "tol" else None)
+            target = y.astype(float)
+        with pytest.raises(ValueError, match="columns|delta >=|increase tol"):
+            est.fit(X, target)
+    assert _spent(acc) == (0.0, 0.0)
+
+
+def test_igd_uncertifiable_tolerance_refused_before_the_data():
+    """Many classes (K problems share the tolerance: tol / sqrt(K)) make the default
+    tolerance uncertifiable: refused before the data, not charged."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3)) * 0.1
+    y = rng.integers(0, 150, size=5000)
+    acc = PrivacyAccountant(10.0, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateIGDClassifier(solver="objective_perturbation", epsilon=1.0, delta=1e-6,
+                                   classes=list(range(150)), data_norm=1.0, accountant=acc,
+                                   random_state=0)
+        with pytest.raises(ValueError, match="increase tol"):
+            est.fit(X, y)
+    assert _spent(acc) == (0.0, 0.0)
+
+
+# -- item 3: subnormal delta ---------------------------------------------------------------
+
+def test_subnormal_delta_is_refused():
+    for delta in (1e-320, 5e-324, 0.5e-300):
+        with pytest.raises(ValueError, match="delta >="):
+            op.plan(1.0, delta, n_samples=100, feature_norm=1.0, derivative_bound=1.0,
+                    curvature_bound=0.25, alpha=1e-3)
+    from sklearn_dpol.privacy._objective_perturbation import objective_perturbation_mu
+
+    with pytest.raises(ValueError, match="delta >="):
+        objective_perturbation_mu(1.0, 1e-320)
+    plan = op.plan(1.0, 1e-300, n_samples=100, feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-3)
+    assert plan.mu > 0
+
+
+# -- item 4: alpha_ is the ridge the solve used ----------------------------------------------
+
+def test_alpha_is_the_ridge_the_solve_used(monkeypatch):
+    """Review 102 (alpha_report.py): alpha_ reported the planned ridge (IGD 1e-7,
+    MD 1.87e-6) while the solve used certifiable_regularization's (8.9e-6, 3.57e-5)."""
+    from sklearn_dpol.linear_model import PrivateMirrorDescentRegressor
+
+    used = []
+    original = op.output_noise_std
+
+    def spy(plan, n_columns, tol=None, regularization=None):
+        used.append(regularization / plan.n_samples)
+        return original(plan, n_columns, tol, regularization)
+
+    monkeypatch.setattr(op, "output_noise_std", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 5))
+    y = X[:, 0] * 0.3 + rng.normal(size=20000) * 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        md = PrivateMirrorDescentRegressor(solver="objective_perturbation", epsilon=8.0,
+                                           delta=1e-6, alpha=1e-7, random_state=0).fit(X, y)
+        igd = PrivateIGDClassifier(solver="objective_perturbation", epsilon=8.0, delta=1e-6,
+                                   alpha=1e-7, classes=[0, 1], data_norm=1.0,
+                                   random_state=0).fit(X, (y > 0).astype(int))
+    assert md.alpha_ == used[0] and md.alpha_ > 1e-6
+    assert igd.alpha_ == used[1] and igd.alpha_ > 1e-6
+    assert f"regularisation {igd.alpha_ * 20000:.4g}" in str(igd.privacy_)

@@ -40,8 +40,12 @@ CURVATURE = {LOG_LOSS: losses.smoothness(LOG_LOSS), HUBER: losses.smoothness(HUB
 # Newton's method stores the Hessian: above this many columns, refuse.
 MAX_COLUMNS = 4096
 # The solver must certify ||grad J|| <= tol; tol defaults to this fraction of
-# n L R, the largest possible size of the data term of the gradient.
+# max(n L R + B, 1): n L R bounds the data term of the gradient, B the
+# objective noise (tolerance_scale, doc/privacy.md 54.9.2).
 DEFAULT_RELATIVE_TOL = 1e-10
+# Smallest delta objective perturbation calibrates for: below it (subnormal
+# territory) the exact profile's arithmetic understates the cost.
+MIN_DELTA = 1e-300
 # Newton steps without a privacy guarantee to keep (epsilon=inf with Lambda=0);
 # otherwise the public bound of newton_step_budget (doc/privacy.md, 54.9).
 MAX_NEWTON_STEPS = 200
@@ -166,6 +170,7 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
     plan : Plan
     """
     n, K = int(n_samples), int(n_problems)
+    check_public(epsilon, delta)
     radius_sq = float(feature_norm) ** 2
     regularization = n * float(alpha)
     sensitivity = 2.0 * float(derivative_bound) * float(feature_norm)
@@ -301,8 +306,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
     threshold : float, default=1.0
         Huber threshold ``h`` (``plan.derivative_bound`` must be ``>= h``).
     tol : float or None, default=None
-        Relative tolerance: the solver certifies ``||grad J_k|| <= tol n L R /
-        sqrt(K)``. ``None`` takes ``1e-10``. Only utility depends on it: the
+        Relative tolerance: the solver certifies ``||grad J_k|| <= tol max(n L R
+        + B, 1) / sqrt(K)`` (:func:`tolerance_scale`). ``None`` takes ``1e-10``. Only utility depends on it: the
         output noise is scaled with it.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Each record's weight in ``[0, 1]`` (checked by the caller, before the
@@ -324,11 +329,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
         Z = ClippedDesign(np.ascontiguousarray(Z, dtype=np.float64), None, None)
     targets = np.atleast_2d(np.asarray(targets, dtype=np.float64))
     n_problems, n_columns = targets.shape[0], Z.shape[1]
-    if n_columns > MAX_COLUMNS:
-        raise ValueError(
-            f"Objective perturbation solves by Newton's method and supports at most "
-            f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
-        )
+    check_public(plan.epsilon, plan.delta, n_columns)
     weighted = sample_weight is not None
     if weighted:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
@@ -337,7 +338,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
             # The callers check the weights before reading the data; this is their contract.
             raise ValueError(f"sample_weight must be {Z.shape[0]} weights in [0, 1].")
     loss_fns = _LossFunctions(loss, float(threshold), weighted)
-    problem_tol = solve_tolerance(plan, n_problems, tol)
+    problem_tol = solve_tolerance(plan, n_problems, tol, n_columns=n_columns)
     # Lambda from public values only, then the objective noise, both before
     # touching the data (section 7.6).
     regularization = certifiable_regularization(plan, Z.shape, problem_tol, weighted)
@@ -355,20 +356,58 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
                             rng)
 
 
-def solve_tolerance(plan, n_problems=1, tol=None):
+def check_public(epsilon, delta, n_columns=0):
+    """Refuse, from public values, a ``delta`` below ``MIN_DELTA`` (finite ``epsilon``)
+    or more than ``MAX_COLUMNS`` columns.
+
+    Callers run it before the data is read (the refusal is free); :func:`plan`
+    and :func:`solve` run it again.
+    """
+    if not math.isinf(epsilon) and not float(delta) >= MIN_DELTA:
+        raise ValueError(
+            f"Objective perturbation needs delta >= {MIN_DELTA:g} (below, floating-point "
+            f"arithmetic cannot calibrate it exactly); got delta={float(delta):.3g}."
+        )
+    if n_columns > MAX_COLUMNS:
+        raise ValueError(
+            f"Objective perturbation solves by Newton's method and supports at most "
+            f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
+        )
+
+
+def tolerance_scale(plan, n_columns):
+    """``max(n L R + B, 1)``: the size the relative tolerance is taken of (public values only).
+
+    ``n L R`` bounds the data term of the gradient and ``B`` (:func:`noise_norm_bound`)
+    the objective noise; the rounding allowance of the certificate grows with
+    their sum, so a tolerance relative to it stays certifiable at any epsilon
+    (doc/privacy.md, 54.9.2).
+    """
+    return max(plan.n_samples * plan.derivative_bound * plan.feature_norm
+               + noise_norm_bound(plan, n_columns), 1.0)
+
+
+def solve_tolerance(plan, n_problems=1, tol=None, *, n_columns):
     """The gradient-norm tolerance of each of :func:`solve`'s problems (public values only)."""
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
-    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
-    return relative_tol * scale / math.sqrt(n_problems)
+    return relative_tol * tolerance_scale(plan, n_columns) / math.sqrt(n_problems)
+
+
+def solve_regularization(plan, shape, *, tol=None, n_problems=1, weighted=False):
+    """The ``Lambda`` :func:`solve` uses (raises its ``ValueError`` for a ``tol`` it cannot certify).
+
+    From public values only: callers that know the plan before reading the data
+    call it then, so that the refusal (of public parameters) comes before the
+    data is marked read, and report ``Lambda / n`` as the ridge used.
+    """
+    check_public(plan.epsilon, plan.delta, shape[1])
+    problem_tol = solve_tolerance(plan, n_problems, tol, n_columns=shape[1])
+    return certifiable_regularization(plan, shape, problem_tol, weighted)
 
 
 def check_certifiable(plan, shape, *, tol=None, n_problems=1, weighted=False):
-    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values.
-
-    For callers that know the plan before reading the data, so that this
-    refusal (of public parameters) comes before the data is marked read.
-    """
-    certifiable_regularization(plan, shape, solve_tolerance(plan, n_problems, tol), weighted)
+    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values."""
+    solve_regularization(plan, shape, tol=tol, n_problems=n_problems, weighted=weighted)
 
 
 def certifiable_regularization(plan, shape, problem_tol, weighted=False):
@@ -446,14 +485,15 @@ def output_noise_std(plan, n_columns, tol=None, regularization=None):
     """Standard deviation of the output noise that covers the certified gap.
 
     ``||theta_hat - theta*|| <= ||grad J|| / Lambda`` per problem, so the
-    stacked gap is at most ``tol n L R / Lambda``; replace-one moves it by at
-    most twice that, a Gaussian mechanism calibrated to ``plan.output_mu``.
-    ``regularization`` is the ``Lambda`` the solve used (``plan``'s by default).
+    stacked gap is at most ``tol max(n L R + B, 1) / Lambda``
+    (:func:`tolerance_scale`); replace-one moves it by at most twice that, a
+    Gaussian mechanism calibrated to ``plan.output_mu``. ``regularization`` is
+    the ``Lambda`` the solve used (``plan``'s by default).
     """
     if math.isinf(plan.mu):
         return 0.0
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
-    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
+    scale = tolerance_scale(plan, n_columns)
     lam = plan.regularization if regularization is None else regularization
     # The objective noise is the grid value Q(b_c) of a continuous b_c, within
     # gamma / 2 per entry: the minimiser moves by at most that over Lambda
