@@ -589,8 +589,12 @@ def test_huge_rows_are_clipped_without_overflow(max_norm):
     X[2] = [1e300, 0.0, -1e300]
     design = op.clipped_design(X, max_norm, 1.0)
     assert design.X is not X and np.all(np.isfinite(design.X))
-    assert np.all(np.linalg.norm(design.X[:, :3], axis=1) <= max_norm)
-    np.testing.assert_allclose(np.linalg.norm(design.X[:3, :3], axis=1), max_norm, rtol=1e-12)
+    # Only the far rows are replaced by their clipped values (factor 1, 54.9.5);
+    # the others keep their values and factors.
+    rows = design.X * (1.0 if design.scale is None else design.scale[:, np.newaxis])
+    assert np.all(np.linalg.norm(rows, axis=1) <= max_norm)
+    np.testing.assert_allclose(np.linalg.norm(rows[:3], axis=1), max_norm, rtol=1e-12)
+    assert np.all(design.scale[:3] == 1.0) and np.array_equal(design.X[3:], X[3:])
     y = (X[:, 0] > 0).astype(int)
     clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1], alpha=1e-2,
                                data_norm=max_norm, random_state=0).fit(X, y)

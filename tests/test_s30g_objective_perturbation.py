@@ -225,3 +225,28 @@ def test_alpha_is_the_ridge_the_solve_used(monkeypatch):
     assert md.alpha_ == used[0] and md.alpha_ > 1e-6
     assert igd.alpha_ == used[1] and igd.alpha_ > 1e-6
     assert f"regularisation {igd.alpha_ * 20000:.4g}" in str(igd.privacy_)
+
+
+# -- item 5: one row far above the bound no longer changes the other rows --------------------
+
+def test_far_row_leaves_every_other_row_unchanged():
+    """Review 102 (path_switch.py): a record of norm above 2^64 R switched every row to
+    the clipped copy, whose stored rows differed from the in-place rows by up to 1.3
+    ulp: neighbouring data sets differed in every row. Now only that row is copied."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 8)) * 3.0
+    X_far = X.copy()
+    X_far[-1] = 1e30
+    for dtype in (np.float64, np.float32):
+        data = [np.ascontiguousarray(A, dtype=dtype) for A in (X, X_far)]
+        designs = [op.clipped_design(A, 1.0, 1.0) for A in data]
+        if dtype == np.float64:
+            assert designs[0].X is data[0] and designs[1].X is not data[1]
+        for i in range(0, 1999, 7):
+            rows = [[Fraction(float(D.scale[i])) * Fraction(float(v)) for v in D.X[i]]
+                    for D in designs]
+            assert rows[0] == rows[1]
+        far = designs[1].X[-1] * designs[1].scale[-1]
+        assert np.linalg.norm(far) <= 1.0

@@ -518,11 +518,16 @@ def clipped_design(X, max_norm, intercept_value=None):
     column (none when ``None``). When ``X`` is C-contiguous float64 and no row
     is far above the bound (the usual case), ``X`` is **not copied**: the
     solver applies ``s_i`` and the intercept on the fly in every product.
-    Otherwise (float32 input, or a row whose clipping factor is below
-    ``2^-64``, up to norms of 1.8e308) one clipped copy is built chunk by chunk:
-    a row whose factor is tiny is first divided by its largest entry and then
+    Otherwise (float32 or non-contiguous input, exactly converted; or a row
+    whose clipping factor is below ``2^-64``, up to norms of 1.8e308) one copy
+    is made in which only the rows far above the bound are replaced by their
+    clipped values (:func:`_clipped_copy`: divided by their largest entry, then
     scaled to ``max_norm``, so no factor underflows, no product overflows and
-    nothing is subtracted.
+    nothing is subtracted), with factor 1; every other row keeps its values and
+    factor, so it enters every product exactly as on the no-copy path: each
+    ``z_i`` is a function of record ``i`` alone, whichever path the other
+    records select (doc/privacy.md, 54.9.5). A public bound above
+    ``_FAST_MAX_NORM`` clips every row into the copy.
 
     Returns
     -------
@@ -531,12 +536,21 @@ def clipped_design(X, max_norm, intercept_value=None):
     n, d = X.shape
     max_norm = float(max_norm)
     intercept = None if intercept_value is None else float(intercept_value)
-    if (X.dtype == np.float64 and X.flags.c_contiguous and max_norm <= _FAST_MAX_NORM
-            and n > 0):
-        scale = _row_scales(X, max_norm)
-        if float(np.min(scale)) >= FAST_SCALE:
-            return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
-    return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+    if max_norm > _FAST_MAX_NORM or n == 0:
+        return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+    copied = not (X.dtype == np.float64 and X.flags.c_contiguous)
+    if copied:
+        # float32 (or strided) input: float64 holds every value exactly.
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    scale = _row_scales(X, max_norm)
+    far = scale < FAST_SCALE
+    if np.any(far):
+        if not copied:
+            X = X.copy()
+        rows = np.flatnonzero(far)
+        X[rows] = _clipped_copy(X[rows], max_norm, None)
+        scale[rows] = 1.0
+    return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
 
 
 def _row_scales(X, max_norm):
