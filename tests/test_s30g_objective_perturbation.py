@@ -250,3 +250,21 @@ def test_far_row_leaves_every_other_row_unchanged():
             assert rows[0] == rows[1]
         far = designs[1].X[-1] * designs[1].scale[-1]
         assert np.linalg.norm(far) <= 1.0
+
+
+def test_newton_systems_factorise_at_the_public_floor():
+    """certifiable_regularization includes a public floor at which every Newton system
+    factorises (Demmel's condition), so a Cholesky failure is not a way to fail."""
+    from scipy.linalg import cho_factor
+
+    n, p = 10**6, 300
+    plan = op.plan(30.0, 1e-6, n_samples=n, feature_norm=1.0, derivative_bound=1.0,
+                   curvature_bound=0.25, alpha=1e-15)
+    floor = op.factorisable_regularization(plan, (n, p))
+    assert op.solve_regularization(plan, (n, p)) >= floor > plan.regularization
+    rng = np.random.default_rng(0)
+    top = 2 * 0.25 * n
+    for rank in (1, 50, p - 1):
+        basis = np.linalg.qr(rng.normal(size=(p, rank)))[0]
+        G = top * (basis @ basis.T)
+        cho_factor(G + floor * np.eye(p), check_finite=False)

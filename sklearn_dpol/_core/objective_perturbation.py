@@ -439,7 +439,33 @@ def certifiable_regularization(plan, shape, problem_tol, weighted=False):
     margin_unit = UNIT_ROUNDOFF + (p + 2) * LONG_ROUNDOFF
     curvature = plan.curvature_bound * plan.feature_norm**2
     drift = 4.0 * curvature * plan.n_samples * margin_unit * s
-    return max(plan.regularization, drift / (problem_tol / 4.0))
+    return max(plan.regularization, drift / (problem_tol / 4.0),
+               factorisable_regularization(plan, shape, weighted))
+
+
+def factorisable_regularization(plan, shape, weighted=False):
+    """A ``Lambda`` at which every Newton system :func:`_newton` factorises (public values).
+
+    Every matrix factorised is ``G + Lambda I`` with ``G = stride sum w_i f''_i z_i
+    z_i^T`` over every ``stride``-th row, ``0 <= G <= T I``, ``T = 2 beta R^2 n``;
+    it is formed with an error ``||E||_2 <= F T`` (``F`` :func:`_summation_factor`,
+    which bounds the chunked sums' relative error per term with a factor 2 to
+    spare). Cholesky succeeds when the diagonally scaled matrix has smallest
+    eigenvalue above ``g / (1 - g)``, ``g = p gamma_{p+1}``, ``gamma_k = k u / (1 -
+    k u)`` (Demmel's condition; Higham, *Accuracy and Stability of Numerical
+    Algorithms*, 2nd ed., Theorem 10.7); it is at least ``(Lambda (1 - u) - F T) /
+    (T (1 + F) + Lambda (1 + u))``, which is at least ``2 g`` (above ``g / (1 - g)``
+    for ``g < 1/2``) once ``Lambda >= (F + 2 g (1 + F)) T / (1 - u - 2 g (1 + u))``;
+    twice that is returned. Far below the Jacobian floor unless epsilon is very
+    large (doc/privacy.md 54.9.1).
+    """
+    n, p = shape
+    u = UNIT_ROUNDOFF
+    gamma = (p + 1) * u / (1.0 - (p + 1) * u)
+    g = p * gamma
+    top = 2.0 * plan.curvature_bound * plan.feature_norm**2 * n
+    factor = _summation_factor(n, p, weighted)
+    return 2.0 * (factor + 2.0 * g * (1.0 + factor)) * top / (1.0 - u - 2.0 * g * (1.0 + u))
 
 
 def newton_step_budget(plan, shape, regularization, problem_tol, loss):
