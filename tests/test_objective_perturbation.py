@@ -159,11 +159,13 @@ def test_plan_noise_and_regularisation():
     charge = (1.0 + math.exp(EPSILON)) * plan.norm_failure
     assert profile + charge <= DELTA
     assert profile + charge == pytest.approx(DELTA, rel=1e-6)
-    # The output noise covers twice the certified gap tol n L R / Lambda, plus
-    # the grid rounding of the objective noise, sqrt(K p) gamma / 2 (section 7.8).
+    # The output noise covers twice the certified gap tol (n L R + B) / Lambda, B the
+    # public noise-norm bound (54.9.2), plus the grid rounding of the objective
+    # noise, sqrt(K p) gamma / 2 (section 7.8).
     gamma = noise_grid(plan.noise_std)[0]
+    scale = 1000 * 1.0 * 2.0 + op.noise_norm_bound(plan, 6)
     assert op.output_noise_std(plan, 6) == pytest.approx(
-        2 * (op.DEFAULT_RELATIVE_TOL * 1000 * 1.0 * 2.0 + math.sqrt(3 * 6) * gamma / 2)
+        2 * (op.DEFAULT_RELATIVE_TOL * scale + math.sqrt(3 * 6) * gamma / 2)
         / plan.regularization / (op.OUTPUT_RATIO * plan.mu))
     weak = op.plan(EPSILON, DELTA, n_samples=10, feature_norm=2.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-6)
@@ -246,7 +248,7 @@ def test_uncertified_solve_raises(monkeypatch):
     Z, y = logistic_data()
     plan = op.plan(EPSILON, DELTA, n_samples=len(y), feature_norm=1.0, derivative_bound=1.0,
                    curvature_bound=0.25, alpha=1e-3)
-    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    monkeypatch.setattr(op, "newton_step_budget", lambda *a, **k: 0)
     with pytest.raises(op.SolverDidNotConverge, match="nothing was released"):
         op.solve(Z, y, loss=op.LOG_LOSS, plan=plan, rng=np.random.default_rng(0))
 
@@ -293,8 +295,9 @@ def test_regularization_does_not_depend_on_the_noise(monkeypatch):
     assert used[0] > 1e3 * plan.regularization
     assert used[0] == used[1] == used[2]
     # It is the public value, whatever the data.
-    problem_tol = op.DEFAULT_RELATIVE_TOL * len(y)
+    problem_tol = op.DEFAULT_RELATIVE_TOL * (len(y) + op.noise_norm_bound(plan, Z.shape[1]))
     assert used[0] == op.certifiable_regularization(plan, Z.shape, problem_tol)
+    assert used[0] == op.solve_regularization(plan, Z.shape)
 
 
 def test_noise_norm_bound_and_its_failure_event():
@@ -351,7 +354,7 @@ def test_failed_fit_leaves_the_classifier_unchanged(monkeypatch):
     clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[-1, 1],
                                random_state=np.random.RandomState(0)).fit(Z, y)
     before = pickle.dumps(clf)
-    monkeypatch.setattr(op, "MAX_NEWTON_STEPS", 1)
+    monkeypatch.setattr(op, "newton_step_budget", lambda *a, **k: 0)
     with pytest.raises(op.SolverDidNotConverge):
         clf.fit(Z, y)
     assert pickle.dumps(clf) == before
@@ -586,8 +589,12 @@ def test_huge_rows_are_clipped_without_overflow(max_norm):
     X[2] = [1e300, 0.0, -1e300]
     design = op.clipped_design(X, max_norm, 1.0)
     assert design.X is not X and np.all(np.isfinite(design.X))
-    assert np.all(np.linalg.norm(design.X[:, :3], axis=1) <= max_norm)
-    np.testing.assert_allclose(np.linalg.norm(design.X[:3, :3], axis=1), max_norm, rtol=1e-12)
+    # Only the far rows are replaced by their clipped values (factor 1, 54.9.5);
+    # the others keep their values and factors.
+    rows = design.X * (1.0 if design.scale is None else design.scale[:, np.newaxis])
+    assert np.all(np.linalg.norm(rows, axis=1) <= max_norm)
+    np.testing.assert_allclose(np.linalg.norm(rows[:3], axis=1), max_norm, rtol=1e-12)
+    assert np.all(design.scale[:3] == 1.0) and np.array_equal(design.X[3:], X[3:])
     y = (X[:, 0] > 0).astype(int)
     clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1], alpha=1e-2,
                                data_norm=max_norm, random_state=0).fit(X, y)

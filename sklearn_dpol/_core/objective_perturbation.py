@@ -40,9 +40,17 @@ CURVATURE = {LOG_LOSS: losses.smoothness(LOG_LOSS), HUBER: losses.smoothness(HUB
 # Newton's method stores the Hessian: above this many columns, refuse.
 MAX_COLUMNS = 4096
 # The solver must certify ||grad J|| <= tol; tol defaults to this fraction of
-# n L R, the largest possible size of the data term of the gradient.
+# max(n L R + B, 1): n L R bounds the data term of the gradient, B the
+# objective noise (tolerance_scale, doc/privacy.md 54.9.2).
 DEFAULT_RELATIVE_TOL = 1e-10
+# Smallest delta objective perturbation calibrates for: below it (subnormal
+# territory) the exact profile's arithmetic understates the cost.
+MIN_DELTA = 1e-300
+# Newton steps without a privacy guarantee to keep (epsilon=inf with Lambda=0);
+# otherwise the public bound of newton_step_budget (doc/privacy.md, 54.9).
 MAX_NEWTON_STEPS = 200
+# Armijo constant of the backtracking line search (sufficient decrease).
+ARMIJO = 1e-4
 # At most this many conjugate-gradient products per Newton step (wide problems,
 # see _newton).
 MAX_CG_STEPS = 25
@@ -57,9 +65,17 @@ HALF_PRECONDITIONER_ROWS_PER_COLUMN = 4
 # Narrow log-loss problems on many rows take their first Newton steps with the
 # Hessian of every stride-th row, about this many rows per column (a relative
 # error of a few percent, a fraction of the cost), and exact Newton steps once
-# the gradient norm is below EARLY_NEWTON_SWITCH times its first value.
+# the gradient norm is below EARLY_NEWTON_SWITCH times its first value, or
+# after EARLY_MAX_STEPS such steps, or as soon as one of them fails to cut the
+# gradient norm to EARLY_MIN_CUT of its value (the sampled rows may carry no
+# curvature: then the steps are gradient steps). The subsampled phase never
+# resumes, and the exact phase has its own public step budget
+# (newton_step_budget), so whether the solve converges cannot hinge on the
+# sampled rows (doc/privacy.md, 54.9).
 EARLY_ROWS_PER_COLUMN = 1024
 EARLY_NEWTON_SWITCH = 1e-2
+EARLY_MAX_STEPS = 8
+EARLY_MIN_CUT = 0.5
 # At most this share of epsilon goes to the Jacobian term; a larger share
 # raises the regularisation instead.
 JACOBIAN_SHARE = 0.5
@@ -154,6 +170,7 @@ def plan(epsilon, delta, *, n_samples, feature_norm, derivative_bound, curvature
     plan : Plan
     """
     n, K = int(n_samples), int(n_problems)
+    check_public(epsilon, delta)
     radius_sq = float(feature_norm) ** 2
     regularization = n * float(alpha)
     sensitivity = 2.0 * float(derivative_bound) * float(feature_norm)
@@ -289,8 +306,8 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
     threshold : float, default=1.0
         Huber threshold ``h`` (``plan.derivative_bound`` must be ``>= h``).
     tol : float or None, default=None
-        Relative tolerance: the solver certifies ``||grad J_k|| <= tol n L R /
-        sqrt(K)``. ``None`` takes ``1e-10``. Only utility depends on it: the
+        Relative tolerance: the solver certifies ``||grad J_k|| <= tol max(n L R
+        + B, 1) / sqrt(K)`` (:func:`tolerance_scale`). ``None`` takes ``1e-10``. Only utility depends on it: the
         output noise is scaled with it.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Each record's weight in ``[0, 1]`` (checked by the caller, before the
@@ -312,11 +329,7 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
         Z = ClippedDesign(np.ascontiguousarray(Z, dtype=np.float64), None, None)
     targets = np.atleast_2d(np.asarray(targets, dtype=np.float64))
     n_problems, n_columns = targets.shape[0], Z.shape[1]
-    if n_columns > MAX_COLUMNS:
-        raise ValueError(
-            f"Objective perturbation solves by Newton's method and supports at most "
-            f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
-        )
+    check_public(plan.epsilon, plan.delta, n_columns)
     weighted = sample_weight is not None
     if weighted:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
@@ -325,10 +338,11 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
             # The callers check the weights before reading the data; this is their contract.
             raise ValueError(f"sample_weight must be {Z.shape[0]} weights in [0, 1].")
     loss_fns = _LossFunctions(loss, float(threshold), weighted)
-    problem_tol = solve_tolerance(plan, n_problems, tol)
+    problem_tol = solve_tolerance(plan, n_problems, tol, n_columns=n_columns)
     # Lambda from public values only, then the objective noise, both before
     # touching the data (section 7.6).
     regularization = certifiable_regularization(plan, Z.shape, problem_tol, weighted)
+    budget = newton_step_budget(plan, Z.shape, regularization, problem_tol, loss)
     linear_terms = _draw_objective_noise(plan, n_problems, n_columns, rng)
     solutions = np.empty((n_problems, n_columns))
     # The rows' norm bound (the contract of Z), a hair above for the rounding of R.
@@ -337,25 +351,63 @@ def solve(Z, targets, *, loss, plan, rng, threshold=1.0, tol=None, sample_weight
         for k in range(n_problems):
             y = _weighted_targets(targets[k], sample_weight) if weighted else targets[k]
             solutions[k] = _newton(Z, y, linear_terms[k], regularization, loss_fns,
-                                   problem_tol, row_norm)
+                                   problem_tol, row_norm, budget)
     return gaussian_release(solutions, output_noise_std(plan, n_columns, tol, regularization),
                             rng)
 
 
-def solve_tolerance(plan, n_problems=1, tol=None):
+def check_public(epsilon, delta, n_columns=0):
+    """Refuse, from public values, a ``delta`` below ``MIN_DELTA`` (finite ``epsilon``)
+    or more than ``MAX_COLUMNS`` columns.
+
+    Callers run it before the data is read (the refusal is free); :func:`plan`
+    and :func:`solve` run it again.
+    """
+    if not math.isinf(epsilon) and not float(delta) >= MIN_DELTA:
+        raise ValueError(
+            f"Objective perturbation needs delta >= {MIN_DELTA:g} (below, floating-point "
+            f"arithmetic cannot calibrate it exactly); got delta={float(delta):.3g}."
+        )
+    if n_columns > MAX_COLUMNS:
+        raise ValueError(
+            f"Objective perturbation solves by Newton's method and supports at most "
+            f"{MAX_COLUMNS} columns; got {n_columns}. Use the iterative solver."
+        )
+
+
+def tolerance_scale(plan, n_columns):
+    """``max(n L R + B, 1)``: the size the relative tolerance is taken of (public values only).
+
+    ``n L R`` bounds the data term of the gradient and ``B`` (:func:`noise_norm_bound`)
+    the objective noise; the rounding allowance of the certificate grows with
+    their sum, so a tolerance relative to it stays certifiable at any epsilon
+    (doc/privacy.md, 54.9.2).
+    """
+    return max(plan.n_samples * plan.derivative_bound * plan.feature_norm
+               + noise_norm_bound(plan, n_columns), 1.0)
+
+
+def solve_tolerance(plan, n_problems=1, tol=None, *, n_columns):
     """The gradient-norm tolerance of each of :func:`solve`'s problems (public values only)."""
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
-    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
-    return relative_tol * scale / math.sqrt(n_problems)
+    return relative_tol * tolerance_scale(plan, n_columns) / math.sqrt(n_problems)
+
+
+def solve_regularization(plan, shape, *, tol=None, n_problems=1, weighted=False):
+    """The ``Lambda`` :func:`solve` uses (raises its ``ValueError`` for a ``tol`` it cannot certify).
+
+    From public values only: callers that know the plan before reading the data
+    call it then, so that the refusal (of public parameters) comes before the
+    data is marked read, and report ``Lambda / n`` as the ridge used.
+    """
+    check_public(plan.epsilon, plan.delta, shape[1])
+    problem_tol = solve_tolerance(plan, n_problems, tol, n_columns=shape[1])
+    return certifiable_regularization(plan, shape, problem_tol, weighted)
 
 
 def check_certifiable(plan, shape, *, tol=None, n_problems=1, weighted=False):
-    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values.
-
-    For callers that know the plan before reading the data, so that this
-    refusal (of public parameters) comes before the data is marked read.
-    """
-    certifiable_regularization(plan, shape, solve_tolerance(plan, n_problems, tol), weighted)
+    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values."""
+    solve_regularization(plan, shape, tol=tol, n_problems=n_problems, weighted=weighted)
 
 
 def certifiable_regularization(plan, shape, problem_tol, weighted=False):
@@ -387,21 +439,87 @@ def certifiable_regularization(plan, shape, problem_tol, weighted=False):
     margin_unit = UNIT_ROUNDOFF + (p + 2) * LONG_ROUNDOFF
     curvature = plan.curvature_bound * plan.feature_norm**2
     drift = 4.0 * curvature * plan.n_samples * margin_unit * s
-    return max(plan.regularization, drift / (problem_tol / 4.0))
+    return max(plan.regularization, drift / (problem_tol / 4.0),
+               factorisable_regularization(plan, shape, weighted))
+
+
+def factorisable_regularization(plan, shape, weighted=False):
+    """A ``Lambda`` at which every Newton system :func:`_newton` factorises (public values).
+
+    Every matrix factorised is ``G + Lambda I`` with ``G = stride sum w_i f''_i z_i
+    z_i^T`` over every ``stride``-th row, ``0 <= G <= T I``, ``T = 2 beta R^2 n``;
+    it is formed with an error ``||E||_2 <= F T`` (``F`` :func:`_summation_factor`,
+    which bounds the chunked sums' relative error per term with a factor 2 to
+    spare). Cholesky succeeds when the diagonally scaled matrix has smallest
+    eigenvalue above ``g / (1 - g)``, ``g = p gamma_{p+1}``, ``gamma_k = k u / (1 -
+    k u)`` (Demmel's condition; Higham, *Accuracy and Stability of Numerical
+    Algorithms*, 2nd ed., Theorem 10.7); it is at least ``(Lambda (1 - u) - F T) /
+    (T (1 + F) + Lambda (1 + u))``, which is at least ``2 g`` (above ``g / (1 - g)``
+    for ``g < 1/2``) once ``Lambda >= (F + 2 g (1 + F)) T / (1 - u - 2 g (1 + u))``;
+    twice that is returned. Far below the Jacobian floor unless epsilon is very
+    large (doc/privacy.md 54.9.1).
+    """
+    n, p = shape
+    u = UNIT_ROUNDOFF
+    gamma = (p + 1) * u / (1.0 - (p + 1) * u)
+    g = p * gamma
+    top = 2.0 * plan.curvature_bound * plan.feature_norm**2 * n
+    factor = _summation_factor(n, p, weighted)
+    return 2.0 * (factor + 2.0 * g * (1.0 + factor)) * top / (1.0 - u - 2.0 * g * (1.0 + u))
+
+
+def newton_step_budget(plan, shape, regularization, problem_tol, loss):
+    """Public bound on the exact-phase Newton steps of :func:`_newton` (doc/privacy.md, 54.9).
+
+    ``J`` is ``Lambda``-strongly convex with ``Lambda I <= H <= M I``, ``M =
+    beta R^2 n + Lambda``, ``kappa = M / Lambda``. Along a direction ``s``
+    with ``-g.s = s^T H s`` (the exact Newton step; any conjugate-gradient
+    iterate from zero) the Armijo backtracking of :func:`_line_search` accepts
+    a step ``>= min(1, (1 - c) / kappa)``, which lowers ``J`` by at least
+    ``c (1 - c) / kappa * s^T H s``; ``s^T H s >= ||g||^2 / (M kappa_P)`` with
+    ``kappa_P`` the condition number of the matrix the direction is solved with
+    (1 for the exact Hessian; the preconditioner's ``(beta R^2 (n + stride) +
+    Lambda) / Lambda`` for conjugate gradients), and ``||g||^2 >= 2 Lambda (J -
+    J*)``: ``J - J*`` shrinks by ``1 - q`` per step, ``q = 2 c (1 - c) /
+    (kappa^2 kappa_P)``. The phase starts with ``J <= J(0)``, ``J(0) - J* <=
+    s^2 / (2 Lambda)`` (``s = n L R + B``), and ends once ``||g|| <= tol / 16``
+    (then the certificate, whose allowance is below half the tolerance,
+    succeeds), at the latest when ``2 M (J - J*) <= tol^2 / 256``. A factor of
+    2 covers the rounding of ``J``. Worst-case, hence large; the solve stops at
+    its certificate, in a few steps in practice. Public values only: whether the
+    solve converges cannot depend on a record. ``epsilon=inf`` at ``Lambda=0``:
+    ``MAX_NEWTON_STEPS``.
+    """
+    n, p = shape
+    if not regularization > 0.0:
+        return MAX_NEWTON_STEPS
+    radius = plan.feature_norm * (1.0 + 1e-12)
+    top = plan.curvature_bound * radius**2
+    kappa = (top * n + regularization) / regularization
+    kappa_p = 1.0
+    if loss == LOG_LOSS and p >= WIDE_COLUMNS:
+        stride = max(1, n // (PRECONDITIONER_ROWS_PER_COLUMN * p))
+        kappa_p = (top * (n + stride) + regularization) / regularization
+    s = n * plan.derivative_bound * plan.feature_norm + noise_norm_bound(plan, p)
+    rate = 2.0 * ARMIJO * (1.0 - ARMIJO) / (kappa * kappa * kappa_p)
+    ratio = 2.0 * 512.0 * kappa * s * s / (problem_tol * problem_tol)
+    steps = math.log(max(ratio, math.e)) / rate
+    return math.ceil(steps * (1.0 + 1e-9)) + 1 if math.isfinite(steps) else math.inf
 
 
 def output_noise_std(plan, n_columns, tol=None, regularization=None):
     """Standard deviation of the output noise that covers the certified gap.
 
     ``||theta_hat - theta*|| <= ||grad J|| / Lambda`` per problem, so the
-    stacked gap is at most ``tol n L R / Lambda``; replace-one moves it by at
-    most twice that, a Gaussian mechanism calibrated to ``plan.output_mu``.
-    ``regularization`` is the ``Lambda`` the solve used (``plan``'s by default).
+    stacked gap is at most ``tol max(n L R + B, 1) / Lambda``
+    (:func:`tolerance_scale`); replace-one moves it by at most twice that, a
+    Gaussian mechanism calibrated to ``plan.output_mu``. ``regularization`` is
+    the ``Lambda`` the solve used (``plan``'s by default).
     """
     if math.isinf(plan.mu):
         return 0.0
     relative_tol = DEFAULT_RELATIVE_TOL if tol is None else float(tol)
-    scale = max(plan.n_samples * plan.derivative_bound * plan.feature_norm, 1.0)
+    scale = tolerance_scale(plan, n_columns)
     lam = plan.regularization if regularization is None else regularization
     # The objective noise is the grid value Q(b_c) of a continuous b_c, within
     # gamma / 2 per entry: the minimiser moves by at most that over Lambda
@@ -426,11 +544,16 @@ def clipped_design(X, max_norm, intercept_value=None):
     column (none when ``None``). When ``X`` is C-contiguous float64 and no row
     is far above the bound (the usual case), ``X`` is **not copied**: the
     solver applies ``s_i`` and the intercept on the fly in every product.
-    Otherwise (float32 input, or a row whose clipping factor is below
-    ``2^-64``, up to norms of 1.8e308) one clipped copy is built chunk by chunk:
-    a row whose factor is tiny is first divided by its largest entry and then
+    Otherwise (float32 or non-contiguous input, exactly converted; or a row
+    whose clipping factor is below ``2^-64``, up to norms of 1.8e308) one copy
+    is made in which only the rows far above the bound are replaced by their
+    clipped values (:func:`_clipped_copy`: divided by their largest entry, then
     scaled to ``max_norm``, so no factor underflows, no product overflows and
-    nothing is subtracted.
+    nothing is subtracted), with factor 1; every other row keeps its values and
+    factor, so it enters every product exactly as on the no-copy path: each
+    ``z_i`` is a function of record ``i`` alone, whichever path the other
+    records select (doc/privacy.md, 54.9.5). A public bound above
+    ``_FAST_MAX_NORM`` clips every row into the copy.
 
     Returns
     -------
@@ -439,12 +562,21 @@ def clipped_design(X, max_norm, intercept_value=None):
     n, d = X.shape
     max_norm = float(max_norm)
     intercept = None if intercept_value is None else float(intercept_value)
-    if (X.dtype == np.float64 and X.flags.c_contiguous and max_norm <= _FAST_MAX_NORM
-            and n > 0):
-        scale = _row_scales(X, max_norm)
-        if float(np.min(scale)) >= FAST_SCALE:
-            return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
-    return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+    if max_norm > _FAST_MAX_NORM or n == 0:
+        return ClippedDesign(_clipped_copy(X, max_norm, intercept), None, None)
+    copied = not (X.dtype == np.float64 and X.flags.c_contiguous)
+    if copied:
+        # float32 (or strided) input: float64 holds every value exactly.
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    scale = _row_scales(X, max_norm)
+    far = scale < FAST_SCALE
+    if np.any(far):
+        if not copied:
+            X = X.copy()
+        rows = np.flatnonzero(far)
+        X[rows] = _clipped_copy(X[rows], max_norm, None)
+        scale[rows] = 1.0
+    return ClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
 
 
 def _row_scales(X, max_norm):
@@ -768,7 +900,7 @@ def _hessian(Z, y, margins, loss_fns, lam, chunk, stride=1):
     return hessian
 
 
-def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
+def _newton(Z, y, b, lam, loss_fns, tol, row_norm, budget=MAX_NEWTON_STEPS):
     """Damped Newton from the origin until the certified gradient norm is ``<= tol``.
 
     Every product with ``Z`` is a BLAS call; margins are kept and updated
@@ -778,8 +910,10 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     conjugate gradients with exact Hessian-vector products (one pass each),
     preconditioned by the Hessian of every ``stride``-th row (about ``16 p``
     rows; every other row between ``4 p`` and ``32 p`` rows). Narrow log-loss problems on many rows take their first steps
-    (until the gradient norm has dropped 100-fold) with the Hessian of about
-    ``1024 p`` evenly spaced rows, then exact Newton steps. The Huber loss
+    (until the gradient norm has dropped 100-fold, at most ``EARLY_MAX_STEPS``,
+    each of which must halve it) with the Hessian of about ``1024 p`` evenly
+    spaced rows, then exact Newton steps, at most ``budget`` of them
+    (:func:`newton_step_budget`, public). The Huber loss
     reuses its exact factor while the rows inside the
     threshold do not change. How the minimiser is approached does not matter
     to the guarantee: only the certificate (:func:`_certify`) decides when to
@@ -802,8 +936,9 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
     margins = np.zeros(n)
     value = _loss_value(margins, y, loss_fns)
     factor, active = None, None
-    first_norm, cg_steps = None, 0
-    for _ in range(MAX_NEWTON_STEPS):
+    first_norm, previous_norm, cg_steps = None, None, 0
+    early, early_steps, steps = early_stride > 1, 0, 0
+    while True:
         gradient = _data_gradient(Z, y, margins, loss_fns, chunk) + lam * theta + b
         gradient_norm = float(np.linalg.norm(gradient))
         if gradient_norm <= tol:
@@ -814,6 +949,18 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
             gradient_norm = float(np.linalg.norm(gradient))
             value = _loss_value(margins, y, loss_fns)
         first_norm = gradient_norm if first_norm is None else first_norm
+        if early and (early_steps >= EARLY_MAX_STEPS
+                      or gradient_norm <= EARLY_NEWTON_SWITCH * first_norm
+                      or (previous_norm is not None
+                          and not gradient_norm <= EARLY_MIN_CUT * previous_norm)):
+            early = False   # for good: exact Newton steps from here on
+        if early:
+            early_steps += 1
+        elif steps >= budget:
+            break
+        else:
+            steps += 1
+        previous_norm = gradient_norm
         if loss_fns.loss == HUBER:
             now_active = np.abs(margins - loss_fns.targets(y)) < loss_fns.threshold
             if factor is None or not np.array_equal(now_active, active):
@@ -822,7 +969,7 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
         elif stride == 1:
             # Far from the minimiser an approximate Hessian (every early_stride-th
             # row) steers as well as the exact one; the line search keeps descent.
-            rows = early_stride if gradient_norm > EARLY_NEWTON_SWITCH * first_norm else 1
+            rows = early_stride if early else 1
             factor = _factorise(_hessian(Z, y, margins, loss_fns, lam, chunk, rows))
         elif (factor is None
               or cg_steps > CG_REFRESH and gradient_norm > 1e-3 * first_norm):
@@ -837,10 +984,15 @@ def _newton(Z, y, b, lam, loss_fns, tol, row_norm):
             target = max(min(0.1, gradient_norm / first_norm) * gradient_norm, 0.25 * tol)
             step, direction, cg_steps = _preconditioned_cg(Z, y, margins, loss_fns, lam,
                                                            factor, gradient, target)
-        theta, margins, value = _line_search(y, b, lam, loss_fns, theta, margins, value,
-                                             gradient, step, direction)
+        moved = _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step,
+                             direction, strict=early)
+        if not early and np.array_equal(moved[0], theta):
+            # A fixed point of the iteration in floating point that the certificate
+            # rejects: no further step can change anything.
+            break
+        theta, margins, value = moved
     raise SolverDidNotConverge(
-        f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {MAX_NEWTON_STEPS} "
+        f"Newton's method did not certify ||grad J|| <= {tol:.3g} in {steps} exact "
         "steps; nothing was released. Increase tol or alpha."
     )
 
@@ -900,8 +1052,13 @@ def _factorise(hessian):
         ) from error
 
 
-def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, direction):
-    """Backtracking on ``J(theta + a step)``, with margins ``t + a Z step`` (no pass over ``Z``)."""
+def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, direction,
+                 strict=False):
+    """Backtracking on ``J(theta + a step)``, with margins ``t + a Z step`` (no pass over ``Z``).
+
+    ``strict`` (the subsampled first steps): no move unless the Armijo condition
+    holds, so that ``J`` does not increase before the exact phase.
+    """
     def objective(size):
         candidate = theta + size * step
         return (_loss_value(margins, y, loss_fns, direction, size)
@@ -911,6 +1068,8 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
         return theta + size * step, margins + size * direction
 
     slope = float(gradient @ step)
+    if strict and not -slope > 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
+        return theta, margins, value
     if -slope <= 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
         # The decrease is below the rounding of J, so comparing values would
         # only measure noise; this close, the full Newton step converges
@@ -919,9 +1078,11 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
     size = 1.0
     for _ in range(60):
         candidate_value = objective(size)
-        if candidate_value <= value + 1e-4 * size * slope:
+        if candidate_value <= value + ARMIJO * size * slope:
             return (*move(size), candidate_value)
         size *= 0.5
+    if strict:
+        return theta, margins, value
     # No decrease is measurable: the iterate is at the rounding floor, and the
     # full Newton step is the best move left (certification decides).
     return (*move(1.0), objective(1.0))

@@ -307,7 +307,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         The class labels.
     alpha_ : float
         The L2 strength used (``alpha`` with ``"auto"`` or ``"seed"``
-        resolved from public values and ``data_norm_``).
+        resolved from public values and ``data_norm_``); for
+        ``solver="objective_perturbation"``, the ridge the solve used over ``n``
+        (raised, from public values, when needed to certify its tolerance).
     data_norm_ : float
         The row bound used: ``data_norm``, or its private quantile for
         ``data_norm="auto"`` (released, covered by ``privacy_``).
@@ -627,6 +629,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
         if not fitting:
             self._check_stream_left(X.shape[0])
+        if fitting and self.solver == "objective_perturbation":
+            self._check_objective_perturbation(X.shape, sample_weight, resolve_bounds)
         self._mark_data_read()
         if resolve_bounds:
             # data_norm="auto": the private quantile (of the stream's first batch).
@@ -993,20 +997,41 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 UserWarning, stacklevel=4,
             )
 
+    def _objective_plan(self, n_samples):
+        """Objective perturbation's plan from public values (the bounds in use)."""
+        _, feature_norm = self._geometry()
+        return op.plan(
+            self._budget_split()[1], self.delta, n_samples=n_samples, feature_norm=feature_norm,
+            derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
+            alpha=self.alpha_, n_problems=1 if self.classes_.size == 2 else self.classes_.size,
+        )
+
+    def _check_objective_perturbation(self, shape, sample_weight, bounds_unresolved):
+        """Objective perturbation's refusals of public values, before the data is read
+        (free): ``delta``, the columns, and (bounds known) the tolerance."""
+        n_columns = shape[1] + int(self.fit_intercept)
+        op.check_public(float(self.epsilon), float(self.delta), n_columns)
+        if not bounds_unresolved:
+            op.check_certifiable(self._objective_plan(shape[0]), (shape[0], n_columns),
+                                 n_problems=1 if self.classes_.size == 2 else self.classes_.size,
+                                 weighted=sample_weight is not None)
+
     def _fit_objective_perturbation(self, X, y, sample_weight=None):
         """``fit`` by objective perturbation: one release of the perturbed minimiser."""
-        intercept_value, feature_norm = self._geometry()
+        intercept_value, _ = self._geometry()
         targets = self._signed_targets(y)
-        plan = op.plan(
-            self._budget_split()[1], self.delta, n_samples=X.shape[0], feature_norm=feature_norm,
-            derivative_bound=1.0, curvature_bound=op.CURVATURE[op.LOG_LOSS],
-            alpha=self.alpha_, n_problems=targets.shape[0],
-        )
+        plan = self._objective_plan(X.shape[0])
         Z = op.clipped_design(X, self._data_norm(),
                               intercept_value if self.fit_intercept else None)
         released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng,
                             sample_weight=sample_weight)
         self._publish(released, intercept_value)
+        # The ridge the solve used (public; at least the planned one, 54.9.4).
+        import dataclasses
+
+        plan = dataclasses.replace(plan, regularization=op.solve_regularization(
+            plan, Z.shape, n_problems=targets.shape[0], weighted=sample_weight is not None))
+        self.alpha_ = float(plan.regularization / X.shape[0])
         # The next partial_fit starts from the released model (no private state).
         self._w_private = None
         self._stream_samples, self._stream_releases = X.shape[0], 1

@@ -189,7 +189,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     alpha_ : float
         The ridge strength (mean form) objective perturbation used in the last
         call: ``alpha``, or its resolved rule for ``alpha="auto"``, raised if
-        needed to meet the curvature condition (``nan`` for mirror descent).
+        needed to meet the curvature condition or to certify the tolerance
+        (public values; ``nan`` for mirror descent).
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
     sensitivity_ : float
@@ -490,8 +491,13 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                         self._radius(worst=resolve_bounds, shape=shape),
                         self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
                         self.fit_intercept, X.shape[0])
-        if self.solver == OBJECTIVE_PERTURBATION and not resolve_bounds:
-            self._check_objective_tolerance(*X.shape, shape)   # public: no data read
+        if self.solver == OBJECTIVE_PERTURBATION:
+            from .._core import objective_perturbation as op
+
+            op.check_public(float(self.epsilon), float(self.delta),
+                            X.shape[1] + int(self.fit_intercept))   # public: no data read
+            if not resolve_bounds:
+                self._check_objective_tolerance(*X.shape, shape)   # public: no data read
         self._mark_data_read()  # failures from here on are charged
         if resolve_bounds:
             if fitting:
@@ -591,6 +597,11 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             if self.fit_intercept else 0.0
         self.max_iter_ = self.n_iter_ = 1
         self.step_size_ = math.nan
+        # The ridge the solve used (public; at least the planned one, 54.9.4).
+        import dataclasses
+
+        plan = dataclasses.replace(plan, regularization=op.solve_regularization(
+            plan, Z.shape, tol=self.tol, weighted=sample_weight is not None))
         self.alpha_ = float(plan.regularization / n_samples)
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(plan.gradient_sensitivity)
