@@ -236,7 +236,7 @@ def test_auto_alpha_without_noise_and_under_mirror_descent():
     model = PrivateMirrorDescentRegressor(solver="objective_perturbation", epsilon=np.inf,
                                           random_state=0).fit(X, y)
     # alpha="auto" resolves to 1e-10 here; alpha_ reports the ridge the solve used,
-    # raised from public values to certify its tolerance (doc/privacy.md 54.9.4).
+    # raised from public values to certify its tolerance (doc/privacy.md 54.16.4).
     plan = model._objective_plan(400, 4)[0]
     assert plan.regularization / 400 == pytest.approx(1e-10)
     assert model.alpha_ == op.solve_regularization(plan, (400, 5)) / 400 >= 1e-10

@@ -160,7 +160,7 @@ def test_plan_noise_and_regularisation():
     assert profile + charge <= DELTA
     assert profile + charge == pytest.approx(DELTA, rel=1e-6)
     # The output noise covers twice the certified gap tol (n L R + B) / Lambda, B the
-    # public noise-norm bound (54.9.2), plus the grid rounding of the objective
+    # public noise-norm bound (54.16.2), plus the grid rounding of the objective
     # noise, sqrt(K p) gamma / 2 (section 7.8).
     gamma = noise_grid(plan.noise_std)[0]
     scale = 1000 * 1.0 * 2.0 + op.noise_norm_bound(plan, 6)
@@ -589,7 +589,7 @@ def test_huge_rows_are_clipped_without_overflow(max_norm):
     X[2] = [1e300, 0.0, -1e300]
     design = op.clipped_design(X, max_norm, 1.0)
     assert design.X is not X and np.all(np.isfinite(design.X))
-    # Only the far rows are replaced by their clipped values (factor 1, 54.9.5);
+    # Only the far rows are replaced by their clipped values (factor 1, 54.16.5);
     # the others keep their values and factors.
     rows = design.X * (1.0 if design.scale is None else design.scale[:, np.newaxis])
     assert np.all(np.linalg.norm(rows, axis=1) <= max_norm)

@@ -41,13 +41,13 @@ CURVATURE = {LOG_LOSS: losses.smoothness(LOG_LOSS), HUBER: losses.smoothness(HUB
 MAX_COLUMNS = 4096
 # The solver must certify ||grad J|| <= tol; tol defaults to this fraction of
 # max(n L R + B, 1): n L R bounds the data term of the gradient, B the
-# objective noise (tolerance_scale, doc/privacy.md 54.9.2).
+# objective noise (tolerance_scale, doc/privacy.md 54.16.2).
 DEFAULT_RELATIVE_TOL = 1e-10
 # Smallest delta objective perturbation calibrates for: below it (subnormal
 # territory) the exact profile's arithmetic understates the cost.
 MIN_DELTA = 1e-300
 # Newton steps without a privacy guarantee to keep (epsilon=inf with Lambda=0);
-# otherwise the public bound of newton_step_budget (doc/privacy.md, 54.9).
+# otherwise the public bound of newton_step_budget (doc/privacy.md, 54.16).
 MAX_NEWTON_STEPS = 200
 # Armijo constant of the backtracking line search (sufficient decrease).
 ARMIJO = 1e-4
@@ -71,7 +71,7 @@ HALF_PRECONDITIONER_ROWS_PER_COLUMN = 4
 # curvature: then the steps are gradient steps). The subsampled phase never
 # resumes, and the exact phase has its own public step budget
 # (newton_step_budget), so whether the solve converges cannot hinge on the
-# sampled rows (doc/privacy.md, 54.9).
+# sampled rows (doc/privacy.md, 54.16).
 EARLY_ROWS_PER_COLUMN = 1024
 EARLY_NEWTON_SWITCH = 1e-2
 EARLY_MAX_STEPS = 8
@@ -381,7 +381,7 @@ def tolerance_scale(plan, n_columns):
     ``n L R`` bounds the data term of the gradient and ``B`` (:func:`noise_norm_bound`)
     the objective noise; the rounding allowance of the certificate grows with
     their sum, so a tolerance relative to it stays certifiable at any epsilon
-    (doc/privacy.md, 54.9.2).
+    (doc/privacy.md, 54.16.2).
     """
     return max(plan.n_samples * plan.derivative_bound * plan.feature_norm
                + noise_norm_bound(plan, n_columns), 1.0)
@@ -457,7 +457,7 @@ def factorisable_regularization(plan, shape, weighted=False):
     (T (1 + F) + Lambda (1 + u))``, which is at least ``2 g`` (above ``g / (1 - g)``
     for ``g < 1/2``) once ``Lambda >= (F + 2 g (1 + F)) T / (1 - u - 2 g (1 + u))``;
     twice that is returned. Far below the Jacobian floor unless epsilon is very
-    large (doc/privacy.md 54.9.1).
+    large (doc/privacy.md 54.16.1).
     """
     n, p = shape
     u = UNIT_ROUNDOFF
@@ -469,7 +469,7 @@ def factorisable_regularization(plan, shape, weighted=False):
 
 
 def newton_step_budget(plan, shape, regularization, problem_tol, loss):
-    """Public bound on the exact-phase Newton steps of :func:`_newton` (doc/privacy.md, 54.9).
+    """Public bound on the exact-phase Newton steps of :func:`_newton` (doc/privacy.md, 54.16).
 
     ``J`` is ``Lambda``-strongly convex with ``Lambda I <= H <= M I``, ``M =
     beta R^2 n + Lambda``, ``kappa = M / Lambda``. Along a direction ``s``
@@ -552,7 +552,7 @@ def clipped_design(X, max_norm, intercept_value=None):
     nothing is subtracted), with factor 1; every other row keeps its values and
     factor, so it enters every product exactly as on the no-copy path: each
     ``z_i`` is a function of record ``i`` alone, whichever path the other
-    records select (doc/privacy.md, 54.9.5). A public bound above
+    records select (doc/privacy.md, 54.16.5). A public bound above
     ``_FAST_MAX_NORM`` clips every row into the copy.
 
     Returns

@@ -1026,7 +1026,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         released = op.solve(Z, targets, loss=op.LOG_LOSS, plan=plan, rng=self._rng,
                             sample_weight=sample_weight)
         self._publish(released, intercept_value)
-        # The ridge the solve used (public; at least the planned one, 54.9.4).
+        # The ridge the solve used (public; at least the planned one, 54.16.4).
         import dataclasses
 
         plan = dataclasses.replace(plan, regularization=op.solve_regularization(

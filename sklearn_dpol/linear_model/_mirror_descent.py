@@ -597,7 +597,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             if self.fit_intercept else 0.0
         self.max_iter_ = self.n_iter_ = 1
         self.step_size_ = math.nan
-        # The ridge the solve used (public; at least the planned one, 54.9.4).
+        # The ridge the solve used (public; at least the planned one, 54.16.4).
         import dataclasses
 
         plan = dataclasses.replace(plan, regularization=op.solve_regularization(

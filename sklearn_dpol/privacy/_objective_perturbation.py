@@ -100,7 +100,7 @@ def _profile(epsilon, mu, dof, jacobian_epsilon, output_mu):
     return float(min(max(head + tail, 0.0), 1.0))
 
 
-# Smallest delta calibrated (doc/privacy.md 54.9.3): at 1e-320 the computed
+# Smallest delta calibrated (doc/privacy.md 54.16.3): at 1e-320 the computed
 # profile understated the cost by 0.2%, at 5e-324 the calibration failed.
 _MIN_DELTA = 1e-303
 
