@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy._rounding import sum_rounding_factor
+from . import _floors
 from ..privacy import (
     compose_gdp,
     exponential_mechanism_zcdp,
@@ -247,7 +248,7 @@ def calibrate(selection, *, n_samples, n_dims, n_steps, epsilon, delta, radius,
 
 # Sensitivities and noise scales below this lose their precision (or vanish) in
 # double precision; the data's effect on the scores would be rounded, not bounded.
-TINY = 1e-290
+TINY = _floors.TINY
 
 
 def _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound):
@@ -263,37 +264,16 @@ def _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound)
 
 
 def gram_statistic_sensitivities(n_samples, feature_bound, y_bound):
-    """``(2 B^2 / n, 2 B Y / n)``: what one record can move an entry of ``G`` and of ``b``.
-
-    Public values only. ``2 B Y / n`` is also at most the gradient's max-norm
-    sensitivity ``2 L1 / n = 2 B (B r + Y) / n``.
-    """
-    return (2.0 * feature_bound * feature_bound / n_samples,
-            2.0 * feature_bound * y_bound / n_samples)
+    """``(2 B^2 / n, 2 B Y / n)``: what one record can move an entry of ``G`` and of ``b``
+    (``_floors.py``). ``2 B Y / n`` is also at most the gradient's max-norm sensitivity
+    ``2 L1 / n = 2 B (B r + Y) / n``."""
+    return _floors.gram_statistic_sensitivities(n_samples, feature_bound, y_bound)
 
 
 def check_gram_statistics(n_samples, feature_bound, y_bound):
-    """Refuse bounds whose Gram statistics would be rounded to whole subnormal steps.
-
-    ``G = Z^T Z / n`` and ``b = Z^T y / n`` are divided by ``n`` once summed;
-    a quotient below ``2^-1022`` is rounded to a multiple of ``2^-1074``, and
-    ``G``'s rounding is then multiplied by the iterate (up to ``r``): with
-    ``2 B^2 / n`` below that step one record moved the scores by hundreds of
-    sensitivities (``doc/privacy.md`` section 54.3). With both values of
-    :func:`gram_statistic_sensitivities` at least ``TINY`` every such rounding
-    is below ``2^-1074 / TINY`` (about ``5e-34``) of the sensitivity it adds to.
-    Public values only: called before the data is read.
-    """
-    per_gram, per_linear = gram_statistic_sensitivities(n_samples, feature_bound, y_bound)
-    if not (per_gram >= TINY and per_linear >= TINY):
-        raise ValueError(
-            f"feature_bound={feature_bound:.3g} and y_bound={y_bound:.3g} with n={n_samples} "
-            f"make one record's share of the Gram statistics (2 B^2/n = {per_gram:.3g}, "
-            f"2 B Y/n = {per_linear:.3g}) smaller than {TINY:.0e}: floating point would "
-            "round them to whole subnormal steps, and the radius would multiply that "
-            "rounding beyond the sensitivity. Rescale X and y by public constants so that "
-            "feature_bound and y_bound are near 1 (or pass fewer rows per call)."
-        )
+    """Refuse bounds whose ``G`` or ``b`` would be rounded to whole subnormal steps
+    (``_floors.py``, ``doc/privacy.md`` section 54.3; public values only)."""
+    _floors.check_gram_statistics(n_samples, feature_bound, y_bound, "feature_bound")
 
 
 def _calibrate_exponential(sensitivity, n_steps, epsilon, delta):

@@ -31,6 +31,7 @@ from scipy.sparse import issparse
 
 from ..privacy import gaussian_delta, gaussian_mu
 from ..privacy._rounding import sum_rounding_factor
+from . import _floors
 from . import losses
 from ._clip import clip_row_scales
 from . import sets
@@ -85,7 +86,7 @@ HUBER_GRAM_ALLOWANCE = 1e-3
 UNIT_ROUNDOFF = 2.0 ** -53
 # Sensitivities and noise scales below this lose their precision in double
 # precision; bounds above HUGE overflow once squared or summed over rows.
-TINY = 1e-290
+TINY = _floors.TINY
 HUGE = 1e300
 # A warm start (or an average) outside the unit set by more than rounding.
 SET_RTOL = sets.START_RTOL
@@ -143,32 +144,15 @@ def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n
 
 def gram_statistic_sensitivities(n_samples, data_norm, y_bound):
     """``(2 R^2 / n, 2 R Y / n)``: what one record can move an entry of the Gram matrix
-    (``|z_j z_k| <= R^2``) and of ``mean(z y)`` (``|z_j y| <= R Y``). Public values only."""
-    return (2.0 * data_norm * data_norm / n_samples, 2.0 * data_norm * y_bound / n_samples)
+    and of ``mean(z y)`` (``_floors.py``). Public values only."""
+    return _floors.gram_statistic_sensitivities(n_samples, data_norm, y_bound)
 
 
 def check_gram_statistics(n_samples, data_norm, y_bound):
-    """Refuse bounds whose Gram statistics would be rounded to whole subnormal steps.
-
-    The statistics are means: a quotient below ``2^-1022`` is rounded to a
-    multiple of ``2^-1074``, and the Gram matrix's (and ``mean(z)``'s)
-    rounding is then multiplied by the iterate, up to ``radius``: with
-    ``2 R^2 / n`` below that step one record moved the gradient by hundreds of
-    sensitivities (``doc/privacy.md`` section 54.3). With both values of
-    :func:`gram_statistic_sensitivities` at least ``TINY`` every such rounding
-    is below ``4096 2^-1074 / TINY`` (about ``2e-30``) of the sensitivity.
-    Checked for every loss and route (public values only, before the data is read).
-    """
-    per_gram, per_cross = gram_statistic_sensitivities(n_samples, data_norm, y_bound)
-    if not (per_gram >= TINY and per_cross >= TINY):
-        raise ValueError(
-            f"data_norm={data_norm:.3g} and y_bound={y_bound:.3g} with n={n_samples} make "
-            f"one record's share of the Gram statistics (2 R^2/n = {per_gram:.3g}, "
-            f"2 R Y/n = {per_cross:.3g}) smaller than {TINY:.0e}: floating point would "
-            "round them to whole subnormal steps, and the radius would multiply that "
-            "rounding beyond the sensitivity. Rescale X and y by public constants so that "
-            "data_norm and y_bound are near 1 (or pass fewer rows per call)."
-        )
+    """Refuse bounds whose Gram statistics would be rounded to whole subnormal steps
+    (``_floors.py``, ``doc/privacy.md`` section 54.3), for every loss and route (public
+    values only, before the data is read)."""
+    _floors.check_gram_statistics(n_samples, data_norm, y_bound, "data_norm")
 
 
 # -- Gaussian widths (deterministic) ---------------------------------------------------------
