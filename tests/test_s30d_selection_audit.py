@@ -287,7 +287,11 @@ def test_a_pipeline_cache_never_shares_a_release_between_candidates(fitted_scale
             warnings.simplefilter("ignore")
             search.fit(*_regression(400))
         releases = {tuple(low) for *_, low in fitted_scalers}
-        assert len(releases) == search.n_candidates_ == len(fitted_scalers)
+        # Every candidate fitted its own scaler (a cache hit records no fit); the released
+        # ranges lie on a grid, so two independent releases can coincide: distinct values
+        # are checked loosely (all equal, as with one shared release, fails).
+        assert search.n_candidates_ == len(fitted_scalers)
+        assert search.n_candidates_ < 2 or len(releases) > search.n_candidates_ // 2
         assert search.best_estimator_.memory is None
         largest = max(largest, search.n_candidates_)
         if largest >= 2:
