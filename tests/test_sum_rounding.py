@@ -71,3 +71,38 @@ def test_frank_wolfe_scores_move_within_the_calibrated_sensitivity():
     exact = 2.0 * fw.gradient_bound_max_norm(r, B, Y) * r / N
     assert move > exact * (1 + 1e-5)
     assert move <= fw.score_sensitivity(N, r, B, Y, 2)
+
+
+def test_frank_wolfe_in_place_gradient_updates_stay_within_the_calibration():
+    """The ninth review's drift: with constant steps the in-place update g <- (1 - mu) g -
+    mu b + mu v G[:, c] rounds the same way at every step, differently on two neighbours; over
+    2^20 steps from a public warm start (the vertex r e_1, selected at every step) the score of
+    vertex r e_2 moved 2.2e-8 past the calibrated sensitivity (and the step's bounded range past
+    epsilon0). Section 54.8 now counts three roundings per step."""
+    n, s, T = 1000, 0.9800520315032328, 2 ** 20 - 2
+    B = Y = r = 1.0
+    X = np.empty((n, 2))
+    X[:, 0], X[:, 1] = 1.0, s
+    y = -np.ones(n)
+    X[0], y[0] = [1.0, 1.0], -1.0
+    Xp, yp = X.copy(), y.copy()
+    Xp[0] = [1.0, -1.0]
+    problems = [fw.ClippedLeastSquares(A, b, feature_bound=B, y_bound=Y, intercept=False,
+                                       precompute=fw.use_gram(2, T)) for A, b in ((X, y), (Xp, yp))]
+    steps = fw.step_sizes("constant", T, 0)
+    cal = fw.calibrate("exponential", n_samples=n, n_dims=2, n_steps=T, epsilon=10.0,
+                       delta=1e-6, radius=r, feature_bound=B, y_bound=Y)
+    thetas = [np.array([r, 0.0]), np.array([r, 0.0])]
+    grads = [p.gradient(th) for p, th in zip(problems, thetas)]
+    worst = 0.0
+    for t in range(T):
+        for k in range(2):
+            fw._move_towards(thetas[k], grads[k], problems[k], 0, r, steps[t])
+        if t % 1024 == 0 or t == T - 1:
+            worst = max(worst, r * abs(grads[0][1] - grads[1][1]))
+    assert thetas[0][0] == r and thetas[0][1] == 0.0 and np.array_equal(*thetas)
+    exact = 2 * fw.gradient_bound_max_norm(r, B, Y) * r / n
+    assert worst > exact * (1 + 1e-8)              # the drift is there
+    assert worst <= cal.sensitivity                 # and covered
+    # the step's bounded range (the calibration's own accounting) within epsilon0
+    assert 2 * worst / cal.noise_scale + 6 * 2.0 ** -40 <= cal.epsilon_step

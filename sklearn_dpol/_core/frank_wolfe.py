@@ -79,23 +79,31 @@ def gradient_bound_l2(radius, feature_bound, y_bound, n_dims):
     return math.sqrt(n_dims) * gradient_bound_max_norm(radius, feature_bound, y_bound)
 
 
-def score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims=0):
+def _rounding_terms(n_samples, n_dims, n_steps):
+    """The terms section 54.8's allowance counts for Frank-Wolfe's gradient: the ``n``
+    records, the ``n_dims`` columns of ``G theta``, and three roundings per step of the
+    in-place update ``g <- (1 - mu) g - mu b + mu v G[:, c]`` (each at most ``u L1`` per
+    coordinate and data set, section 54.8)."""
+    return n_samples + n_dims + 3 * n_steps
+
+
+def score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims=0, n_steps=0):
     """Replace-one sensitivity of every score ``<s, grad L>``: ``2 L1 ||C||_1 / n``.
 
     The mean gradient changes by at most ``2 L1 / n`` in max norm and
     ``||s||_1 <= r`` for every vertex (Hoelder); times the rounding allowance of
-    the computed sums over ``n`` records and ``n_dims`` columns
-    (``doc/privacy.md`` section 54.8).
+    the computed gradient: sums over ``n`` records and ``n_dims`` columns and
+    ``n_steps`` in-place updates (``doc/privacy.md`` section 54.8).
     """
     return (2.0 * gradient_bound_max_norm(radius, feature_bound, y_bound) * radius / n_samples
-            * sum_rounding_factor(n_samples + n_dims))
+            * sum_rounding_factor(_rounding_terms(n_samples, n_dims, n_steps)))
 
 
-def gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims):
+def gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims, n_steps=0):
     """Replace-one L2 sensitivity of the mean gradient: ``2 L2 / n`` (times the rounding
-    allowance of section 54.8)."""
+    allowance of section 54.8, in-place updates included)."""
     return (2.0 * gradient_bound_l2(radius, feature_bound, y_bound, n_dims) / n_samples
-            * sum_rounding_factor(n_samples + n_dims))
+            * sum_rounding_factor(_rounding_terms(n_samples, n_dims, n_steps)))
 
 
 def curvature_bound(radius, feature_bound):
@@ -226,11 +234,12 @@ def calibrate(selection, *, n_samples, n_dims, n_steps, epsilon, delta, radius,
     _check_sums_fit_in_floating_point(n_samples, radius, feature_bound, y_bound)
     check_gram_statistics(n_samples, feature_bound, y_bound)
     if selection == EXPONENTIAL:
-        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims)
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims,
+                                        n_steps)
         calibration = _calibrate_exponential(sensitivity, n_steps, epsilon, delta)
     else:
         sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound,
-                                              n_dims)
+                                              n_dims, n_steps)
         calibration = (_calibrate_gaussian(sensitivity, n_steps, epsilon, delta)
                        if sensitivity >= TINY else None)
     if not math.isinf(epsilon) and not (
@@ -904,11 +913,13 @@ def selection_error(selection, n_steps, *, n_samples, n_dims, n_vertices, epsilo
     """
     log_vertices = math.log(max(n_vertices, 2))
     if selection == EXPONENTIAL:
-        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims)
+        sensitivity = score_sensitivity(n_samples, radius, feature_bound, y_bound, n_dims,
+                                        n_steps)
         rho = zcdp_rho(epsilon, delta)
         scale = sensitivity * math.sqrt(n_steps / (2.0 * rho))
         return scale * log_vertices
-    sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims)
+    sensitivity = gradient_sensitivity_l2(n_samples, radius, feature_bound, y_bound, n_dims,
+                                          n_steps)
     sigma = sensitivity * math.sqrt(n_steps) / gaussian_mu(epsilon, delta)
     return 2.0 * sigma * gaussian_width_bound(radius, n_vertices)
 
