@@ -590,6 +590,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting, sample_weight=None):
         first_call = not hasattr(self, "classes_")
+        # Whether y came with a declared dtype (an array or a pandas column): a list's
+        # dtype is inferred from its values, so it is never a public property.
+        declared_dtype = hasattr(y, "dtype")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", accept_sparse="csr",
                              reset=first_call)
         X = canonical_csr(X)
@@ -603,7 +606,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 )
         # Public checks of the label set against y's dtype (not its values): refused
         # before anything is read or changed (doc/privacy.md 54.15).
-        self._check_public_classes(y, classes, fitting)
+        self._check_public_classes(y, classes, fitting, declared_dtype)
         labels = None
         if classes is None and self.classes is None and fitting:
             # The label set comes from y (released as classes_, outside the
@@ -701,7 +704,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha
 
-    def _check_public_classes(self, y, classes, fitting):
+    def _check_public_classes(self, y, classes, fitting, declared_dtype=True):
         """Refuse a label set that conflicts with another, or that ``y``'s dtype cannot match.
 
         Public values only: the constructor's ``classes``, ``partial_fit``'s
@@ -711,7 +714,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         *dtype* that no class can equal (strings against numeric classes, numbers
         against string classes) would make every record contribute nothing, an
         all-zero model, whatever the data. An object-dtype ``y`` (a pandas column
-        of strings, say) is not checked: only its values say what it holds.
+        of strings, say) is not checked: only its values say what it holds; nor is a
+        ``y`` passed without a dtype (a list), whose inferred dtype depends on its
+        values (one string label makes a list of numbers ``'<U'``).
         """
         if classes is not None and self.classes is not None and not _same_label_set(
                 classes, self.classes):
@@ -723,7 +728,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         public = classes if classes is not None else self.classes
         if public is None and not fitting and "classes_" in self.__dict__:
             public = self.classes_
-        if public is None:
+        if public is None or not declared_dtype:
             return
         y_kind = _dtype_kind(np.asarray(y).dtype)
         classes_kind = _values_kind(public)

@@ -43,6 +43,10 @@ _NEIGHBOURS = "replace-one"
 _MODEL_CACHE = weakref.WeakKeyDictionary()
 
 
+#: Version of the released statistics' scale: 2 since session 30 (the unit scale of the
+#: public bounds, ``doc/privacy.md`` section 54.14); a pickle without it predates it.
+STATISTICS_FORMAT = 2
+
 class PrivateQFTLRegressor(
     AutoBoundsMixin, ReleasedLinearRegressorMixin, PrivateEstimatorMixin, RegressorMixin, BaseEstimator
 ):
@@ -383,6 +387,8 @@ class PrivateQFTLRegressor(
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = "_released_statistics" not in self.__dict__
+        if not fitting:
+            self._check_statistics_format()   # public, before anything is read
         if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
             if sample_weight is not None or self._any_auto_bound():
                 raise ValueError(
@@ -759,6 +765,20 @@ class PrivateQFTLRegressor(
             1.0 if y_bound == data_norm else y_bound / data_norm,
         )
         self.t_ = int(n_samples)
+        self._statistics_format = STATISTICS_FORMAT
+
+    def _check_statistics_format(self):
+        """Refuse statistics released by an older version (a pickle): before session 30 they
+        were in the units of X and y, and a stream's noise was calibrated on that scale's
+        sensitivity, which the unit-scale rows of this version can exceed (section 54.14).
+        Public: a property of the object, checked before anything is read."""
+        if (self.__dict__.get("_released_statistics") is not None
+                and self.__dict__.get("_statistics_format") != STATISTICS_FORMAT):
+            raise ValueError(
+                "This PrivateQFTLRegressor was fitted by an older version of sklearn_dpol "
+                "(statistics in the units of X and y; this version keeps them in the unit "
+                "scale of the public bounds). Its stream cannot continue and its model "
+                "cannot be solved here: call fit to start afresh.")
 
     def _released_model(self):
         """``(coef, intercept)`` of the released statistics, solved once per release.
@@ -773,6 +793,7 @@ class PrivateQFTLRegressor(
             raise AttributeError(
                 f"{type(self).__name__} has no released model yet: call fit or partial_fit."
             )
+        self._check_statistics_format()
         cached = _MODEL_CACHE.get(self)
         if cached is not None and cached[0] is statistics:
             return cached[1], cached[2]
