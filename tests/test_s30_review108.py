@@ -57,3 +57,36 @@ def test_statistics_of_an_older_version_are_refused_before_anything_is_read():
         assert pickle.dumps(old) == before                   # nothing changed
         old.fit(X, y)                                       # a new fit starts afresh
         assert np.all(np.isfinite(old.coef_))
+
+
+def test_huber_objective_perturbation_does_not_cycle_on_one_record(monkeypatch):
+    """Review 108, high: where J's decrease was below its rounding the line search took the
+    full Newton step unchecked; with the Huber loss two such steps could alternate for ever
+    (6% of noise draws on D, 0% on its neighbour D' without record 0), running the public
+    step budget (~4e6 steps) and then raising SolverDidNotConverge: a release decided by
+    one record. The fallback now follows the sign of J's derivative along the step."""
+    from sklearn_dpol import PrivateMirrorDescentRegressor
+    from sklearn_dpol._core import objective_perturbation as op
+
+    calls = [0]
+    original = op._line_search
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] > 200:
+            raise RuntimeError("the solve is cycling")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(op, "_line_search", counted)
+    h, n, k = 3e-10, 10, 3
+    X = np.zeros((n, 1))
+    X[:k] = 1.0
+    y = np.full(n, 1.01 * h)
+    neighbour = np.vstack([[0.0], X[1:]])
+    for data in (X, neighbour):
+        for seed in range(60):
+            calls[0] = 0
+            PrivateMirrorDescentRegressor(
+                solver="objective_perturbation", loss="huber", epsilon_huber=h,
+                alpha=2.01 / n, epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=1.0,
+                fit_intercept=False, random_state=seed).fit(data, y)

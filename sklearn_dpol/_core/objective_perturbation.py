@@ -1067,14 +1067,42 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
     def move(size):
         return theta + size * step, margins + size * direction
 
+    def slope_at(size):
+        """``d/da J(theta + a step)`` at ``a = size``: nondecreasing in ``a`` (J is convex)."""
+        total = 0.0
+        for start in range(0, margins.shape[0], VECTOR_CHUNK):
+            stop = start + VECTOR_CHUNK
+            first, _ = loss_fns.derivatives(margins[start:stop] + size * direction[start:stop],
+                                            y[start:stop])
+            total += float(first @ direction[start:stop])
+        return total + lam * float((theta + size * step) @ step) + float(b @ step)
+
+    def by_slope():
+        """Where comparing values of J only measures rounding: the largest step along which
+        J's derivative stays <= 0 (bisection on its sign), so that J does not increase in
+        exact arithmetic. Full steps taken unchecked could alternate between two points for
+        ever (the Huber loss's curvature jumps), and whether they do depended on one record
+        (doc/privacy.md 54.17)."""
+        if slope_at(1.0) <= 0.0:
+            return (*move(1.0), objective(1.0))
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            middle = 0.5 * (low + high)
+            if slope_at(middle) <= 0.0:
+                low = middle
+            else:
+                high = middle
+        if low == 0.0:
+            return theta, margins, value        # no move: _newton stops (certification)
+        return (*move(low), objective(low))
+
     slope = float(gradient @ step)
     if strict and not -slope > 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
         return theta, margins, value
     if -slope <= 64 * UNIT_ROUNDOFF * (abs(value) + 1.0):
         # The decrease is below the rounding of J, so comparing values would
-        # only measure noise; this close, the full Newton step converges
-        # quadratically (certification decides when to stop).
-        return (*move(1.0), objective(1.0))
+        # only measure noise; decide by the sign of J's derivative instead.
+        return by_slope()
     size = 1.0
     for _ in range(60):
         candidate_value = objective(size)
@@ -1083,9 +1111,8 @@ def _line_search(y, b, lam, loss_fns, theta, margins, value, gradient, step, dir
         size *= 0.5
     if strict:
         return theta, margins, value
-    # No decrease is measurable: the iterate is at the rounding floor, and the
-    # full Newton step is the best move left (certification decides).
-    return (*move(1.0), objective(1.0))
+    # No decrease is measurable: the iterate is at the rounding floor.
+    return by_slope()
 
 
 def _summation_factor(n, p, weighted=False):
