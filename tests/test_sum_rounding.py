@@ -106,3 +106,58 @@ def test_frank_wolfe_in_place_gradient_updates_stay_within_the_calibration():
     assert worst <= cal.sensitivity                 # and covered
     # the step's bounded range (the calibration's own accounting) within epsilon0
     assert 2 * worst / cal.noise_scale + 6 * 2.0 ** -40 <= cal.epsilon_step
+
+
+U = 2.0 ** -53
+
+
+def _bound(n_terms, ratio):
+    """Section 54.8's leading term, written out independently: 2 (B / Delta) n (n - 1) u."""
+    return 2.0 * ratio * n_terms * (n_terms - 1) * U
+
+
+@pytest.mark.parametrize("n", [10 ** 4, 10 ** 6, 3 * 10 ** 7])
+@pytest.mark.parametrize("ratio", [0.5, 2 ** -0.5, 1.0])
+def test_the_allowance_is_the_derived_bound_not_half_or_twice_it(n, ratio):
+    assert sum_rounding_factor(n, ratio) - 1 == pytest.approx(_bound(n, ratio), rel=1e-3)
+
+
+def test_each_estimator_calibrates_on_its_own_term_count_and_ratio():
+    """A halved (or doubled) term count or ratio in any caller fails one of these."""
+    from sklearn_dpol._core import mirror_descent as md
+    from sklearn_dpol._core import qftl
+
+    n, p, T = 50_000, 7, 4_000
+    B = Y = r = 1.0
+    exact = 2 * fw.gradient_bound_max_norm(r, B, Y) * r / n
+    assert fw.score_sensitivity(n, r, B, Y, p, T) / exact - 1 == pytest.approx(
+        _bound(n + p + 3 * T, 0.5), rel=1e-3)
+    exact_l2 = 2 * fw.gradient_bound_l2(r, B, Y, p) / n
+    assert fw.gradient_sensitivity_l2(n, r, B, Y, p, T) / exact_l2 - 1 == pytest.approx(
+        _bound(n + p + 3 * T, 0.5), rel=1e-3)
+    assert md.gradient_sensitivity(3.0, n, p) / (6.0 / n) - 1 == pytest.approx(
+        _bound(n + p, 0.5), rel=1e-3)
+    # QFTL: the statistics with the atom's ratio, lambda_min with ratio 1
+    from sklearn_dpol import PrivateQFTLRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.3, 0.3, (n, 2))
+    y = X @ [0.5, -0.5]
+    reg = PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0, random_state=0).fit(X, y)
+    assert reg.sensitivity_ / reg.sensitivity() - 1 == pytest.approx(
+        _bound(n, 2 ** -0.5), rel=1e-3)
+    base = qftl.min_eigenvalue_sensitivity(reg._row_bound(), n)
+    assert reg.eigenvalue_sensitivity_ / base - 1 == pytest.approx(_bound(n, 1.0), rel=1e-3)
+
+
+def test_the_qftl_atom_ratio_is_attained():
+    """A record's packed atom over the joint sensitivity, at its supremum (||v|| = R, |y| = B):
+    at most ATOM_NORM_FRACTION and attained as B / R -> 0, so half of it (or twice) is wrong."""
+    from sklearn_dpol._core import qftl
+
+    ratios = []
+    for q in np.r_[0.0, np.geomspace(1e-8, 1e4, 200)]:      # q = B^2 / R^2, R = 1
+        atom = np.sqrt(1.0 + q)                              # ||(v v^T, y v)||_F
+        ratios.append(atom / qftl.joint_sensitivity(1.0, np.sqrt(q)))
+    assert max(ratios) <= qftl.ATOM_NORM_FRACTION * (1 + 1e-12)
+    assert max(ratios) == pytest.approx(qftl.ATOM_NORM_FRACTION, rel=1e-6)

@@ -405,10 +405,6 @@ def solve_regularization(plan, shape, *, tol=None, n_problems=1, weighted=False)
     return certifiable_regularization(plan, shape, problem_tol, weighted)
 
 
-def check_certifiable(plan, shape, *, tol=None, n_problems=1, weighted=False):
-    """Raise :func:`solve`'s ``ValueError`` for a ``tol`` it cannot certify, from public values."""
-    solve_regularization(plan, shape, tol=tol, n_problems=n_problems, weighted=weighted)
-
 
 def certifiable_regularization(plan, shape, problem_tol, weighted=False):
     """The smallest ``Lambda >= plan.regularization`` whose solve can always be certified.

@@ -1017,9 +1017,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         n_columns = shape[1] + int(self.fit_intercept)
         op.check_public(float(self.epsilon), float(self.delta), n_columns)
         if not bounds_unresolved:
-            op.check_certifiable(self._objective_plan(shape[0]), (shape[0], n_columns),
-                                 n_problems=1 if self.classes_.size == 2 else self.classes_.size,
-                                 weighted=sample_weight is not None)
+            op.solve_regularization(
+                self._objective_plan(shape[0]), (shape[0], n_columns),
+                n_problems=1 if self.classes_.size == 2 else self.classes_.size,
+                weighted=sample_weight is not None)
 
     def _fit_objective_perturbation(self, X, y, sample_weight=None):
         """``fit`` by objective perturbation: one release of the perturbed minimiser."""

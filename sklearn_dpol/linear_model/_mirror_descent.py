@@ -497,7 +497,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             op.check_public(float(self.epsilon), float(self.delta),
                             X.shape[1] + int(self.fit_intercept))   # public: no data read
             if not resolve_bounds:
-                self._check_objective_tolerance(*X.shape, shape)   # public: no data read
+                self._check_objective_tolerance(*X.shape, shape, sample_weight is not None)  # public
         self._mark_data_read()  # failures from here on are charged
         if resolve_bounds:
             if fitting:
@@ -572,13 +572,13 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                        curvature_bound=1.0, alpha=float(alpha), n_problems=1)
         return plan, derivative, feature_norm
 
-    def _check_objective_tolerance(self, n_samples, n_features, shape):
+    def _check_objective_tolerance(self, n_samples, n_features, shape, weighted=False):
         """Refuse a ``tol`` the solve cannot certify, before the data is read (public)."""
         from .._core import objective_perturbation as op
 
         plan, _, _ = self._objective_plan(n_samples, n_features, shape)
-        op.check_certifiable(plan, (n_samples, n_features + int(self.fit_intercept)),
-                             tol=self.tol)
+        op.solve_regularization(plan, (n_samples, n_features + int(self.fit_intercept)),
+                                tol=self.tol, weighted=weighted)
 
     def _perturbed_objective_release(self, X, y, sample_weight=None):
         from .._core import objective_perturbation as op

@@ -79,7 +79,7 @@ from typing import Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from ._rounding import sum_rounding_factor
+from ._rounding import UNIT_ROUNDOFF, sum_rounding_factor
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 
 __all__ = [
@@ -105,7 +105,7 @@ MECHANISMS = ("blt", "sqrt", "dense", "tree", "honaker")
 # max_j ||C[:, j]||``, and :func:`check_rounding` refuses, from public shapes, a
 # call whose worst-case rounding bound would pass the allowance. The trees need none.
 ROUNDING_ALLOWANCE = 1e-3
-_UNIT_ROUNDOFF = 2.0 ** -53
+_UNIT_ROUNDOFF = UNIT_ROUNDOFF   # privacy/_rounding.py
 
 
 @runtime_checkable
