@@ -1065,7 +1065,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): binary tree '
                                            'over at most 200 rows (dyadic blocks), 8 levels, '
-                                           'noise 42.25 per node',
+                                           'noise 42.29 per node',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -1083,7 +1083,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                  'texts': ('replace-one',
                                            'Gaussian continual release of (V, u): binary tree '
                                            'over at most 200 rows (dyadic blocks), 8 levels, '
-                                           'noise 42.25 per node',
+                                           'noise 42.29 per node',
                                            'coef_ and intercept_ after every partial_fit call, '
                                            'computed from the noisy prefix sums of (V, u) '
                                            'released by the stream mechanism',
@@ -1102,7 +1102,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                     'texts': ('replace-one',
                                               'Gaussian continual release of (V, u): binary '
                                               "tree over at most 200 rows (Honaker's "
-                                              'estimator), 8 levels, noise 42.25 per node',
+                                              'estimator), 8 levels, noise 42.29 per node',
                                               'coef_ and intercept_ after every partial_fit '
                                               'call, computed from the noisy prefix sums of '
                                               '(V, u) released by the stream mechanism',
@@ -1120,7 +1120,7 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                     'texts': ('replace-one',
                                               'Gaussian continual release of (V, u): binary '
                                               "tree over at most 200 rows (Honaker's "
-                                              'estimator), 8 levels, noise 42.25 per node',
+                                              'estimator), 8 levels, noise 42.29 per node',
                                               'coef_ and intercept_ after every partial_fit '
                                               'call, computed from the noisy prefix sums of '
                                               '(V, u) released by the stream mechanism',
@@ -1288,7 +1288,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'Gaussian continual release of (V, u): '
                                                      'epoch binary trees over rows (dyadic '
                                                      'blocks), epoch k of 2^k rows with noise '
-                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'sqrt(k + 1) * (1 + 1e-3) * sensitivity / '
+                                                     'mu per node',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1309,7 +1310,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'Gaussian continual release of (V, u): '
                                                      'epoch binary trees over rows (dyadic '
                                                      'blocks), epoch k of 2^k rows with noise '
-                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'sqrt(k + 1) * (1 + 1e-3) * sensitivity / '
+                                                     'mu per node',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '
@@ -1330,7 +1332,8 @@ PINNED = {'igd-fit': {'rho': 0.02801448191263024,
                                                      'Gaussian continual release of (V, u): '
                                                      'epoch binary trees over rows (dyadic '
                                                      'blocks), epoch k of 2^k rows with noise '
-                                                     'sqrt(k + 1) * sensitivity / mu per node',
+                                                     'sqrt(k + 1) * (1 + 1e-3) * sensitivity / '
+                                                     'mu per node',
                                                      'coef_ and intercept_ after every '
                                                      'partial_fit call, computed from the '
                                                      'noisy prefix sums of (V, u) released by '

@@ -151,11 +151,21 @@ def test_a_call_past_the_rounding_allowance_is_refused_before_reading_data(monke
         assert log == [] and calls == []
         monkeypatch.undo()
         assert pickle.dumps(reg) == before
-        # The tree needs no allowance: the same shapes pass.
-        monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.5 * ratio)
+        # The tree's own bound (doc/privacy.md 55.8): positions are rows, 30 after the
+        # third call (5 levels of the epoch holding row 30), batches of up to 20.
+        tree_ratio = streams.tree_rounding_ratio(5, 30, 20, qftl.ATOM_NORM_FRACTION)
+        monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 1.01 * tree_ratio)
         tree = PrivateQFTLRegressor(random_state=0, horizon=None, prefix_sums="tree", **TIGHT)
         for lo, hi in ((0, 5), (5, 10), (10, 30)):
             tree.partial_fit(X[lo:hi], y[lo:hi])
+        monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE", 0.99 * tree_ratio)
+        tree = PrivateQFTLRegressor(random_state=0, horizon=None, prefix_sums="tree", **TIGHT)
+        for lo, hi in ((0, 5), (5, 10)):
+            tree.partial_fit(X[lo:hi], y[lo:hi])
+        before = pickle.dumps(tree)
+        with pytest.raises(ValueError, match="rounding"):
+            tree.partial_fit(X[10:30], y[10:30])
+        assert pickle.dumps(tree) == before
         monkeypatch.undo()
 
 
@@ -175,11 +185,11 @@ def test_a_first_call_past_the_allowance_is_refused_before_the_auto_norm(monkeyp
     assert not hasattr(reg, "coef_") and not hasattr(reg, "data_norm_")
 
 
-def test_a_tree_stream_carries_no_rounding_allowance():
+def test_a_tree_stream_carries_the_rounding_allowance():
     (X, y), _ = worst_case_pair(n=23)
     reg, _ = stream_log(dict(TIGHT, horizon=16, prefix_sums="tree"), X[:16], y[:16], 4)
-    assert reg.noise_scale_ == pytest.approx(
-        math.sqrt(5) * reg.sensitivity_ / MU, rel=1e-12)   # 5 levels over 16 rows
+    assert reg.noise_scale_ == pytest.approx(       # 5 levels over 16 rows (section 55.8)
+        math.sqrt(5) * (1 + streams.ROUNDING_ALLOWANCE) * reg.sensitivity_ / MU, rel=1e-12)
 
 
 def test_a_packed_atom_coordinate_is_at_most_sensitivity_over_sqrt_2():

@@ -9,7 +9,8 @@ exactly one block per level, and only blocks that are complete by position
 nodes (``floor(log2 H) + 1``; seed 002 says ``log T``, the notes
 ``ceil(log2 T) + 1``, one too many whenever ``H`` is not a power of two).
 The release of every node is one Gaussian mechanism with GDP parameter
-``sqrt(levels) * Delta / sigma`` (``doc/privacy.md``, section 3).
+``sqrt(levels) * Delta / sigma`` (``doc/privacy.md``, section 3); ``sigma``
+carries the stream layer's rounding allowance ``(1 + 1e-3)`` (section 55.8).
 
 Two estimators of the prefix ``W_t = sum_{s <= t} w_s`` share that budget:
 
@@ -28,7 +29,7 @@ every node.
 
 :class:`EpochTree` serves a stream of unknown length: epoch ``k`` covers
 positions ``[2^k, 2^(k+1))`` with its own tree of ``k + 1`` levels and noise
-``sqrt(k + 1) Delta / mu``; a record lies in one epoch, so the infinite
+``sqrt(k + 1) (1 + 1e-3) Delta / mu``; a record lies in one epoch, so the infinite
 release is ``mu``-GDP (Chan, Shi and Song 2011, with Gaussian noise).
 """
 
@@ -305,8 +306,8 @@ TREES = {"tree": DyadicTree, "honaker": HonakerTree}
 class KnownHorizonPrefixSums:
     """One tree over a stream of at most ``horizon`` positions, ``mu``-GDP in all.
 
-    ``sigma = sqrt(levels) * sensitivity / mu`` with ``levels =
-    horizon.bit_length()``.
+    ``sigma = sqrt(levels) * (1 + 1e-3) * sensitivity / mu`` with ``levels =
+    horizon.bit_length()`` (the rounding allowance, section 55.8).
     """
 
     def __init__(self, dim, sensitivity, mu, horizon, estimator):
@@ -344,7 +345,7 @@ class EpochTree:
     """Prefix sums for a stream of unknown length, ``mu``-GDP however long it runs.
 
     Epoch ``k`` holds positions ``[2^k, 2^(k+1))`` in its own tree of ``k + 1``
-    levels with ``sigma_k = sqrt(k + 1) * sensitivity / mu``. A completed
+    levels with ``sigma_k = sqrt(k + 1) * (1 + 1e-3) * sensitivity / mu``. A completed
     epoch contributes its noisy total (the root, or its Honaker estimate).
     """
 
@@ -420,9 +421,14 @@ def _summed(arrays, dim):
 
 
 def _node_sigma(sensitivity, mu, levels):
+    """``sqrt(levels) (1 + a) Delta / mu``: ``a`` the stream layer's rounding allowance,
+    which covers the rounding of the node sums and of the lazy draws' means for every
+    call that ``privacy/_streams.py::check_rounding`` lets through (section 55.8)."""
+    from ..privacy._streams import ROUNDING_ALLOWANCE
+
     if math.isinf(mu):
         return 0.0
-    return math.sqrt(levels) * sensitivity / mu
+    return math.sqrt(levels) * (1.0 + ROUNDING_ALLOWANCE) * sensitivity / mu
 
 
 def _check_horizon(t, horizon):

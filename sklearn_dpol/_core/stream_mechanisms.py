@@ -115,7 +115,7 @@ class TreeMechanism(_Mechanism):
         estimator = "Honaker's estimator" if self.name == "honaker" else "dyadic blocks"
         if self.horizon is None:
             return (f"epoch binary trees over rows ({estimator}), epoch k of 2^k rows with "
-                    "noise sqrt(k + 1) * sensitivity / mu per node")
+                    "noise sqrt(k + 1) * (1 + 1e-3) * sensitivity / mu per node")
         return (f"binary tree over at most {self.horizon} rows ({estimator}), "
                 f"{self.inner.levels} levels, noise {self.sigma:.4g} per node")
 

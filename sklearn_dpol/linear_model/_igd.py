@@ -933,8 +933,12 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
 
     def _check_ftrl_rounding(self, mechanism, n_rows):
         """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
-        check_rounding(mechanism, mechanism.t + 1, max(self._ftrl_max_rows, n_rows),
+        rows = max(self._ftrl_max_rows, n_rows)
+        # A tree takes one position per call, holding the call's gradient sum.
+        per_call, per_position = (1, rows) if mechanism.granularity == "row" else (rows, 1)
+        check_rounding(mechanism, mechanism.t + 1, per_call,
                        ftrl.coordinate_fraction(self._w_private.shape[0]),
+                       rows_per_position=per_position,
                        advice="call fit to start a new stream, or prefix_sums='tree'")
 
     def _check_ftrl_horizon(self, steps_done, n_rows, samples=None):

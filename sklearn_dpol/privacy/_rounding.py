@@ -19,10 +19,11 @@ and ``1.011`` at ``10^7``.
 
 UNIT_ROUNDOFF = 2.0 ** -53
 
-__all__ = ["sum_rounding_factor"]
+__all__ = ["gamma", "sum_rounding_factor"]
 
 
-def _gamma(k):
+def gamma(k):
+    """Higham's ``gamma_k = k u / (1 - k u)``: the relative error of ``k`` roundings."""
     ku = k * UNIT_ROUNDOFF
     return ku / (1.0 - ku)
 
@@ -50,5 +51,5 @@ def sum_rounding_factor(n_terms, term_ratio=0.5):
     if (n + 3) * UNIT_ROUNDOFF >= 1e-3:       # about 9e12 terms: no float64 sum is safe
         raise ValueError(
             f"{n} terms are too many to sum in float64 with a bounded rounding error.")
-    factor = (1.0 + _gamma(3)) * (1.0 + 2.0 * float(term_ratio) * n * _gamma(n - 1))
+    factor = (1.0 + gamma(3)) * (1.0 + 2.0 * float(term_ratio) * n * gamma(n - 1))
     return factor * (1.0 + 4.0 * UNIT_ROUNDOFF)   # the evaluation of the factor itself

@@ -45,7 +45,10 @@ summed); its ``horizon`` counts steps. Its noise is calibrated on
 allowance covers the floating-point rounding of its noised values, which
 combine earlier steps, for every call that :func:`check_rounding` lets
 through; a stream calls it before reading each batch (public shapes only).
-A tree takes one position per row; its ``horizon`` counts rows. An estimator
+A tree takes one position per row; its ``horizon`` counts rows. Its node
+noise is calibrated on the same ``(1 + ROUNDING_ALLOWANCE) * sensitivity``
+(``_core/prefix_sums.py``) and the same check refuses a call past it
+(:func:`tree_rounding_ratio`: its node sums run over many calls' rows). An estimator
 whose horizon counts rows can pass it to either: a batch has at least one row,
 so a stream of ``H`` rows never takes more than ``H`` steps.
 :func:`calibration_horizon` does better from the first batch's size (public):
@@ -79,7 +82,7 @@ from typing import Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from ._rounding import UNIT_ROUNDOFF, sum_rounding_factor
+from ._rounding import UNIT_ROUNDOFF, gamma, sum_rounding_factor
 from ._schedules import AnytimeSchedule, KnownHorizonSchedule
 
 __all__ = [
@@ -94,6 +97,7 @@ __all__ = [
     "resolve_mechanism",
     "rounding_growth",
     "rounding_ratio",
+    "tree_rounding_ratio",
 ]
 
 MECHANISMS = ("blt", "sqrt", "dense", "tree", "honaker")
@@ -103,7 +107,8 @@ MECHANISMS = ("blt", "sqrt", "dense", "tree", "honaker")
 # (doc/privacy.md, "Floating point: one rounding allowance for every factorization
 # stream"): the factory calibrates the noise on ``(1 + ROUNDING_ALLOWANCE) Delta
 # max_j ||C[:, j]||``, and :func:`check_rounding` refuses, from public shapes, a
-# call whose worst-case rounding bound would pass the allowance. The trees need none.
+# call whose worst-case rounding bound would pass the allowance. The trees' node noise
+# carries the same allowance (_core/prefix_sums.py; bound: tree_rounding_ratio).
 ROUNDING_ALLOWANCE = 1e-3
 _UNIT_ROUNDOFF = UNIT_ROUNDOFF   # privacy/_rounding.py
 
@@ -291,7 +296,8 @@ def _blt_growth(omega, theta):
                   + (len(theta) + 1) * float(np.sum(omega / (1.0 - theta))) + 1.0)
 
 
-def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction=0.5):
+def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction=0.5,
+                   rows_per_position=1):
     """Public worst-case bound on the rounding part of the shift, relative to ``Delta ||C||``.
 
     Two parts. The step's own sum: the replaced record's step vector sums at
@@ -329,14 +335,25 @@ def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fractio
         A bound on one row's vector's norm, as a fraction of the sensitivity:
         DP-FTRL 1/2; QFTL ``1 / sqrt(2)`` (``ATOM_NORM_FRACTION``).
 
+    A tree: ``steps`` is its position count before the call plus one,
+    ``max_rows`` the most positions one call adds, ``rows_per_position`` the
+    most records one position sums (1 when a position is a row; DP-FTRL gives a
+    tree one position per call); see :func:`tree_rounding_ratio`.
+
     Returns
     -------
     ratio : float
-        0 for the trees.
     """
+    if mechanism.granularity == "row":
+        positions = int(steps) - 1 + int(max_rows)     # positions after the call, at most
+        if mechanism.horizon is not None:
+            positions = min(positions, int(mechanism.horizon))
+            levels = int(mechanism.horizon).bit_length()
+        else:
+            levels = positions.bit_length()  # the epoch of the last one: <= 2^(levels-1) positions
+        return tree_rounding_ratio(levels, positions, max_rows, norm_fraction,
+                                   rows_per_position)
     kappa = rounding_growth(mechanism, steps)
-    if kappa == 0.0:
-        return 0.0
     norm = float(mechanism.column_norm)
     norm = norm if math.isfinite(norm) else 1.0
     step_sum = sum_rounding_factor(max_rows, norm_fraction) - 1.0
@@ -345,8 +362,63 @@ def rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fractio
                        / max(norm, 1.0))
 
 
+# The constants of tree_rounding_ratio (doc/privacy.md section 55.8): every draw's mean
+# gives each row a coefficient of absolute value at most 1, and every intermediate value
+# at most TREE_COEFFICIENT; at most levels (levels + 2) draws read a given row; every
+# draw's variance is at least TREE_VARIANCE_FLOOR sigma^2; a call adds at most
+# 6 (levels + 1) roundings to a row's path, over at most ``levels`` calls.
+TREE_COEFFICIENT = 2.0
+TREE_VARIANCE_FLOOR = 0.125
+
+
+def tree_rounding_ratio(levels, positions, max_positions, norm_fraction=0.5,
+                        rows_per_position=1):
+    """Public worst-case bound on a tree's rounding, relative to ``sqrt(levels) Delta``.
+
+    A tree (``_core/prefix_sums.py``) releases Gaussian draws whose means are
+    linear in its positions' vectors (a position's data in its blocks' sums,
+    conditional means of the lazy draws); a position sums at most ``m =
+    rows_per_position`` records. Neighbouring streams' computed means differ
+    from the exact ones only in the draws whose computation reads the replaced
+    record's position (at most ``levels (levels + 2)``), each by at most twice
+    ``gamma_D TREE_COEFFICIENT positions m f Delta`` (Higham's bound for a
+    computation whose every term passes through at most ``D = m + 3 +
+    max_positions + 6 levels (levels + 1)`` roundings, with intermediate
+    coefficients at most ``TREE_COEFFICIENT`` on at most ``positions m``
+    records' terms of norm at most ``f Delta``). By the chain rule
+    of the draws' GDP and the triangle inequality in the noise-weighted norm,
+    the rounding adds at most ``2 e sqrt(N / (v levels))`` to the exact
+    ``sqrt(levels) Delta`` (``v`` the variance floor, in units of
+    ``sigma^2``): this function returns that ratio (doc/privacy.md section
+    55.8).
+
+    Parameters
+    ----------
+    levels : int
+        Levels of the tree (its noise is ``sqrt(levels) Delta (1 + a) / mu``).
+    positions : int
+        Positions the tree holds after the call (a bound).
+    max_positions : int
+        Most positions one call adds so far, this one included.
+    norm_fraction : float, default=0.5
+        A bound on one record's vector's norm over the sensitivity.
+    rows_per_position : int, default=1
+        Most records one position sums.
+
+    Returns
+    -------
+    ratio : float
+    """
+    levels, rows = max(int(levels), 1), max(int(rows_per_position), 1)
+    depth = rows + 3 + int(max_positions) + 6 * levels * (levels + 1)
+    draws = levels * (levels + 2)
+    error = (gamma(depth) * TREE_COEFFICIENT * max(int(positions), 1) * rows
+             * float(norm_fraction))
+    return 2.0 * error * math.sqrt(draws / (TREE_VARIANCE_FLOOR * levels))
+
+
 def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, norm_fraction=0.5,
-                   advice=""):
+                   rows_per_position=1, advice=""):
     """Refuse a call whose worst-case rounding would pass the allowance (the layer's one check).
 
     Every stream that advances a factorization mechanism calls this before it
@@ -357,15 +429,18 @@ def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, norm_frac
     Parameters
     ----------
     mechanism : object
-        A mechanism built by :func:`make_stream_mechanism` (the trees always pass).
+        A mechanism built by :func:`make_stream_mechanism`.
     steps : int
-        Index of the call about to be made (``mechanism.t + 1``).
+        Index of the call about to be made (``mechanism.t + 1``; a tree's ``t``
+        counts rows).
     max_rows : int
         Largest number of rows in one call of the stream, this one included.
     coordinate_fraction : float
         Bound on every coordinate of one row's vector, over the sensitivity.
     norm_fraction : float, default=0.5
         Bound on one row's vector's norm, over the sensitivity.
+    rows_per_position : int, default=1
+        A tree's most records in one position (see :func:`rounding_ratio`).
     advice : str, default=""
         What the caller can do instead, appended to the message.
 
@@ -379,7 +454,8 @@ def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, norm_frac
     ValueError
         If the ratio exceeds ``ROUNDING_ALLOWANCE``.
     """
-    ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction)
+    ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction,
+                           rows_per_position)
     if ratio > ROUNDING_ALLOWANCE:
         raise ValueError(
             f"This call (step {int(steps)}, batches of up to {int(max_rows)} samples, "
