@@ -411,8 +411,14 @@ def geometry(potential, derivative, radius, data_norm, y_bound, intercept):
     extra = y_bound * y_bound if intercept else 0.0
     scale = radius * data_norm
     q_norm = potential.set_l2_diameter
+    grad_sq = derivative * derivative * (scale * scale * q_norm * q_norm + extra)
+    if derivative * derivative < TINY:
+        # Lf^2 underflows (a Huber threshold below 1e-145) while Lf times the set's scale
+        # does not (check_bounds): the same value, each product formed before squaring.
+        grad_sq = (derivative * scale * q_norm) ** 2 + (
+            (derivative * y_bound) ** 2 if intercept else 0.0)
     return Geometry(
-        grad_sq=derivative * derivative * (scale * scale * q_norm * q_norm + extra),
+        grad_sq=grad_sq,
         noise_sq=radius * radius * (potential.gaussian_width ** 2 + q_norm ** 2) + extra,
         psi_max=potential.psi_max + (0.5 if intercept else 0.0),
     )
@@ -537,7 +543,10 @@ def theorem_step_size(n_steps, geo, sigma):
     """``eta = sqrt(Psi_max / (T (A + sigma^2 B)))``, which minimises the bound."""
     if geo.psi_max == 0.0:
         return 0.0  # a one-point set: nothing to move
-    return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + sigma * sigma * geo.noise_sq)))
+    noise = sigma * sigma * geo.noise_sq
+    if sigma * sigma < TINY:
+        noise = (sigma * math.sqrt(geo.noise_sq)) ** 2   # sigma^2 would underflow to 0
+    return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + noise)))
 
 
 def strong_convexity(potential):

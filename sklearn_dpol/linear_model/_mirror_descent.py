@@ -136,13 +136,16 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         ``"objective_perturbation"`` supports the squared and Huber losses only.
     alpha : float or "auto", default="auto"
         Ridge strength (mean form) of objective perturbation; unused by mirror
-        descent. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
+        descent. It penalises the coefficients of the unit scale, ``coef_ *
+        data_norm_`` and the intercept (``doc/privacy.md`` section 55), so the
+        same ``alpha`` means the same fit in every unit of ``X``. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
         section 8.11) balances the regularisation's bias against the noise's
         effect when the data add no curvature: ``Lambda = n alpha =
         sqrt(k) sigma_0 / ||theta||_max`` with ``k`` the number of coefficients
         (intercept included), ``sigma_0`` the noise of the smallest admissible
-        ``Lambda`` and ``||theta||_max = sqrt(radius^2 + y_bound^2)`` (without
-        the ``y_bound`` term when there is no intercept): public values only.
+        ``Lambda`` and ``||theta||_max = sqrt((radius data_norm)^2 +
+        y_bound^2)`` (without the ``y_bound`` term when there is no intercept):
+        public values only.
     tol : float or None, default=None
         Relative tolerance of the objective perturbation solver: it certifies a
         gradient norm of at most ``tol n L R`` (``None``: ``1e-10``). Only
@@ -193,11 +196,17 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         (public values; ``nan`` for mirror descent).
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
+        Like ``sensitivity_``, ``lipschitz_`` and ``alpha_``, in the *unit
+        scale* the fit computes in: the clipped rows divided by ``data_norm_``
+        (norm at most 1) and the coefficients multiplied by it, so that the fit
+        does not depend on the units of ``X`` (``doc/privacy.md`` section 55);
+        the same numbers as in the units of ``X`` when ``data_norm_ = 1``.
     sensitivity_ : float
         Replace-one L2 sensitivity ``2 L / n`` of the mean gradient in the last
         call; for objective perturbation, ``2 L R`` of the summed gradient.
     lipschitz_ : float
-        ``L``, the L2-Lipschitz constant of one record's loss on the set.
+        ``L``, the L2-Lipschitz constant of one record's loss on the set
+        (``Lf sqrt(2)`` with intercept: unit rows and the constant feature 1).
     gaussian_width_ : float
         Gaussian width of the symmetrised unit set (``nan`` for objective perturbation).
     data_norm_ : float
