@@ -227,3 +227,44 @@ def test_unit_scale_gradient_moves_by_at_most_the_sensitivity(loss, use_gram, da
         g0, g1 = (md.averaged_gradient(clipped, w, b, loss, h) for clipped in data)
         worst = max(worst, float(np.linalg.norm(g0 - g1)))
     assert 0.0 < worst <= cal.sensitivity
+
+
+@pytest.mark.parametrize("loss", ["squared", "huber", "absolute"])
+def test_the_unit_scale_at_data_norm_1_is_the_old_computation_bit_for_bit(loss):
+    """At data_norm=1 the unit scale divides by 1 and multiplies by 1: every number of the
+    old computation, bit for bit (the README's and privacy.md's default numbers hold)."""
+    Z, y = _regression(seed=12)
+    kw = dict(loss=loss, huber_threshold=0.3, constraint="l2", radius=2.0, group_size=None,
+              data_norm=1.0, y_bound=1.0, intercept=True, epsilon=1.0, delta=1e-6,
+              n_steps=300 if loss != "squared" else 3000)
+    old = md.mirror_descent(Z, y, None, None, rng=np.random.default_rng(0), **kw)
+    new = md.mirror_descent(Z, y, None, None, rng=np.random.default_rng(0), unit_scale=True,
+                            **kw)
+    assert old.coef.tobytes() == new.coef.tobytes() and old.intercept == new.intercept
+    assert old.calibration == new.calibration
+
+
+@pytest.mark.parametrize("data_norm", [1e-3, 1.0, 100.0, 2.0 ** 600])
+def test_objective_perturbation_unit_design_rows_have_norm_at_most_1(data_norm):
+    """The design objective perturbation solves on: rows clipped to data_norm, divided by
+    it (the copy path of rows far above the bound, whose factor would underflow, too), and
+    the intercept column 1: row norms at most sqrt(2), the plan's feature_norm."""
+    from sklearn_dpol._core import objective_perturbation as op
+    from sklearn_dpol.linear_model._mirror_descent import _unit_design
+
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((500, 4)) * data_norm
+    X[:10] *= 1e3
+    X[10:20] *= 1e-3
+    if data_norm < 1e100:
+        X[20:25] *= 1e290 / data_norm   # factors below 2^-64: clipped into a copy
+    design = _unit_design(op.clipped_design(X, data_norm), data_norm, 1.0)
+    rows = design.X * (1.0 if design.scale is None else design.scale[:, None])
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows) + 1.0)
+    assert np.all(norms <= math.sqrt(2.0))
+    assert np.max(norms) > math.sqrt(2.0) * (1 - 1e-12)   # the clipped rows reach the bound
+    if data_norm == 1.0:   # the old design
+        old = op.clipped_design(X, 1.0, 1.0)
+        assert design.X.tobytes() == old.X.tobytes() and design.intercept == old.intercept
+        assert (design.scale is None and old.scale is None) or \
+            design.scale.tobytes() == old.scale.tobytes()
