@@ -244,15 +244,20 @@ def test_huber_gram_path_near_its_new_limit_pays_for_its_rounding():
 # -- 3. the smooth step with a tiny noise scale -----------------------------------------------
 
 def test_a_noise_scale_below_1e_162_gives_a_step_not_a_zero_division():
-    """``sigma ~ 1e-212``: ``sigma * sigma`` underflowed to 0 and ``fit`` raised
-    ZeroDivisionError; the step is the same formula with ``sigma`` outside the root."""
-    n, R, Y, r = 10_000, 1e-140, 1e-80, 1e70
+    """``sigma ~ 1e-202``: ``sigma * sigma`` underflowed to 0 and ``fit`` raised
+    ZeroDivisionError; the step is the same formula with ``sigma`` outside the root.
+
+    Mirror descent computes in the unit scale (rows divided by ``data_norm``,
+    doc/privacy.md section 55), where ``sigma`` is tiny only with a tiny derivative
+    bound: a Huber threshold of 1e-200 (``Lf^2`` underflows too, and the theorem's
+    step divided by zero; the rows' units do not matter)."""
+    n, R, Y, r, h = 10_000, 1e-20, 1.0, 1e80, 1e-200
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 2)) * R
     y = rng.normal(size=n) * Y
-    est = PrivateMirrorDescentRegressor(loss="squared", radius=r, data_norm=R, y_bound=Y,
-                                        fit_intercept=False, epsilon=1.0, delta=1e-6,
-                                        max_iter=100, random_state=0).fit(X, y)
+    est = PrivateMirrorDescentRegressor(loss="huber", epsilon_huber=h, radius=r, data_norm=R,
+                                        y_bound=Y, fit_intercept=False, epsilon=1.0,
+                                        delta=1e-6, max_iter=100, random_state=0).fit(X, y)
     assert 0 < est.noise_scale_ < 1e-200
     assert 0 < est.step_size_ < math.inf and np.all(np.isfinite(est.coef_))
     # the same value on both sides of the switch (sigma^2 = TINY), below the cap

@@ -61,7 +61,13 @@ def test_auto_resolves_near_the_quantiles_and_is_charged(solver):
     assert "0.2-DP private quantile of the row norms" in model.privacy_.mechanism
     assert "0.2-DP private quantile of |y|" in model.privacy_.mechanism
     assert "at (1.6, 1e-06)-DP" in model.privacy_.mechanism
-    assert model.score(X, y) > 0.5
+    # One seed's score is noise-dominated here (mirror descent at radius 4: 0.48 to 0.90
+    # over seeds 0-7, mean 0.79; 0.65 to 0.90, mean 0.78, before the unit scale of
+    # doc/privacy.md section 55): the mean of four seeds.
+    scores = [model.score(X, y)] + [
+        _model(data_norm="auto", y_bound="auto", epsilon=2.0, solver=solver,
+               random_state=seed).fit(X, y).score(X, y) for seed in (1, 2, 3)]
+    assert np.mean(scores) > 0.6
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

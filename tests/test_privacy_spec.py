@@ -3536,6 +3536,183 @@ PINNED.update({'igd-op-auto-norm': {'rho': 'ValueError: '
                                                 'samples')}]}})
 
 
+# Mirror descent in the unit scale (branch ``s31h``, doc/privacy.md section 55): these five
+# cases have data_norm_ = 2.27e-06 or 1.91e-06 (the released quantile of the test data), so
+# the fit now computes on the rows divided by data_norm_. Re-recorded with ``observe`` on
+# these cases only; only the mechanism texts changed (epsilon, delta, mu, rho unchanged).
+# Mirror descent: sigma and the sensitivity 2 L / n are sqrt(2) / sqrt(1 + R^2) = 1.414
+# times the old ones (L = Lf sqrt(1 + 1) on unit rows, was Lf sqrt(R^2 + 1); Lf unchanged),
+# now on the unit-scale gradient: relative to the features' gradient bound the noise is
+# sqrt(2) R / sqrt(1 + R^2) = 3.2e-6 (2.7e-6) times the old, relative to the intercept's
+# sqrt(2) times. Objective perturbation: gradient sensitivity x1.414 (feature_norm sqrt(2),
+# was sqrt(R^2 + 1)), and the ridge of alpha="auto" (283.3 instead of 2.033, sum form) and
+# the linear term's noise (4.306e-05 instead of 5.811e-05) are those of the unit-scale
+# coefficients w * data_norm_ (the old ridge penalised w and the intercept in the units of X).
+PINNED.update({'md-fit-auto-both': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=1.211e-06) on the mean '
+                                           'gradient (L2 sensitivity 6.172e-08) at each of '
+                                           'T=20 mirror-descent steps, GDP-composed to '
+                                           'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                           'private quantile of the row norms '
+                                           "(data_norm='auto', exponential mechanism) and a "
+                                           "0.12-DP private quantile of |y| (y_bound='auto', "
+                                           'exponential mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_, '
+                                           'data_norm_ (the private quantile of the row norms) '
+                                           'and y_bound_ (the private quantile of |y|)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-fit-auto-norm': {'rho': 0.039272483805919425,
+                      'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                 'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'Gaussian noise (sigma=1.15) on the mean gradient '
+                                           '(L2 sensitivity 0.06537) at each of T=20 '
+                                           'mirror-descent steps, GDP-composed to mu=0.2542 at '
+                                           '(1.08, 1e-06)-DP, after a 0.12-DP private quantile '
+                                           "of the row norms (data_norm='auto', exponential "
+                                           'mechanism); basic composition',
+                                           'coef_ and intercept_ after every call (the average '
+                                           'mirror-descent iterate, a function of the noisy '
+                                           'gradients), and the step count max_iter_ and '
+                                           'data_norm_ (the private quantile of the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'md-op-auto-both': {'rho': 'ValueError: '
+                            "PrivateMirrorDescentRegressor(solver='objective_perturbation') "
+                            'has a custom privacy profile that is not Gaussian DP and not '
+                            'accounted in Renyi DP here; private selection cannot bound it. '
+                            "Search solver='igd' or 'mirror_descent' instead.",
+                     'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                'texts': ('replace-one',
+                                          'objective perturbation: N(0, 4.306e-05^2) linear '
+                                          'term, regularisation 283.3 (sum form), Jacobian '
+                                          'term 0.007034, gradient sensitivity 7.296e-06 over '
+                                          '1 problem(s), plus Gaussian output noise at '
+                                          'mu=0.01694 for the certified solver gap; exact '
+                                          'profile of the privacy-loss bound plus the charge '
+                                          'for the noise-norm bound (doc/privacy.md, sections '
+                                          '7.3 and 7.6) at (0.8, 1e-06)-DP, after a 0.1-DP '
+                                          'private quantile of the row norms '
+                                          "(data_norm='auto', exponential mechanism) and a "
+                                          "0.1-DP private quantile of |y| (y_bound='auto', "
+                                          'exponential mechanism); basic composition',
+                                          'coef_ and intercept_ after every call (the '
+                                          "perturbed objective's minimiser projected on the "
+                                          'public set), data_norm_ (the private quantile of '
+                                          'the row norms) and y_bound_ (the private quantile '
+                                          'of |y|)',
+                                          'the records passed to fit',
+                                          'this release')}]},
+ 'md-stream-auto-both': {'rho': 0.039272483805919425,
+                         'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=1.12e-05) on the mean '
+                                              'gradient (L2 sensitivity 5.709e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')},
+                                   {'planned': (1.2, 1e-06, math.nan),
+                                    'numbers': (1.2, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'Gaussian noise (sigma=1.12e-05) on the mean '
+                                              'gradient (L2 sensitivity 5.709e-07) at each of '
+                                              'T=20 mirror-descent steps, GDP-composed to '
+                                              'mu=0.2279 at (0.96, 1e-06)-DP, after a 0.12-DP '
+                                              "private quantile of the first batch's row norms "
+                                              "(data_norm='auto') and a 0.12-DP private "
+                                              "quantile of the first batch's |y| "
+                                              "(y_bound='auto'); basic composition",
+                                              'coef_ and intercept_ after every call (the '
+                                              'average mirror-descent iterate, a function of '
+                                              'the noisy gradients), and the step count '
+                                              'max_iter_, data_norm_ (the private quantile of '
+                                              'the row norms) and y_bound_ (the private '
+                                              'quantile of |y|)',
+                                              'the records of fit (if it came first) and of '
+                                              'every partial_fit call since, each covered by '
+                                              '(epsilon, delta) through the one call (batch) '
+                                              'that contained it; batches are disjoint, so the '
+                                              'stream is (epsilon, delta)-DP per record by '
+                                              'parallel composition (a record passed to k '
+                                              'calls composes k times)',
+                                              'each batch, for a stream however long (parallel '
+                                              'composition)')}]},
+ 'md-fit-auto-then-stream': {'rho': 0.039272483805919425,
+                             'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=1.211e-06) on the '
+                                                  'mean gradient (L2 sensitivity 6.172e-08) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP, after a 0.12-DP private quantile '
+                                                  "of the row norms (data_norm='auto', "
+                                                  'exponential mechanism) and a 0.12-DP '
+                                                  "private quantile of |y| (y_bound='auto', "
+                                                  'exponential mechanism); basic composition',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records passed to fit',
+                                                  'this release')},
+                                       {'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2, 1e-06, math.nan, 2.0, 160.0, math.nan),
+                                        'texts': ('replace-one',
+                                                  'Gaussian noise (sigma=3.633e-06) on the '
+                                                  'mean gradient (L2 sensitivity 1.852e-07) at '
+                                                  'each of T=20 mirror-descent steps, '
+                                                  'GDP-composed to mu=0.2279 at (0.96, '
+                                                  '1e-06)-DP; data_norm_ and y_bound_ from the '
+                                                  'fit this stream continues (released by it), '
+                                                  "so the quantiles' share of epsilon is not "
+                                                  'spent again',
+                                                  'coef_ and intercept_ after every call (the '
+                                                  'average mirror-descent iterate, a function '
+                                                  'of the noisy gradients), and the step count '
+                                                  'max_iter_, data_norm_ (the private quantile '
+                                                  'of the row norms) and y_bound_ (the private '
+                                                  'quantile of |y|)',
+                                                  'the records of fit (if it came first) and '
+                                                  'of every partial_fit call since, each '
+                                                  'covered by (epsilon, delta) through the one '
+                                                  'call (batch) that contained it; batches are '
+                                                  'disjoint, so the stream is (epsilon, '
+                                                  'delta)-DP per record by parallel '
+                                                  'composition (a record passed to k calls '
+                                                  'composes k times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')}]}})
+
+
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint
     import warnings

@@ -118,8 +118,16 @@ def gradient_sensitivity(lipschitz, n_samples, n_dims=0):
     return 2.0 * lipschitz / n_samples * sum_rounding_factor(n_samples + n_dims)
 
 
-def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples=1):
-    """Raise ``ValueError`` when the bounds overflow or vanish in floating point."""
+def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n_samples=1,
+                 unit_scale=False):
+    """Raise ``ValueError`` when the bounds overflow or vanish in floating point.
+
+    ``unit_scale``: the bounds of the units of ``X`` and those of the unit scale
+    (:func:`unit_bounds`) in which the fit computes are both checked.
+    """
+    if unit_scale:
+        check_bounds(loss, huber_threshold, *unit_bounds(radius, data_norm), y_bound,
+                     intercept, n_samples)
     derivative = derivative_bound(loss, huber_threshold, radius, data_norm, y_bound, intercept)
     lipschitz = lipschitz_constant(derivative, data_norm, intercept)
     # The gradient w.r.t. (u, v) (v, the intercept's coordinate, only with intercept), the
@@ -140,6 +148,17 @@ def check_bounds(loss, huber_threshold, radius, data_norm, y_bound, intercept, n
             "so that these bounds are near 1."
         )
     check_gram_statistics(n_samples, data_norm, y_bound)
+
+
+def unit_bounds(radius, data_norm):
+    """``(radius R, 1)``: the radius and row bound of the *unit scale*, where every clipped
+    row is divided by the public ``R = data_norm`` (``doc/privacy.md`` section 55).
+
+    A model ``w`` on the rows ``z`` is the model ``w R`` on the rows ``z / R``: same
+    predictions, and the sets here scale with their radius. ``R / R`` is exactly 1, so at
+    ``R = 1`` nothing changes. Public values only.
+    """
+    return radius * data_norm, data_norm / data_norm
 
 
 def gram_statistic_sensitivities(n_samples, data_norm, y_bound):
@@ -392,8 +411,14 @@ def geometry(potential, derivative, radius, data_norm, y_bound, intercept):
     extra = y_bound * y_bound if intercept else 0.0
     scale = radius * data_norm
     q_norm = potential.set_l2_diameter
+    grad_sq = derivative * derivative * (scale * scale * q_norm * q_norm + extra)
+    if derivative * derivative < TINY:
+        # Lf^2 underflows (a Huber threshold below 1e-145) while Lf times the set's scale
+        # does not (check_bounds): the same value, each product formed before squaring.
+        grad_sq = (derivative * scale * q_norm) ** 2 + (
+            (derivative * y_bound) ** 2 if intercept else 0.0)
     return Geometry(
-        grad_sq=derivative * derivative * (scale * scale * q_norm * q_norm + extra),
+        grad_sq=grad_sq,
         noise_sq=radius * radius * (potential.gaussian_width ** 2 + q_norm ** 2) + extra,
         psi_max=potential.psi_max + (0.5 if intercept else 0.0),
     )
@@ -518,7 +543,10 @@ def theorem_step_size(n_steps, geo, sigma):
     """``eta = sqrt(Psi_max / (T (A + sigma^2 B)))``, which minimises the bound."""
     if geo.psi_max == 0.0:
         return 0.0  # a one-point set: nothing to move
-    return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + sigma * sigma * geo.noise_sq)))
+    noise = sigma * sigma * geo.noise_sq
+    if sigma * sigma < TINY:
+        noise = (sigma * math.sqrt(geo.noise_sq)) ** 2   # sigma^2 would underflow to 0
+    return math.sqrt(geo.psi_max / (n_steps * (geo.grad_sq + noise)))
 
 
 def strong_convexity(potential):
@@ -721,8 +749,12 @@ class ClippedData:
         return issparse(self.X)
 
 
-def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None):
+def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None, unit_scale=False):
     """Clip once per call: row scales from :func:`clip_row_scales`, targets by ``y_bound``.
+
+    ``unit_scale``: each row's factor is divided by ``data_norm`` too, so the rows
+    ``z / data_norm`` (norm at most 1) are those of the unit scale (:func:`unit_bounds`);
+    the Gram statistics are theirs.
 
     A CSR ``X`` stays sparse: its row norms, and the Gram statistics when they
     are used, come from its stored entries (``doc/privacy.md``, "Sparse input
@@ -731,6 +763,10 @@ def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None):
     """
     X = canonical_csr(X)
     scales = row_scales(X, data_norm)
+    if unit_scale:
+        # The clipping factor aims 4 (p + 2) ulps below the bound; the one rounding of
+        # this division keeps every row's norm below 1 (doc/privacy.md section 55).
+        scales = scales / data_norm
     y_c = np.clip(np.asarray(y, dtype=np.float64), -y_bound, y_bound)
     weights = np.zeros(0) if sample_weight is None else np.asarray(sample_weight,
                                                                    dtype=np.float64)
@@ -915,7 +951,7 @@ class Result:
 def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, constraint,
                    radius, group_size, data_norm, y_bound, intercept, epsilon, delta, rng,
                    n_steps=None, step_size=None, record_iterates=False, on_steps=None,
-                   sample_weight=None):
+                   sample_weight=None, unit_scale=False):
     """Noisy mirror descent on ``(X, y)`` from a public start in the set.
 
     ``X`` is dense or CSR (sparse kernels, never densified); ``sample_weight``
@@ -928,49 +964,64 @@ def mirror_descent(X, y, coef_start, intercept_start, *, loss, huber_threshold, 
     theorem's count; ``step_size=None`` the theorem's step. ``on_steps(done,
     total)``, if given, is called after every block of steps the kernel runs
     at once, with step counts only (progress output must not see the iterate).
+
+    ``unit_scale``: compute in the unit scale (:func:`unit_bounds`): the clipped rows
+    divided by ``data_norm``, the radius multiplied by it, so that the calibration,
+    the steps and the noise are those of the rows ``x / data_norm`` with bound 1 (the
+    intercept's constant feature, 1, is then of the rows' size whatever the units of
+    ``X``: ``doc/privacy.md`` section 55). The start and the returned ``coef`` are in
+    the units of ``X``; the normalised iterate ``u = w / radius`` is the same in both.
     """
     n_samples, n_features = X.shape
     potential, calibration, u, v = _plan(
         n_samples, n_features, coef_start, intercept_start, loss=loss,
         huber_threshold=huber_threshold, constraint=constraint, radius=radius,
         group_size=group_size, data_norm=data_norm, y_bound=y_bound, intercept=intercept,
-        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size)
+        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size,
+        unit_scale=unit_scale)
     gram = use_gram(loss, n_samples, n_features, calibration.n_steps) or calibration.huber_gram
     data = clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=gram,
-                     sample_weight=sample_weight)
+                     sample_weight=sample_weight, unit_scale=unit_scale)
     return _descend(data, potential, calibration, u, v, loss=loss,
                     huber_threshold=huber_threshold, radius=radius, y_bound=y_bound,
                     intercept=intercept, rng=rng, record_iterates=record_iterates,
-                    on_steps=on_steps, data_norm=data_norm)
+                    on_steps=on_steps, data_norm=data_norm, unit_scale=unit_scale)
 
 
 def mirror_descent_on(data, n_samples, n_features, coef_start, intercept_start, *, loss,
                       huber_threshold, constraint, radius, group_size, data_norm, y_bound,
                       intercept, epsilon, delta, rng, n_steps=None, step_size=None,
-                      record_iterates=False, on_steps=None):
+                      record_iterates=False, on_steps=None, unit_scale=False):
     """:func:`mirror_descent` on Gram statistics already clipped and reduced
-    (:func:`gram_data_from_sums`); the same calibration, start, steps and average."""
+    (:func:`gram_data_from_sums`); the same calibration, start, steps and average
+    (``unit_scale``: statistics of :func:`clip_data` with ``unit_scale=True``)."""
     if loss != SQUARED or not data.use_gram:
         raise ValueError("Reduced Gram statistics serve the squared loss only.")
     potential, calibration, u, v = _plan(
         n_samples, n_features, coef_start, intercept_start, loss=loss,
         huber_threshold=huber_threshold, constraint=constraint, radius=radius,
         group_size=group_size, data_norm=data_norm, y_bound=y_bound, intercept=intercept,
-        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size)
+        epsilon=epsilon, delta=delta, n_steps=n_steps, step_size=step_size,
+        unit_scale=unit_scale)
     return _descend(data, potential, calibration, u, v, loss=loss,
                     huber_threshold=huber_threshold, radius=radius, y_bound=y_bound,
                     intercept=intercept, rng=rng, record_iterates=record_iterates,
-                    on_steps=on_steps, data_norm=data_norm)
+                    on_steps=on_steps, data_norm=data_norm, unit_scale=unit_scale)
 
 
 def _plan(n_samples, n_features, coef_start, intercept_start, *, loss, huber_threshold,
           constraint, radius, group_size, data_norm, y_bound, intercept, epsilon, delta,
-          n_steps, step_size):
-    """The set, the calibration (public: shapes and parameters) and the start point."""
+          n_steps, step_size, unit_scale=False):
+    """The set, the calibration (public: shapes and parameters) and the start point.
+
+    The calibration reads the bounds of the unit scale with ``unit_scale``; the start
+    ``u = coef_start / radius`` is the same in both scales."""
     potential = make_potential(constraint, n_features, group_size)
+    step_radius, step_norm = unit_bounds(radius, data_norm) if unit_scale \
+        else (radius, data_norm)
     calibration = calibrate(potential, n_samples=n_samples, loss=loss,
-                            huber_threshold=huber_threshold, radius=radius,
-                            data_norm=data_norm, y_bound=y_bound, intercept=intercept,
+                            huber_threshold=huber_threshold, radius=step_radius,
+                            data_norm=step_norm, y_bound=y_bound, intercept=intercept,
                             epsilon=epsilon, delta=delta, n_steps=n_steps,
                             step_size=step_size, n_features=n_features)
     u, v = start_point(potential, coef_start, intercept_start, radius, y_bound, intercept)
@@ -978,11 +1029,14 @@ def _plan(n_samples, n_features, coef_start, intercept_start, *, loss, huber_thr
 
 
 def _descend(data, potential, calibration, u, v, *, loss, huber_threshold, radius, y_bound,
-             intercept, rng, record_iterates, on_steps, data_norm):
-    """The noisy steps on the clipped ``data`` and the average of the iterates in the set."""
+             intercept, rng, record_iterates, on_steps, data_norm, unit_scale=False):
+    """The noisy steps on the clipped ``data`` and the average of the iterates in the set
+    (``coef`` in the units of ``X``: ``radius`` times the average of ``u``)."""
+    step_radius, step_norm = unit_bounds(radius, data_norm) if unit_scale \
+        else (radius, data_norm)
     u_sum, v_sum, iterates = _run(data, potential, calibration, u, v, loss, huber_threshold,
-                                  radius, y_bound, rng, record_iterates, on_steps,
-                                  data_norm=data_norm)
+                                  step_radius, y_bound, rng, record_iterates, on_steps,
+                                  data_norm=step_norm)
     coef, b = average_in_set(potential, u_sum, v_sum, calibration.n_steps)
     return Result(radius * coef, float(y_bound * b[0]) if intercept else 0.0, calibration,
                   iterates)

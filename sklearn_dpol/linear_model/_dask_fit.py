@@ -139,9 +139,10 @@ def _frank_wolfe_sums(X, y, weights, *, feature_bound, y_bound, intercept):
 
 
 def _mirror_descent_sums(X, y, weights, *, data_norm, y_bound):
-    """Mirror descent: the block's Gram statistics, by ``clip_data`` (means times ``n``)."""
+    """Mirror descent: the block's Gram statistics, by ``clip_data`` (means times ``n``),
+    in the unit scale of the in-memory fit (rows divided by ``data_norm``)."""
     data = md.clip_data(X, y, data_norm=data_norm, y_bound=y_bound, use_gram=True,
-                        sample_weight=weights)
+                        sample_weight=weights, unit_scale=True)
     n = X.shape[0]
     return np.concatenate([(data.gram * n).ravel(), data.z_mean * n, data.zy_mean * n,
                            [data.y_mean * n, data.w_mean * n]])

@@ -136,13 +136,16 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         ``"objective_perturbation"`` supports the squared and Huber losses only.
     alpha : float or "auto", default="auto"
         Ridge strength (mean form) of objective perturbation; unused by mirror
-        descent. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
+        descent. It penalises the coefficients of the unit scale, ``coef_ *
+        data_norm_`` and the intercept (``doc/privacy.md`` section 55), so the
+        same ``alpha`` means the same fit in every unit of ``X``. ``"auto"`` (resolved into ``alpha_``, ``doc/privacy.md``
         section 8.11) balances the regularisation's bias against the noise's
         effect when the data add no curvature: ``Lambda = n alpha =
         sqrt(k) sigma_0 / ||theta||_max`` with ``k`` the number of coefficients
         (intercept included), ``sigma_0`` the noise of the smallest admissible
-        ``Lambda`` and ``||theta||_max = sqrt(radius^2 + y_bound^2)`` (without
-        the ``y_bound`` term when there is no intercept): public values only.
+        ``Lambda`` and ``||theta||_max = sqrt((radius data_norm)^2 +
+        y_bound^2)`` (without the ``y_bound`` term when there is no intercept):
+        public values only.
     tol : float or None, default=None
         Relative tolerance of the objective perturbation solver: it certifies a
         gradient norm of at most ``tol n L R`` (``None``: ``1e-10``). Only
@@ -193,11 +196,17 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         (public values; ``nan`` for mirror descent).
     noise_scale_ : float
         Gaussian standard deviation per gradient coordinate in the last call.
+        Like ``sensitivity_``, ``lipschitz_`` and ``alpha_``, in the *unit
+        scale* the fit computes in: the clipped rows divided by ``data_norm_``
+        (norm at most 1) and the coefficients multiplied by it, so that the fit
+        does not depend on the units of ``X`` (``doc/privacy.md`` section 55);
+        the same numbers as in the units of ``X`` when ``data_norm_ = 1``.
     sensitivity_ : float
         Replace-one L2 sensitivity ``2 L / n`` of the mean gradient in the last
         call; for objective perturbation, ``2 L R`` of the summed gradient.
     lipschitz_ : float
-        ``L``, the L2-Lipschitz constant of one record's loss on the set.
+        ``L``, the L2-Lipschitz constant of one record's loss on the set
+        (``Lf sqrt(2)`` with intercept: unit rows and the constant feature 1).
     gaussian_width_ : float
         Gaussian width of the symmetrised unit set (``nan`` for objective perturbation).
     data_norm_ : float
@@ -417,7 +426,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
         md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(worst=True),
                         self._data_norm(worst=True), self._y_bound(worst=True),
-                        self.fit_intercept)
+                        self.fit_intercept, unit_scale=True)
 
     def _privacy_spec(self, X=None, *, fitting=True, **_):
         """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
@@ -447,7 +456,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             shape = (dask_input.n_rows, dask_input.n_features)   # a fit: a first call
             md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(shape=shape),
                             self._data_norm(), self._y_bound(), self.fit_intercept,
-                            dask_input.n_rows)
+                            dask_input.n_rows, unit_scale=True)
             self._mark_data_read()  # failures from here on are charged
             self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
             self.radius_ = self._release_radius(shape)
@@ -490,7 +499,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         md.check_bounds(self.loss, float(self.epsilon_huber),
                         self._radius(worst=resolve_bounds, shape=shape),
                         self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
-                        self.fit_intercept, X.shape[0])
+                        self.fit_intercept, X.shape[0], unit_scale=True)
         if self.solver == OBJECTIVE_PERTURBATION:
             from .._core import objective_perturbation as op
 
@@ -524,6 +533,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             delta=float(self.delta), rng=self._rng, n_steps=self.max_iter,
             step_size=None if self.step_size is None else float(self.step_size),
             on_steps=current_progress(self).steps,
+            unit_scale=True,   # rows / data_norm_: doc/privacy.md section 55
         )
         starts = (None if first_call else self.coef_, None if first_call else self.intercept_)
         if n_rows is not None:
@@ -548,14 +558,19 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     def _objective_plan(self, n_samples, n_features, shape=None):
         """Objective perturbation's plan, its loss's derivative bound and the rows' norm
         bound, from public values and the bounds in use (released, if "auto");
-        ``shape``: that of :meth:`_radius` (the last release's if ``None``)."""
+        ``shape``: that of :meth:`_radius` (the last release's if ``None``).
+
+        In the unit scale (``doc/privacy.md`` section 55): the rows divided by
+        ``data_norm_`` (norm at most 1), the radius multiplied by it; the intercept's
+        constant feature 1 is then of the rows' size in every unit of ``X``."""
         from .._core import objective_perturbation as op
 
-        radius = self._radius(shape=shape)
-        data_norm, y_bound = self._data_norm(), self._y_bound()
+        y_bound = self._y_bound()
+        md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(shape=shape),
+                        self._data_norm(), y_bound, self.fit_intercept, n_samples,
+                        unit_scale=True)
+        radius, data_norm = md.unit_bounds(self._radius(shape=shape), self._data_norm())
         epsilon = self._budget_split()[1]   # after the "auto" bounds' quantiles, if any
-        md.check_bounds(self.loss, float(self.epsilon_huber), radius, data_norm, y_bound,
-                        self.fit_intercept, n_samples)
         # The Huber continuation of the squared loss at its derivative bound on the
         # set equals it there and has a bounded derivative everywhere.
         derivative = md.derivative_bound(self.loss, float(self.epsilon_huber), radius,
@@ -586,13 +601,16 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         n_samples, n_features = X.shape
         radius, data_norm, y_bound = self._radius(), self._data_norm(), self._y_bound()
         plan, derivative, feature_norm = self._objective_plan(n_samples, n_features)
-        Z = op.clipped_design(X, data_norm, 1.0 if self.fit_intercept else None)
+        Z = _unit_design(op.clipped_design(X, data_norm), data_norm,
+                         1.0 if self.fit_intercept else None)
         targets = np.clip(y, -y_bound, y_bound)[np.newaxis, :]
         theta = op.solve(Z, targets, loss="huber", threshold=derivative, plan=plan,
                          rng=self._rng, tol=self.tol, sample_weight=sample_weight)
         theta = np.asarray(theta, dtype=np.float64).reshape(-1)
-        # Projection on the public set: post-processing of the private solution.
-        self.coef_ = md.project(self.constraint, theta[:n_features], radius, self.group_size)
+        # Back to the units of X (w = w' / data_norm_), then the projection on the
+        # public set: post-processing of the private solution with public constants.
+        self.coef_ = md.project(self.constraint, theta[:n_features] / data_norm, radius,
+                                self.group_size)
         self.intercept_ = float(np.clip(theta[n_features], -y_bound, y_bound)) \
             if self.fit_intercept else 0.0
         self.max_iter_ = self.n_iter_ = 1
@@ -652,6 +670,21 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         X = canonical_csr(X)
         scales = md.row_scales(X, self._data_norm())
         return np.asarray(X @ self.coef_).ravel() * scales + self.intercept_
+
+
+def _unit_design(design, data_norm, intercept_value):
+    """The clipped design of the unit scale: each row's clipping factor divided by the
+    public ``data_norm`` (rows of norm at most 1: the factors aim ``4 (d + 2)`` ulps
+    below the bound and the division rounds once), and the intercept's constant column.
+
+    ``design`` is :func:`~sklearn_dpol._core.objective_perturbation.clipped_design`'s
+    without intercept column. At ``data_norm = 1`` the design is the old one exactly."""
+    from .._core import objective_perturbation as op
+
+    scale = design.scale
+    if data_norm != 1.0:
+        scale = (np.ones(design.n_rows) if scale is None else scale) / data_norm
+    return op.ClippedDesign(design.X, scale, intercept_value)
 
 
 def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, intercept,
