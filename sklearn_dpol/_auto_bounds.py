@@ -421,10 +421,34 @@ class AutoBoundsMixin:
             self._auto_data_norm = private_quantile(
                 norms, self.AUTO_DATA_NORM_QUANTILE, AUTO_GRID, eps_x, self._exact_sampler(),
                 slope=_PRIOR_SLOPE)
+            self._warn_grid_edge(self._auto_norm_param, self._auto_data_norm)
         if self._auto_y() and "_auto_y_bound" not in self.__dict__:
             self._auto_y_bound = private_quantile(
                 np.abs(y), self.AUTO_Y_BOUND_QUANTILE, AUTO_GRID, eps_y, self._exact_sampler(),
                 slope=_PRIOR_SLOPE)
+            self._warn_grid_edge("y_bound", self._auto_y_bound)
+
+    @staticmethod
+    def _warn_grid_edge(name, released):
+        """Warn when a released "auto" bound is an end of the grid (post-processing of the
+        release: the warning reads only the released value; doc/privacy.md 55.9)."""
+        from .exceptions import GridEdgeWarning, _warn_at_caller
+
+        if released == AUTO_GRID[-1]:
+            _warn_at_caller(
+                f"{name}='auto' was released at the top of its public grid (2**20 = "
+                f"{AUTO_GRID[-1]:g}): the values may lie above it, and everything above is "
+                "clipped to it. Divide the data by a public constant (for example change "
+                "the units) so that they lie within 2**-20 .. 2**20, or pass a public "
+                f"{name}. This warning reads only the released bound.", GridEdgeWarning)
+        elif released == AUTO_GRID[0]:
+            _warn_at_caller(
+                f"{name}='auto' was released at the bottom of its public grid (2**-20 = "
+                f"{AUTO_GRID[0]:g}): the values may lie below it, or the rows were too few "
+                "for the budget (the quantile then falls to the grid's bottom). Multiply "
+                "the data by a public constant so that they lie within 2**-20 .. 2**20, "
+                f"pass a public {name}, or use more rows or a larger epsilon. This warning "
+                "reads only the released bound.", GridEdgeWarning)
 
     # -- the spec and privacy_'s texts ---------------------------------------------------
     def _norm_words(self):

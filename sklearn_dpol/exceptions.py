@@ -7,6 +7,7 @@ import warnings
 __all__ = [
     "BudgetExceededError",
     "DefaultBoundWarning",
+    "GridEdgeWarning",
     "LedgerError",
     "NoiseReuseError",
     "PrivacyAccountingError",
@@ -115,6 +116,42 @@ class SmallDataWarning(UserWarning):
     ...     warnings.simplefilter("always")
     ...     _ = PrivateRangeScaler(epsilon=1.0, random_state=0).fit(X)
     >>> any(issubclass(w.category, SmallDataWarning) for w in caught)
+    True
+    """
+
+
+class GridEdgeWarning(UserWarning):
+    """An ``"auto"`` bound was released at an end of its public grid.
+
+    ``data_norm="auto"``, ``y_bound="auto"`` and ``feature_bound="auto"`` are
+    private quantiles over the public grid ``2**-20 .. 2**20``. A release at
+    the grid's top (``2**20``) means the values may lie above it (they are
+    clipped to it); at the bottom (``2**-20``), that they lie below it or that
+    the rows were too few for the budget (see :class:`SmallDataWarning`). The
+    warning reads only the released bound (post-processing of a private
+    release, so it reveals nothing more) and says what to do: rescale the data
+    by a public constant into the grid's range, or pass a public bound.
+
+    See Also
+    --------
+    SmallDataWarning : Too few rows for the budget.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> from sklearn_dpol.exceptions import GridEdgeWarning
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 2))
+    >>> y = 1e7 * X[:, 0]                           # prices in cents
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     reg = PrivateQFTLRegressor(data_norm=1.5, y_bound="auto",
+    ...                                random_state=0).fit(X, y)
+    >>> reg.y_bound_ == 2.0 ** 20
+    True
+    >>> any(issubclass(w.category, GridEdgeWarning) for w in caught)
     True
     """
 

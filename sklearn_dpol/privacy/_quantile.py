@@ -100,7 +100,8 @@ def _distances(values, q, candidates):
     ``N_j = #{v <= c_j}`` (``N_(-1) = 0``), and ``d_j`` is the distance from
     ``k`` to it, ``max(0, N_(j-1) + 1 - k, k - N_j)``: ``0`` for the smallest
     candidate at or above the ``k``-th smallest value only, and a candidate
-    whose interval holds no value never scores ``0``. Both ends are counts
+    whose interval holds no value never scores ``0``; the last candidate's
+    interval is open above (a value above the grid counts as the top). Both ends are counts
     that move by at most one when one value is replaced, so ``d_j`` moves by
     at most one (``doc/privacy.md``, section 18.1). For ``q < 1/2`` the
     mirror image (values and candidates negated, rank ``n + 1 - k``): ``0``
@@ -115,8 +116,17 @@ def _distances(values, q, candidates):
 
 
 def _interval_distances(values, k, candidates):
-    """``max(0, N_(j-1) + 1 - k, k - N_j)`` with ``N_j = #{v <= c_j}``, ``N_(-1) = 0``."""
+    """``max(0, N_(j-1) + 1 - k, k - N_j)`` with ``N_j = #{v <= c_j}``, ``N_(-1) = 0``,
+    and the last candidate covering every rank above ``N_(m-2)`` (``N_(m-1) = n``).
+
+    The last candidate's interval is open above: the values are clipped to the grid's
+    top, record by record, so a value above it counts for the top candidate instead of
+    for none (before, values all above the grid tied every candidate and the public
+    prior released the far end; ``doc/privacy.md`` section 55.9). The counts still move
+    by at most one when one value is replaced (``N_(m-1) = n`` never moves).
+    """
     upper = np.searchsorted(np.sort(values), candidates, side="right").astype(np.int64)
+    upper[-1] = values.size
     lower = np.concatenate(([0], upper[:-1])) + 1
     return np.maximum(0, np.maximum(lower - k, k - upper))
 
