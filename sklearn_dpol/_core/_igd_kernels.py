@@ -23,7 +23,8 @@ _MIN_SCALE = 1e-9
 
 
 # Reassociation lets LLVM vectorise the reduction; the result differs from the
-# sequential sum only by rounding (far below what any test or bound depends on).
+# sequential sum only by rounding, within Higham's gamma_width bound in any order, which
+# the release's rounding allowance pays for (doc/privacy.md 55.20).
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _dot(v, X, i, row_scale, intercept_value):
     d = X.shape[1]

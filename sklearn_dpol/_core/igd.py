@@ -12,6 +12,8 @@ between the iterates after ``t`` steps on neighbouring data:
 
 So after ``T`` steps in which the record appeared ``k`` times,
 ``D <= k * step_sensitivity / (T + offset)``, whatever the order of the rows.
+That is in exact arithmetic; the computed iterates carry the rounding allowance
+:func:`iterate_rounding_factor` (``doc/privacy.md`` 55.20), which the release applies.
 """
 
 import math
