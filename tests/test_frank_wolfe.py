@@ -776,7 +776,7 @@ def test_exponents_near_the_cap_stay_within_the_paid_bounded_range(epsilon0):
     exceeds the shrink's margin epsilon0 2^-40 when epsilon0 < 3, so the unpaid scale
     2 Delta / epsilon0 overshoots (+2.2e-11 relative at epsilon0 = 0.01); the scale the
     calibration uses, 2 Delta / (epsilon0 - EXPONENT_ROUNDING), does not (privacy.md 49.8,
-    55.22)."""
+    55.12)."""
     from fractions import Fraction as F
 
     rng = np.random.default_rng(0)

@@ -140,7 +140,7 @@ def test_noise_scale_is_the_analytic_gaussian_calibration():
     clf = PrivateIGDClassifier(epsilon=0.7, delta=1e-7, alpha=0.02, max_iter=3,
                                random_state=0).fit(X, y)
     L = np.sqrt(2.0)
-    # The exact bound times the computed iterate's rounding allowance (privacy.md 55.20).
+    # The exact bound times the computed iterate's rounding allowance (privacy.md 55.10).
     from sklearn_dpol._core import igd
 
     expected_sensitivity = 3 * 2 * L / (0.02 * (3 * len(X) + 1)) * igd.iterate_rounding_factor(

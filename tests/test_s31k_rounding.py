@@ -1,5 +1,5 @@
 """Review 111: rounding allowances of IGD's output perturbation and of private selection's
-score (doc/privacy.md 55.20-55.21).
+score (doc/privacy.md 55.10-55.11).
 
 IGD: with the hinge loss and weight s = 1 at every step, the iterate is a recursive sum,
 ``v += x / alpha``, released as ``w = v * scale``. The replaced record moves ``v`` across a
@@ -35,7 +35,7 @@ def _binade_data(record, k=10, tiny_rows=10_000, alpha=2.0):
 
 @pytest.mark.parametrize("mode", ["fit", "stream"])
 def test_the_binade_attack_stays_within_the_calibration(mode):
-    """Fails on the code before 55.20: the move exceeded sensitivity_ by 1.1e-9 here
+    """Fails on the code before 55.10: the move exceeded sensitivity_ by 1.1e-9 here
     (1 + 2.3e-4 at n = 4.1e6 in the review)."""
     alpha = 2.0
     sensitivities, released = [], []
@@ -61,7 +61,7 @@ def test_the_binade_attack_stays_within_the_calibration(mode):
 
 
 def _leading(width, steps, k, update="implicit"):
-    """55.20's leading term written out independently: 1.1 (width + 9) u T^2 / (2 k) for
+    """55.10's leading term written out independently: 1.1 (width + 9) u T^2 / (2 k) for
     IGD, 1.1 (2 width + 14) u T^2 / (4 k) for GIGA."""
     if update == "implicit":
         return 1.1 * (width + 9) * U * steps * steps / (2.0 * k)
@@ -88,7 +88,7 @@ def test_the_log_loss_pays_for_its_solve_and_the_hinge_does_not():
 
 
 def test_the_log_loss_solve_is_within_its_stated_allowance():
-    """An empirical check of LOG_LOSS_SOLVE_ERROR (55.20.2 argues it, does not prove it):
+    """An empirical check of LOG_LOSS_SOLVE_ERROR (55.10.2 argues it, does not prove it):
     the kernel's Newton root against a 200-bit bisection, margins and curvatures over
     many decades, including the huge curvatures of the first steps at a small alpha."""
     mp = pytest.importorskip("mpmath")
@@ -148,7 +148,7 @@ def test_too_many_steps_are_refused_before_the_data_is_read(monkeypatch):
 
 def test_giga_keeps_its_iterates_in_the_ball():
     """GIGA's norm is tracked with an error bound and recomputed near the ball's edge
-    (55.20.4): its iterates stay within the radius, and it still fits."""
+    (55.10.4): its iterates stay within the radius, and it still fits."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 4))
     y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0).astype(int)
@@ -161,7 +161,7 @@ def test_giga_keeps_its_iterates_in_the_ball():
     assert clf.score(X, y) > 0.9
 
 
-# -- private selection's released score (55.21) ---------------------------------------
+# -- private selection's released score (55.11) ---------------------------------------
 
 def test_the_score_noise_pays_for_the_computed_mean():
     from sklearn_dpol.privacy._rounding import sum_rounding_factor

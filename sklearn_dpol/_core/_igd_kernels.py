@@ -24,7 +24,7 @@ _MIN_SCALE = 1e-9
 
 # Reassociation lets LLVM vectorise the reduction; the result differs from the
 # sequential sum only by rounding, within Higham's gamma_width bound in any order, which
-# the release's rounding allowance pays for (doc/privacy.md 55.20).
+# the release's rounding allowance pays for (doc/privacy.md 55.10).
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _dot(v, X, i, row_scale, intercept_value):
     d = X.shape[1]
@@ -142,7 +142,7 @@ def _tracked_sq_norm(sq_norm, slack, shrink, step, scale, inner, z_sq, width):
 
     ``slack`` bounds ``|sq_norm - |w|^2|`` for the computed iterate ``w``: the old slack
     contracts by ``shrink^2`` and each step adds at most ``(4 width + 64) u A^2`` with
-    ``A`` a bound on the new norm (doc/privacy.md 55.20.4: the recurrence's roundings,
+    ``A`` a bound on the new norm (doc/privacy.md 55.10.4: the recurrence's roundings,
     the margin's, the axpy's, the curvature's).
     """
     old = math.sqrt(max(sq_norm, 0.0) + slack)

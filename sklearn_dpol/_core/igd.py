@@ -13,7 +13,7 @@ between the iterates after ``t`` steps on neighbouring data:
 So after ``T`` steps in which the record appeared ``k`` times,
 ``D <= k * step_sensitivity / (T + offset)``, whatever the order of the rows.
 That is in exact arithmetic; the computed iterates carry the rounding allowance
-:func:`iterate_rounding_factor` (``doc/privacy.md`` 55.20), which the release applies.
+:func:`iterate_rounding_factor` (``doc/privacy.md`` 55.10), which the release applies.
 """
 
 import math
@@ -69,7 +69,7 @@ def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences, *, wid
     (the number of passes for ``fit``, 1 for a stream). With ``width`` (the
     iterate's length: features plus the intercept column) the bound is that of
     the *computed* iterates, :func:`iterate_rounding_factor` times the exact one
-    (``doc/privacy.md`` 55.20); without it, the exact-arithmetic bound.
+    (``doc/privacy.md`` 55.10); without it, the exact-arithmetic bound.
     """
     offset = 1 if update == IMPLICIT else 0
     denominator = n_steps + offset
@@ -86,19 +86,19 @@ def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences, *, wid
 # past it is refused before any data is read.
 MAX_ITERATE_ROUNDING = 0.1
 
-# A computed iterate's norm over L/alpha while the allowance is at most the cap (55.20.3).
+# A computed iterate's norm over L/alpha while the allowance is at most the cap (55.10.3).
 _RADIUS_SLACK = 1.0 + MAX_ITERATE_ROUNDING
 
 # The log loss's implicit step solves for its weight s in (0, 1) by Newton's method,
 # stopped at a step of at most 1e-14 max(1, |log s|); a generous bound on the absolute
 # error of the computed s (in units of the step's size in w-space). Argued and measured
 # (at most 2^-53.3 over a grid of 4,617 margins and curvatures against a 200-bit root,
-# 55.20.2), not proved.
+# 55.10.2), not proved.
 LOG_LOSS_SOLVE_ERROR = 2.0 ** -36
 
 
 def iterate_rounding_constants(width, update, loss=losses.LOG_LOSS):
-    """``(c_iterate, c_step, c_record)``: the unit-roundoff counts of 55.20.
+    """``(c_iterate, c_step, c_record)``: the unit-roundoff counts of 55.10.
 
     Per step, the computed map differs from the exact one by at most
     ``gamma(c_iterate) |w| + gamma(c_step) |step|`` (``|w| <= L/alpha`` up to the slack,
@@ -133,10 +133,10 @@ def iterate_rounding_factor(n_steps, n_occurrences, width, update=IMPLICIT,
     ``2 L k / (alpha (T + 1))`` is multiplied by ``(1 + gamma(c_record)) (1 + X)`` with
     ``X = (slack gamma(c_iterate) T (T + 3) / 2 + (gamma(c_step) + solve) T) / k``;
     GIGA likewise with ``T (T + 1) / 4`` and ``t D_(t+1) <= (t - 1) D_t + ...``
-    (``doc/privacy.md`` 55.20). Raises ``ValueError`` when ``X`` passes
+    (``doc/privacy.md`` 55.10). Raises ``ValueError`` when ``X`` passes
     :data:`MAX_ITERATE_ROUNDING`.
     """
-    from ..privacy._rounding import UNIT_ROUNDOFF, _gamma
+    from ..privacy._rounding import UNIT_ROUNDOFF, gamma
 
     steps = max(int(n_steps), 0)
     k = max(int(n_occurrences), 1)
@@ -147,16 +147,16 @@ def iterate_rounding_factor(n_steps, n_occurrences, width, update=IMPLICIT,
     else:
         quadratic = steps * (steps + 1.0) / 4.0
         solve = 0.0                       # GIGA's slope is a closed form
-    excess = (_RADIUS_SLACK * _gamma(c_iterate) * quadratic
-              + (_gamma(c_step) + solve) * steps) / k
+    excess = (_RADIUS_SLACK * gamma(c_iterate) * quadratic
+              + (gamma(c_step) + solve) * steps) / k
     if not excess <= MAX_ITERATE_ROUNDING:
         raise ValueError(
             f"{steps} steps ({k} occurrence(s) of a record) of a {width}-wide iterate are too "
             f"many for float64: the rounding of the iterate could move the release by "
             f"{excess:.3g} times the record's own effect (at most {MAX_ITERATE_ROUNDING:g} "
-            "is accepted). Use fewer samples or passes per fit (max_iter), start a new "
-            "stream with fit, or use stream='ftrl'.")
-    factor = (1.0 + _gamma(c_record)) * (1.0 + excess)
+            "is accepted). Use fewer samples or passes per fit (max_iter), "
+            "solver='objective_perturbation' for fit, or stream='ftrl' for a stream.")
+    factor = (1.0 + gamma(c_record)) * (1.0 + excess)
     return factor * (1.0 + 4.0 * UNIT_ROUNDOFF)   # the evaluation of the factor itself
 
 

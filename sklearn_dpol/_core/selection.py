@@ -85,7 +85,7 @@ def score_sigma(n_validation, mu):
     ``1 / n_validation``; the computed mean (a float64 sum of ``n_validation`` values,
     then a division) by at most that times
     :func:`~sklearn_dpol.privacy._rounding.sum_rounding_factor` ``(n_validation, 1)``
-    (one value's bound over the sum's sensitivity is 1; ``doc/privacy.md`` 55.21).
+    (one value's bound over the sum's sensitivity is 1; ``doc/privacy.md`` 55.11).
     ``mu = inf`` adds no noise.
     """
     from ..privacy._rounding import sum_rounding_factor
