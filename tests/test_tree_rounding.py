@@ -136,3 +136,26 @@ def test_the_constants_hold_on_the_lazy_trees(estimator, epoch):
             assert reads.sum() <= levels * (levels + 2)
             assert variance[variance > 0].min() >= streams.TREE_VARIANCE_FLOOR
             assert (lam[reads] ** 2 / variance[reads]).sum() <= levels * (1 + 1e-9)
+
+
+def test_a_first_igd_stream_call_past_the_allowance_is_refused_before_reading(monkeypatch):
+    """Review 113 F1: the first DP-FTRL call (and the first after fit) was checked only
+    after the data was read (charged); it is now checked on the mechanism it would build,
+    refunded, and the message counts the rows a tree position sums, without advising a
+    tree to use a tree."""
+    from sklearn_dpol import PrivacyAccountant, PrivateIGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    monkeypatch.setattr(streams, "ROUNDING_ALLOWANCE",
+                        0.5 * streams.tree_rounding_ratio(1, 1, 1, 0.5, 200))
+    accountant = PrivacyAccountant(epsilon=10.0, delta=1e-5)
+    clf = PrivateIGDClassifier(classes=[0, 1], prefix_sums="tree", random_state=0,
+                               accountant=accountant)
+    read = []
+    monkeypatch.setattr(clf, "_mark_data_read", lambda: read.append(1))
+    with pytest.raises(ValueError, match="200 samples summed in each position") as info:
+        clf.partial_fit(X[:200], y[:200])
+    assert "prefix_sums='tree'" not in str(info.value)
+    assert read == [] and accountant.spent().n_charges == 0 and not hasattr(clf, "coef_")

@@ -935,18 +935,30 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 self._check_ftrl_rounding(self._ftrl_mechanism, n_rows)
             else:
                 self._check_ftrl_horizon(0, n_rows, samples)
+                # The stream's first call: check the mechanism it would build (the check
+                # reads neither the sensitivity nor mu; review 113 F1).
+                n_problems = 1 if self.classes_.size == 2 else self.classes_.size
+                width = self.n_features_in_ + int(self.fit_intercept)
+                steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
+                mechanism = ftrl.prefix_sum_mechanism(n_problems * width, 1.0, 1.0, steps,
+                                                      self.prefix_sums)
+                self._check_ftrl_rounding(mechanism, n_rows, n_problems=n_problems,
+                                          max_rows=n_rows)
         else:
             self._schedule().share(samples, samples + n_rows)   # raises past the horizon
 
-    def _check_ftrl_rounding(self, mechanism, n_rows):
+    def _check_ftrl_rounding(self, mechanism, n_rows, n_problems=None, max_rows=None):
         """Refuse, before reading the batch, a call past the rounding allowance (public shapes)."""
-        rows = max(self._ftrl_max_rows, n_rows)
+        rows = max(self._ftrl_max_rows if max_rows is None else max_rows, n_rows)
+        n_problems = self._w_private.shape[0] if n_problems is None else n_problems
+        tree = mechanism.granularity == "row"
         # A tree takes one position per call, holding the call's gradient sum.
-        per_call, per_position = (1, rows) if mechanism.granularity == "row" else (rows, 1)
+        per_call, per_position = (1, rows) if tree else (rows, 1)
         check_rounding(mechanism, mechanism.t + 1, per_call,
-                       ftrl.coordinate_fraction(self._w_private.shape[0]),
+                       ftrl.coordinate_fraction(n_problems),
                        rows_per_position=per_position,
-                       advice="call fit to start a new stream, or prefix_sums='tree'")
+                       advice="call fit to start a new stream" + (
+                           "" if tree else ", or prefix_sums='tree'"))
 
     def _check_ftrl_horizon(self, steps_done, n_rows, samples=None):
         """Refuse, before reading the batch, a call past the horizon (public shapes only)."""

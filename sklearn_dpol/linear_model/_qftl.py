@@ -703,7 +703,8 @@ class PrivateQFTLRegressor(
         steps = stream.t + 1
         check_rounding(stream, steps, max_rows, qftl.ATOM_COORDINATE_FRACTION,
                        norm_fraction=qftl.ATOM_NORM_FRACTION,
-                       advice="call fit to start a new stream, or prefix_sums='tree'")
+                       advice="call fit to start a new stream" + (
+                           "" if stream.granularity == "row" else ", or prefix_sums='tree'"))
         # The worst-case ratio grows with the call index and the batch size (a
         # rounding bound of more, larger steps), so a check that passes at twice
         # this index clears every call up to it with batches up to max_rows:

@@ -457,8 +457,11 @@ def check_rounding(mechanism, steps, max_rows, coordinate_fraction, *, norm_frac
     ratio = rounding_ratio(mechanism, steps, max_rows, coordinate_fraction, norm_fraction,
                            rows_per_position)
     if ratio > ROUNDING_ALLOWANCE:
+        batches = (f"{int(rows_per_position)} samples summed in each position"
+                   if mechanism.granularity == "row" and int(rows_per_position) > 1
+                   else f"batches of up to {int(max_rows)} samples")
         raise ValueError(
-            f"This call (step {int(steps)}, batches of up to {int(max_rows)} samples, "
+            f"This call (step {int(steps)}, {batches}, "
             f"vectors of dimension {mechanism.dim}) would take the worst-case "
             f"floating-point rounding of the {mechanism.name!r} prefix sums to {ratio:.3g} "
             "of the sensitivity, past the allowance the noise was calibrated with "
