@@ -286,6 +286,29 @@ class AutoBoundsMixin:
                   else self._radius_factor(*shape))
         return auto_radius(factor, self._y_bound(worst=worst), row_bound)
 
+    def _bound_cases(self, resolve, shape=None):
+        """``(radius, row bound, y_bound)`` triples a parameter check must pass.
+
+        The bounds in use when nothing is to be drawn (``resolve`` false); otherwise
+        every combination of each unresolved quantity's two ends (an "auto" bound's
+        smallest and largest candidates, ``radius="auto"``'s smallest and largest
+        value over them), so that checks that fail at small values (underflow) are
+        decided before the quantiles are drawn as well as those that fail at large ones
+        (review 113 F2). Public values only.
+        """
+        if not resolve:
+            return [(self._radius(shape=shape), self._data_norm(), self._y_bound())]
+        lo, hi = float(AUTO_GRID[0]), float(AUTO_GRID[-1])
+        norms = (lo, hi) if self._auto_norm() else (self._data_norm(),)
+        ys = (lo, hi) if self._auto_y() else (self._y_bound(),)
+        if self._auto_radius():
+            low, high = self.AUTO_RADIUS_RANGE
+            radii = (auto_radius(float(low), min(ys), max(norms)),
+                     auto_radius(float(high), max(ys), min(norms)))
+        else:
+            radii = (float(self.radius),)
+        return [(r, b, y) for r in radii for b in norms for y in ys]
+
     def _radius_factor(self, n_samples, n_features):
         """``c`` of ``radius="auto"`` at ``n`` rows, ``d`` features and the main budget (public)."""
         _, eps_main, _ = self._budget_split()

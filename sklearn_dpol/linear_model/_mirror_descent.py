@@ -424,10 +424,10 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             raise ValueError("solver='objective_perturbation' needs a smooth loss "
                              "('squared' or 'huber'); the absolute loss has no bounded "
                              "curvature. Use solver='mirror_descent'.")
-        # An "auto" bound (unresolved, or about to be redrawn) at its worst case.
-        md.check_bounds(self.loss, float(self.epsilon_huber), self._radius(worst=True),
-                        self._data_norm(worst=True), self._y_bound(worst=True),
-                        self.fit_intercept, unit_scale=True)
+        # An "auto" bound (unresolved, or about to be redrawn) at both ends of its range.
+        for radius, row_bound, y_bound in self._bound_cases(True):
+            md.check_bounds(self.loss, float(self.epsilon_huber), radius, row_bound, y_bound,
+                            self.fit_intercept, unit_scale=True)
 
     def _privacy_spec(self, X=None, *, fitting=True, **_):
         """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
@@ -497,10 +497,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                 X.shape[0], float(AUTO_GRID[0]) if self._auto_norm() else self._data_norm(),
                 float(AUTO_GRID[0]) if self._auto_y() else self._y_bound())
         shape = self._radius_shape(X.shape[0], X.shape[1], first_call)
-        md.check_bounds(self.loss, float(self.epsilon_huber),
-                        self._radius(worst=resolve_bounds, shape=shape),
-                        self._data_norm(worst=resolve_bounds), self._y_bound(worst=resolve_bounds),
-                        self.fit_intercept, X.shape[0], unit_scale=True)
+        for radius, row_bound, y_bound in self._bound_cases(resolve_bounds, shape):
+            md.check_bounds(self.loss, float(self.epsilon_huber), radius, row_bound, y_bound,
+                            self.fit_intercept, X.shape[0], unit_scale=True)
         if self.solver == OBJECTIVE_PERTURBATION:
             from .._core import objective_perturbation as op
 
