@@ -1338,6 +1338,10 @@ def _step(s0, s1, s2, s3):
     return result, s0, s1, s2, s3
 
 
+# Column i's own piece (low 32 bits) and its alias (high 32 bits), for _normal_direct.
+_NORMAL_PAIR = np.arange(_NORMAL_ALIAS.shape[0], dtype=np.int64) | (_NORMAL_ALIAS << 32)
+
+
 @njit(cache=True, inline="always")
 def _normal_direct(s0, s1, s2, s3, ws, state):
     """:func:`_sample` for the normal on a generator state held in locals (see :func:`_step`):
@@ -1362,7 +1366,10 @@ def _normal_direct(s0, s1, s2, s3, ws, state):
         column = np.int64(bits & column_mask)
         t = _NORMAL_TAU64[column]
         if word != t:
-            piece = np.int64(column) if word < t else _NORMAL_ALIAS[column]
+            # column if word < t, else its alias: both from one load, chosen by a shift (a
+            # branch here is a coin flip for the predictor, and LLVM makes a conditional
+            # load of the alias into one)
+            piece = (_NORMAL_PAIR[column] >> (np.int64(word >= t) << 5)) & _MASK
         else:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             piece = _pick(column, word, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, ws, state)
