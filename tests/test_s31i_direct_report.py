@@ -226,3 +226,23 @@ def test_floors_that_two_digits_do_not_decide():
         undecided += lo != hi
         _assert_same(_both(values, sigma, state), f"trial {trial}")
     assert undecided > 50
+
+
+def test_row_scales_are_the_per_user_clipping_factors_bit_for_bit():
+    """``row_scales`` (four rows' squared norms in one loop, MI-OGD's protocol kernel) against
+    ``_row_scale`` (one user's row, the per-user kernels), rows of every magnitude (the
+    overflowing branch near 1.8e308 included) and block lengths not a multiple of 4."""
+    from sklearn_dpol._core import _mi_kernels as mk
+
+    rng = np.random.default_rng(8)
+    for d in (1, 3, 50):
+        X = rng.normal(size=(23, d)) * rng.choice([1e-300, 1e-3, 1.0, 1e150, 1e300, 1.7e308],
+                                                  size=(23, 1))
+        X[5] = 0.0
+        X[6, 0] = np.finfo(float).max
+        for data_norm in (1.0, 1e-3, 1e300):
+            expected = np.array([mk._row_scale(x, data_norm) for x in X])
+            for start, stop in ((0, 23), (1, 8), (3, 4), (20, 23), (4, 4)):
+                out = np.empty(stop - start)
+                mk.row_scales(X, start, data_norm, out)
+                np.testing.assert_array_equal(out, expected[start:stop])
