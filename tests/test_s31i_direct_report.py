@@ -236,7 +236,7 @@ def test_row_scales_are_the_per_user_clipping_factors_bit_for_bit():
 
     rng = np.random.default_rng(8)
     for d in (1, 3, 50):
-        X = rng.normal(size=(23, d)) * rng.choice([1e-300, 1e-3, 1.0, 1e150, 1e300, 1.7e308],
+        X = rng.normal(size=(23, d)) * rng.choice([1e-300, 1e-3, 1.0, 1e150, 1e300, 1e307],
                                                   size=(23, 1))
         X[5] = 0.0
         X[6, 0] = np.finfo(float).max
