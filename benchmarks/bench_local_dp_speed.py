@@ -220,18 +220,16 @@ def _direct_reports(means, sigma, state, out):
     """``gaussian_report_direct`` on every row of ``means`` (one user's report each)."""
     from numba import njit
 
+    from sklearn_dpol._core import _exact_kernels as kernels
+
     global _direct_kernel
     if _direct_kernel is None:
-        from sklearn_dpol._core import _exact_kernels as kernels
-
         @njit
         def run(means, sigma, state, out, ws, scratch):
             for i in range(means.shape[0]):
                 kernels.gaussian_report_direct(means[i], sigma, out[i], ws, state, scratch)
 
         _direct_kernel = run
-    from sklearn_dpol._core import _exact_kernels as kernels
-
     _direct_kernel(means, sigma, state, out, kernels.workspace(),
                    kernels.report_scratch(means.shape[1]))
 
