@@ -1314,7 +1314,6 @@ def sampled_report(gradient, epsilon, private, cumulative, inverse_p, magnitudes
         out[picked] = value
 
 
-
 # -- the Gaussian report, faster, the same bits (doc/_s31i_privacy_section.md, 55.10) ------
 
 @njit(cache=True, inline="always")
@@ -1324,7 +1323,7 @@ def _step(s0, s1, s2, s3):
     A state in an array is stored and reloaded around every draw when the kernel also
     writes other int64 arrays (LLVM cannot rule out that they alias), which put the
     store-to-load latency on the generator's dependency chain (measured: a quarter of
-    a variate's time). ``tests/test_s31i_prepared_noise.py`` checks it equals
+    a variate's time). ``tests/test_s31i_direct_report.py`` checks it equals
     :func:`_next` word for word.
     """
     result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
