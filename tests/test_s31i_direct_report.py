@@ -30,15 +30,57 @@ def _output_state(word):
     return (v * pow(5, -1, 1 << 64)) & M64
 
 
-def forged_state(w1, w2, w3):
-    """A state whose next three ``_next`` outputs are ``w1, w2, w3`` (with ``s0 = 0``)."""
-    s1 = _output_state(w1)
-    s1b = _output_state(w2)            # s1 after one step: s1 ^ s2 ^ s0
-    s2 = s1 ^ s1b
-    s1c = _output_state(w3)            # after two steps: s1b ^ (s2 ^ (s1 << 17)) ^ (s3 ^ s1)
-    s3 = s1c ^ s1b ^ s2 ^ ((s1 << 17) & M64) ^ s1
-    state = np.array([0, s1, s2, s3], dtype=np.uint64)
-    assert state.any()
+def _transition(s):
+    """xoshiro256**'s state update on four Python ints (linear over GF(2))."""
+    s0, s1, s2, s3 = s
+    t = (s1 << 17) & M64
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return [s0, s1, s2, s3]
+
+
+def forged_state(*words):
+    """A state whose next ``len(words)`` (at most 4) ``_next`` outputs are ``words``.
+
+    Each output is an invertible function of that step's ``s1``, and ``s1`` after ``k``
+    steps is a GF(2)-linear function of the state: the state is solved for by Gaussian
+    elimination on 64 equations per word.
+    """
+    n = len(words)
+    assert 1 <= n <= 4
+    rows = [0] * (64 * n)            # equation 64 k + b: the state bits that s1_k's bit b sums
+    for i in range(256):
+        s = [0, 0, 0, 0]
+        s[i // 64] = 1 << (i % 64)
+        for k in range(n):
+            for b in range(64):
+                if (s[1] >> b) & 1:
+                    rows[64 * k + b] |= 1 << i
+            s = _transition(s)
+    rhs = [(_output_state(w) >> b) & 1 for w in words for b in range(64)]
+    eq = list(zip(rows, rhs))
+    pivots = []
+    for col in range(256):
+        pr = next((r for r in range(len(pivots), len(eq)) if (eq[r][0] >> col) & 1), None)
+        if pr is None:
+            continue
+        k = len(pivots)
+        eq[k], eq[pr] = eq[pr], eq[k]
+        for r in range(len(eq)):
+            if r != k and (eq[r][0] >> col) & 1:
+                eq[r] = (eq[r][0] ^ eq[k][0], eq[r][1] ^ eq[k][1])
+        pivots.append(col)
+    assert all(v == 0 for _, v in eq[len(pivots):]), "no state gives these words"
+    x = 0
+    for k, col in enumerate(pivots):
+        x |= eq[k][1] << col
+    state = np.array([(x >> (64 * j)) & M64 for j in range(4)], dtype=np.uint64)
+    if not state.any():
+        state[0] = 1                  # never reached: the words are not all determined by 0
     return state
 
 
@@ -58,11 +100,11 @@ def _local_words(state, n, out):
 
 def test_forged_state_gives_the_chosen_words():
     rng = np.random.default_rng(0)
-    for _ in range(50):
-        words = [int(w) for w in rng.integers(0, 2 ** 63, size=3, dtype=np.int64)]
+    for n in (1, 2, 3, 4, 4, 4):
+        words = [int(w) for w in rng.integers(0, 2 ** 63, size=n, dtype=np.int64)]
         words[0] |= int(rng.integers(0, 2)) << 63
-        out = np.empty(3, np.uint64)
-        _words(forged_state(*words), 3, out)
+        out = np.empty(n, np.uint64)
+        _words(forged_state(*words), n, out)
         assert [int(w) for w in out] == words
 
 
@@ -246,3 +288,58 @@ def test_row_scales_are_the_per_user_clipping_factors_bit_for_bit():
                 out = np.empty(stop - start)
                 mk.row_scales(X, start, data_norm, out)
                 np.testing.assert_array_equal(out, expected[start:stop])
+
+
+@njit(cache=False)
+def _run_both(limit, coin, u, state_a, state_b):
+    ws = np.zeros((4, kernels.WORKSPACE_DIGITS), np.int64)
+    ws[0, 0] = 2
+    ws[0, 1] = np.int64(u >> np.uint64(32))
+    ws[0, 2] = np.int64(u & np.uint64(0xFFFFFFFF))
+    general = kernels._box_accepts(limit, True, coin, np.uint64(2047), ws, state_a)
+    accepted, tie, s0, s1, s2, s3 = kernels._box_run_words(limit, coin, u, state_b[0],
+                                                           state_b[1], state_b[2], state_b[3])
+    state_b[0], state_b[1], state_b[2], state_b[3] = s0, s1, s2, s3
+    return general, accepted, tie
+
+
+def test_box_run_on_words_is_the_lazy_run():
+    """``_box_run_words`` against ``_box_accepts`` (lazy uniforms): the same result and words
+    drawn whenever no two 64-bit words tie; each kind of tie is reported."""
+    rng = np.random.default_rng(9)
+    for trial in range(3000):
+        limit = 2 * int(rng.integers(0, N_BOXES))
+        coin = int(rng.integers(0, limit + 1))          # the run goes on (the unusual case)
+        u = np.uint64(int(rng.integers(0, 2 ** 63)) * 2 + trial % 2)
+        state = sampler_state(np.random.default_rng(trial))
+        a, b = state.copy(), state.copy()
+        general, accepted, tie = _run_both(limit, coin, u, a, b)
+        assert not tie
+        assert general == accepted
+        np.testing.assert_array_equal(a, b)
+    # ties: z == u at the first step; the thinning word == u (coin == limit); z2 == z1
+    u = 0x9E3779B97F4A7C15
+    for limit, coin, words in ((40, 3, [u]), (40, 40, [u]),
+                               (40, 3, [u - 5, 7, u - 5])):
+        state = forged_state(*words)
+        _, _, tie = _run_both(limit, coin, np.uint64(u), state.copy(), state.copy())
+        assert tie
+
+
+@pytest.mark.parametrize("thin", [False, True])
+def test_a_tie_in_the_acceptance_run_redraws_lazily(thin):
+    """A variate whose acceptance run meets two equal 64-bit words: the whole report is still
+    ``gaussian_report``'s (the run is redone from its start on lazy uniforms)."""
+    rng = np.random.default_rng(10 + thin)
+    reached = 0
+    for trial in range(12):
+        column = int(rng.integers(5, 150))
+        if kernels._NORMAL_TAU64[column] < 2 ** 40:
+            continue
+        coin = 2 * column if thin else int(rng.integers(0, 2 * column))
+        w2 = _bits_word(column, trial % 2, coin, trial)
+        u = int(rng.integers(0, 2 ** 63)) * 2 + 1
+        state = forged_state(0, w2, u, u)       # V = 0 keeps the column; the 4th word is u
+        _assert_same(_both(np.array([0.4, -0.1, 2.0]), 0.9, state), f"trial {trial}")
+        reached += 1
+    assert reached >= 8
