@@ -1490,12 +1490,13 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
         scratch[1, j] = (f1 << _BITS) | f2
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     for j in range(n):
-        # exact_point's order: the variate, then the floor
+        # exact_point's order: the variate, then the floor (c's digits are read after the
+        # variate: fewer values live across the sampler, so fewer spilled to the stack)
+        sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
+            s0, s1, s2, s3, ws, state)
         a = scratch[0, j]
         f1 = (scratch[1, j] >> _BITS) & _MASK
         f2 = scratch[1, j] & _MASK
-        sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
-            s0, s1, s2, s3, ws, state)
         point = np.int64(0)
         decided = False
         if usual:
