@@ -34,6 +34,13 @@ BANDIT = 1
 SCALE_BLOCK = 64           # rows whose clipping factors run_protocol computes at a time
 
 
+@njit(cache=True, nogil=True)
+def _residual(w, x, y, intercept, data_norm, y_bound):
+    """``(<w, (c x, 1)> - clip(y), c)`` with ``c`` clipping ``x`` to L2 norm ``data_norm``."""
+    scale = _row_scale(x, data_norm)
+    return _scaled_residual(w, x, y, intercept, scale, y_bound), scale
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _row_scale(x, data_norm):
     """``c``: the factor clipping ``x`` to L2 norm ``data_norm`` (the user's row; its
