@@ -174,6 +174,18 @@ def test_scratch_may_be_longer_than_the_report():
                                    kernels.report_scratch(100))
     np.testing.assert_array_equal(old, new)
     np.testing.assert_array_equal(a, b)
+    # too small a scratch (fewer columns or rows): the public report itself, never a write
+    # past the scratch (the kernels compile without bounds checks)
+    for small in (kernels.report_scratch(16), np.zeros((2, 17), np.int64)):
+        guard = np.zeros((small.shape[0] + 1, small.shape[1] + 1), np.int64)
+        guard[:small.shape[0], :small.shape[1]] = 0
+        small = guard[:small.shape[0], :small.shape[1]]
+        c = state.copy()
+        again = np.empty(17)
+        kernels.gaussian_report_direct(values, 0.5, again, kernels.workspace(), c, small)
+        np.testing.assert_array_equal(old, again)
+        np.testing.assert_array_equal(a, c)
+        assert not guard[-1].any() and not guard[:, -1].any()
 
 
 COLUMN_BITS = kernels._NORMAL_COLS

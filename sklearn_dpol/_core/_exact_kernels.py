@@ -1459,9 +1459,28 @@ def _fixed_point_clamped(c):
     return _signed_half(c, a, np.int64(low >> np.uint64(32)), np.int64(low & np.uint64(_MASK)))
 
 
+REPORT_SCRATCH_ROWS = 5   # c's integer part and fraction, the variate (2), the point
+
+
 def report_scratch(n_dims):
     """The scratch of :func:`gaussian_report_direct` for reports of ``n_dims`` coordinates."""
-    return np.zeros((2, n_dims), np.int64)
+    return np.zeros((REPORT_SCRATCH_ROWS, n_dims), np.int64)
+
+
+@njit(cache=True, inline="always")
+def _usual_floor(a, frac, sign_bit, box, u, scale):
+    """``(point, decided)``: :func:`_assemble`'s integer for a box variate (offset 0, shift
+    ``BOX_BITS``) whose u has exactly the two digits of the word ``u``, when the two ends
+    of :func:`_two_digit_ends` agree (``decided``); ``a + frac 2^-64`` is c + 1/2."""
+    f1 = (frac >> _BITS) & _MASK
+    f2 = frac & _MASK
+    shift = BOX_BITS
+    sign = np.int64(1) if sign_bit == 1 else np.int64(-1)
+    g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
+    g2 = (f2 << shift) & _MASK
+    lo, hi = _two_digit_ends(g1, g2, sign, scale, np.int64(u >> np.uint64(32)),
+                             np.int64(u & np.uint64(_MASK)))
+    return a + (((f1 >> (_BITS - shift)) + sign * scale * box + lo) >> shift), lo == hi
 
 
 @njit(**_NO_REFCOUNT)
@@ -1469,52 +1488,71 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
     """:func:`gaussian_report`, bit for bit and word for word (the same released values and
     the same final generator state, whatever happens), faster.
 
-    Three passes: every ``c_j + 1/2`` in 64.64 fixed point (:func:`_fixed_point_clamped`,
-    a loop that vectorises); then, coordinate by coordinate, one exact variate and the
-    floor, the generator state held in locals (:func:`_step`), the usual variate drawn
-    without the workspace (:func:`_normal_direct`) and its floor decided from u's two
-    digits by :func:`_two_digit_ends` in registers (every other case runs
-    :func:`_assemble` itself); then the released doubles. One variate per coordinate,
-    drawn when the coordinate is: no noise is drawn ahead. ``scratch`` is
-    :func:`report_scratch` of at least ``mean.shape[0]`` columns; ``out`` may be ``mean``.
+    Passes: every ``c_j + 1/2`` in 64.64 fixed point (:func:`_fixed_point_clamped`, a
+    loop that vectorises); the report's variates, the generator state held in locals
+    (:func:`_step`), each usual one drawn without the workspace (:func:`_normal_direct`);
+    their floors from u's two digits (:func:`_usual_floor`); the released doubles. When
+    some variate is not usual or some floor is not decided by two digits (so that
+    ``exact_point`` would draw further words between two variates), the report is
+    computed again from the generator state it started from, one coordinate at a time
+    in ``exact_point``'s order (the variate, then its floor, :func:`_assemble` for the
+    rare cases): the same words either way, none drawn ahead of the report. ``scratch``
+    is :func:`report_scratch` of at least ``mean.shape[0]`` columns (``REPORT_SCRATCH_ROWS``
+    rows; the kernels compile without bounds checks); ``out`` may be ``mean``.
     """
     gamma, multiplier = grid_entry(sigma)
-    if multiplier < 2:
-        gaussian_report(mean, sigma, out, ws, state)   # no variate is drawn
-        return
     n = mean.shape[0]
+    if multiplier < 2 or scratch.shape[0] < REPORT_SCRATCH_ROWS or scratch.shape[1] < n:
+        # no variate is drawn; or too small a scratch: the public report itself
+        gaussian_report(mean, sigma, out, ws, state)
+        return
     scale = np.int64(multiplier)
     for j in range(n):
         a, f1, f2 = _fixed_point_clamped(_to_grid(mean[j], gamma))
         scratch[0, j] = a
         scratch[1, j] = (f1 << _BITS) | f2
-    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    t0, t1, t2, t3 = state[0], state[1], state[2], state[3]
+    s0, s1, s2, s3 = t0, t1, t2, t3
+    # The variates first, then the floors: the same words in the same order as one
+    # coordinate at a time when every variate is usual and every floor is decided by u's
+    # two digits (no floor draws a word). Otherwise (probability below 2^-34 per
+    # coordinate) the report is computed again one coordinate at a time from the state
+    # it started from: exact_point's order, the same words.
+    decided = True
     for j in range(n):
-        # exact_point's order: the variate, then the floor (c's digits are read after the
-        # variate: fewer values live across the sampler, so fewer spilled to the stack)
         sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
             s0, s1, s2, s3, ws, state)
-        a = scratch[0, j]
-        f1 = (scratch[1, j] >> _BITS) & _MASK
-        f2 = scratch[1, j] & _MASK
-        point = np.int64(0)
-        decided = False
-        if usual:
-            sign = np.int64(1) if sign_bit == 1 else np.int64(-1)
-            # _assemble with shift = BOX_BITS > 0 and offset 0, its _floor_u on two digits
-            g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
-            g2 = (f2 << shift) & _MASK
-            lo, hi = _two_digit_ends(g1, g2, sign, scale, np.int64(u >> np.uint64(32)),
-                                     np.int64(u & np.uint64(_MASK)))
-            if lo == hi:
-                point = a + (((f1 >> (_BITS - shift)) + sign * scale * box + lo) >> shift)
-                decided = True
-        if not decided:
-            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            point = _assemble(a, f1, f2, scale, sign_bit, offset, box, shift, usual,
-                              np.int64(u), ws, state)
-            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-        scratch[0, j] = point
+        if not usual:
+            decided = False
+            break
+        scratch[2, j] = sign_bit | (box << 1)
+        scratch[3, j] = np.int64(u)
+    if decided:
+        for j in range(n):
+            point, ok = _usual_floor(scratch[0, j], np.uint64(scratch[1, j]),
+                                     scratch[2, j] & 1, scratch[2, j] >> 1,
+                                     np.uint64(scratch[3, j]), scale)
+            scratch[4, j] = point
+            decided &= ok
+    if not decided:
+        s0, s1, s2, s3 = t0, t1, t2, t3
+        for j in range(n):
+            # exact_point's order: the variate, then the floor
+            sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
+                s0, s1, s2, s3, ws, state)
+            a = scratch[0, j]
+            frac = np.uint64(scratch[1, j])
+            point = np.int64(0)
+            ok = False
+            if usual:
+                point, ok = _usual_floor(a, frac, sign_bit, box, u, scale)
+            if not ok:
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                point = _assemble(a, np.int64(frac >> np.uint64(_BITS)),
+                                  np.int64(frac & np.uint64(_MASK)), scale, sign_bit, offset,
+                                  box, shift, usual, np.int64(u), ws, state)
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            scratch[4, j] = point
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     for j in range(n):
-        out[j] = _from_grid(scratch[0, j], gamma)
+        out[j] = _from_grid(scratch[4, j], gamma)

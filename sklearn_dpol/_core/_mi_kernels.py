@@ -23,7 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import WORKSPACE_DIGITS, gaussian_report, gaussian_report_direct
+from ._exact_kernels import (REPORT_SCRATCH_ROWS, WORKSPACE_DIGITS, gaussian_report,
+                             gaussian_report_direct)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
@@ -275,7 +276,7 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     # for word (gaussian_report_direct is gaussian_report, faster): one exact variate per
     # coordinate, drawn when it is released, so the generator ends where the per-user
     # kernels leave it and a stream cut into calls draws the same bits as one call.
-    scratch = np.zeros((2, d), np.int64)
+    scratch = np.zeros((REPORT_SCRATCH_ROWS, d), np.int64)
     # The rows' clipping factors (data only, not the iterate), a block at a time.
     scales = np.empty(SCALE_BLOCK)
     for i in range(X.shape[0]):
