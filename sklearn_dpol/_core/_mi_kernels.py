@@ -274,8 +274,8 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     # The users' reports of user_full_report / user_bandit_report, bit for bit and word
     # for word (gaussian_report_direct is gaussian_report, faster): one exact variate per
-    # coordinate, drawn when it is released, so the generator ends where the per-user
-    # kernels leave it and a stream cut into calls draws the same bits as one call.
+    # coordinate, none drawn beyond the user's report, so the generator ends where the
+    # per-user kernels leave it and a stream cut into calls draws the same bits as one call.
     scratch = np.zeros((REPORT_SCRATCH_ROWS, d), np.int64)
     # The rows' clipping factors (data only, not the iterate), a block at a time.
     scales = np.empty(SCALE_BLOCK)
