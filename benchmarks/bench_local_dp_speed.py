@@ -10,8 +10,9 @@ less inflated than wall time by the other sessions on a shared machine; pass
 (``n (d + 1)`` coordinates). The last lines time the exact sampler alone
 (``release_values``: one exact normal / Laplace release per value, nothing
 else; ``release_values_chunked``: the same bits with the variates drawn ahead in
-chunks, as the protocol kernels do), the floor of any local randomiser that adds
-exact noise per coordinate.
+chunks, as ParameterFree's Laplace kernel does; ``gaussian_report_direct``: rows of
+1,001 coordinates, the same bits as one sample per value, MI-OGD's path), the floor
+of any local randomiser that adds exact noise per coordinate.
 
 With ``--breakdown``, each cell also prints where a fit's time goes, in ns per
 coordinate (medians of the same interleaved rounds): the whole fit; the fit with
@@ -19,7 +20,8 @@ the noise off (``sample_epsilon=inf`` for ParameterFree, ``sigma = 0`` in MI-OGD
 protocol kernel: users and learner only); the learner alone, replaying noisy reports
 of the fit's own scale (exact Laplace / normal noise around 0); the exact release
 alone of the same number of values at the fit's scale (the floor of any exact local
-randomiser); and a one-row fit (the per-call fixed cost, in microseconds: the
+randomiser), and for the normal also as MI-OGD's reports (``gaussian_report_direct``
+row by row); and a one-row fit (the per-call fixed cost, in microseconds: the
 mean of 20 in a row).
 
     python benchmarks/bench_local_dp_speed.py [--grid 10000x50,100000x50,10000x1000] [--rounds 5]
@@ -106,8 +108,10 @@ def main():
                 f"{name[:-8]} {med[name] / ONE_ROW_FITS * 1e6:.0f}" for name in runs
                 if name.endswith("one row")))
             laplace, normal = med["exact Laplace release alone"], med["exact normal release alone"]
+            reports = med["exact normal reports alone (MI's path)"]
             print(f"    exact release alone / SGD: Laplace {laplace / sgd:.2f}x, "
-                  f"normal {normal / sgd:.2f}x (the floor of the ratios above)", flush=True)
+                  f"normal {normal / sgd:.2f}x, normal as MI's reports {reports / sgd:.2f}x "
+                  f"(the floor of the ratios above)", flush=True)
     from sklearn_dpol._core import _exact_kernels as kernels
 
     m = 2_000_000
@@ -122,6 +126,14 @@ def main():
             best = min(_timed(release, values, gamma, multiplier, gaussian, state, out)
                        for _ in range(args.rounds))
             print(f"exact {name} release alone ({how}): {best / m * 1e9:.1f} ns per value")
+    # MI-OGD's users' reports: rows of 1,001 coordinates, gaussian_report_direct (the
+    # same bits as gaussian_report, one sample per value)
+    rows = values[:m - m % 1001].reshape(-1, 1001)
+    rows_out = np.empty_like(rows)
+    _direct_reports(rows[:2], 0.7, state, rows_out[:2])
+    best = min(_timed(_direct_reports, rows, 0.7, state, rows_out) for _ in range(args.rounds))
+    print(f"exact normal reports alone (gaussian_report_direct, MI-OGD's path): "
+          f"{best / rows.size * 1e9:.1f} ns per value")
 
 
 _clock = time.process_time
@@ -177,6 +189,12 @@ def _breakdown_runs(X, y):
         return lambda: kernels.release_values_chunked(zeros, gamma, multiplier, law == "normal",
                                                       state, out)
 
+    def normal_reports():
+        # MI-OGD's users' noise: one report of n_dims coordinates per row (the path of
+        # its protocol kernel, gaussian_report_direct), noise only
+        _direct_reports(zeros.reshape(n, n_dims), float(mi_fit.sigma_), state,
+                        out.reshape(n, n_dims))
+
     return {
         "PF without noise": lambda: ParameterFreeLocalDPRegressor(random_state=0).fit(
             X, y, sample_epsilon=infinite),
@@ -185,6 +203,7 @@ def _breakdown_runs(X, y):
         "MI learner alone": mi_learner,
         "exact Laplace release alone": release("laplace"),
         "exact normal release alone": release("normal"),
+        "exact normal reports alone (MI's path)": normal_reports,
         "PF one row": _repeated(lambda: ParameterFreeLocalDPRegressor(random_state=0).fit(
             X[:1], y[:1])),
         "MI one row": _repeated(lambda: MutualInformationPrivateOGDRegressor(random_state=0).fit(
@@ -195,6 +214,27 @@ def _breakdown_runs(X, y):
 
 
 ONE_ROW_FITS = 20
+
+
+def _direct_reports(means, sigma, state, out):
+    """``gaussian_report_direct`` on every row of ``means`` (one user's report each)."""
+    from numba import njit
+
+    from sklearn_dpol._core import _exact_kernels as kernels
+
+    global _direct_kernel
+    if _direct_kernel is None:
+        @njit
+        def run(means, sigma, state, out, ws, scratch):
+            for i in range(means.shape[0]):
+                kernels.gaussian_report_direct(means[i], sigma, out[i], ws, state, scratch)
+
+        _direct_kernel = run
+    _direct_kernel(means, sigma, state, out, kernels.workspace(),
+                   kernels.report_scratch(means.shape[1]))
+
+
+_direct_kernel = None
 
 
 def _repeated(fit):

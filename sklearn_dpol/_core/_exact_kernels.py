@@ -1312,3 +1312,247 @@ def sampled_report(gradient, epsilon, private, cumulative, inverse_p, magnitudes
             out[j] = _rounded(_unit_clip(gradient[j]), LAPLACE_REPORT_LATTICE)
     if picked >= 0:
         out[picked] = value
+
+
+# -- the Gaussian report, faster, the same bits (doc/_s31i_privacy_section.md, 55.10) ------
+
+@njit(cache=True, inline="always")
+def _step(s0, s1, s2, s3):
+    """:func:`_next` on a state held in four locals: ``(output, s0, s1, s2, s3)``.
+
+    A state in an array is stored and reloaded around every draw when the kernel also
+    writes other int64 arrays (LLVM cannot rule out that they alias), which put the
+    store-to-load latency on the generator's dependency chain (measured: a quarter of
+    a variate's time). ``tests/test_s31i_direct_report.py`` checks it equals
+    :func:`_next` word for word.
+    """
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, s0, s1, s2, s3
+
+
+# Column i's own piece (low 32 bits) and its alias (high 32 bits), for _normal_direct.
+_NORMAL_PAIR = np.arange(_NORMAL_ALIAS.shape[0], dtype=np.int64) | (_NORMAL_ALIAS << 32)
+
+
+@njit(cache=True, inline="always")
+def _normal_direct(s0, s1, s2, s3, ws, state):
+    """:func:`_sample` for the normal on a generator state held in locals (see :func:`_step`):
+    ``(sign bit, offset, J, shift, usual, u, s0, s1, s2, s3)``.
+
+    In the usual iteration (the first 64 bits of V decide the alias column, the first
+    coin ends the acceptance run at once, the piece is a box) u has exactly the two
+    digits of the word ``u`` and ``usual`` is true; otherwise the state goes back to
+    ``state`` and the very functions :func:`_sample` calls run (:func:`_pick`,
+    :func:`_box_accepts`, the tail's :func:`_normal_tail_k` and :func:`_bernoulli_b`),
+    u is in row X of ``ws``, and the locals are reloaded. The words drawn, their order
+    and the result are :func:`_sample`'s.
+    """
+    column_bits = _NORMAL_COLS
+    m = BOX_BITS
+    n_boxes = TAIL_START << m
+    column_mask = np.uint64((1 << column_bits) - 1)
+    coin_mask = np.uint64((1 << (2 * m + 1)) - 1)
+    while True:
+        word, s0, s1, s2, s3 = _step(s0, s1, s2, s3)            # V's first 64 bits
+        bits, s0, s1, s2, s3 = _step(s0, s1, s2, s3)            # column, sign, first coin
+        column = np.int64(bits & column_mask)
+        t = _NORMAL_TAU64[column]
+        if word != t:
+            # column if word < t, else its alias: both from one load, chosen by a shift (a
+            # branch here is a coin flip for the predictor, and LLVM makes a conditional
+            # load of the alias into one)
+            piece = (_NORMAL_PAIR[column] >> (np.int64(word >= t) << 5)) & _MASK
+        else:
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            piece = _pick(column, word, _NORMAL_TAU64, _NORMAL_TAU, _NORMAL_ALIAS, ws, state)
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        sign = np.int64((bits >> np.uint64(column_bits)) & np.uint64(1))
+        coin = np.int64((bits >> np.uint64(column_bits + 1)) & coin_mask)
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)               # u's two digits (_fresh2)
+        if piece < n_boxes and coin > 2 * piece:
+            # _box_accepts' run ends at its first coin: accepted
+            return sign, np.int64(0), piece, np.int64(m), True, u, s0, s1, s2, s3
+        if piece < n_boxes:
+            # the acceptance run goes on: on 64-bit words in registers, unless a tie
+            accepted, tie, r0, r1, r2, r3 = _box_run_words(2 * piece, coin, u, s0, s1, s2, s3)
+            if not tie:
+                s0, s1, s2, s3 = r0, r1, r2, r3
+                if accepted:
+                    return sign, np.int64(0), piece, np.int64(m), True, u, s0, s1, s2, s3
+                continue
+            # a tie (probability below 2^-63): the run again from its start, lazily
+        state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+        accepted, offset, box, shift = _normal_unusual(piece, coin, u, ws, state)
+        s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        if accepted:
+            return sign, offset, box, shift, False, u, s0, s1, s2, s3
+
+
+@njit(**_NO_REFCOUNT)
+def _box_run_words(limit, coin, u, s0, s1, s2, s3):
+    """:func:`_box_accepts` for the normal (``thin_by_u``) with u's two digits in ``u``, each
+    lazy uniform's first 64 bits drawn as :func:`_fresh2` draws them and compared as
+    integers: ``(accepted, tie, s0, s1, s2, s3)``. Two equal words (``tie``) are where
+    :func:`_less` would draw further digits: the caller then runs :func:`_box_accepts`
+    from the run's start (the same words again, then those digits). Otherwise the words
+    drawn and the result are :func:`_box_accepts`'."""
+    coin_mask = np.uint64((1 << (2 * BOX_BITS + 1)) - 1)
+    n = 0
+    y = u
+    while True:
+        if coin > limit:
+            break
+        if coin == limit:
+            thin, s0, s1, s2, s3 = _step(s0, s1, s2, s3)       # row W
+            if thin == u:
+                return False, True, s0, s1, s2, s3
+            if not thin < u:
+                break
+        z, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        if z == y:
+            return False, True, s0, s1, s2, s3
+        if not z < y:
+            break
+        y = z
+        n += 1
+        word, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        coin = np.int64(word & coin_mask)
+    return n % 2 == 0, False, s0, s1, s2, s3
+
+
+@njit(**_NO_REFCOUNT)
+def _normal_unusual(piece, coin, u, ws, state):
+    """The rest of :func:`_sample`'s iteration for the normal when the first coin does not end
+    the run or the piece is the tail, u's two digits in ``u``: ``(accepted, offset, J,
+    shift)``, the state in ``state``. Not inlined: :func:`_normal_direct`'s loop stays small
+    (its generator state in registers), and this runs for about 1.3% of the variates."""
+    m = BOX_BITS
+    n_boxes = TAIL_START << m
+    coin_mask = np.uint64((1 << (2 * m + 1)) - 1)
+    ws[X, 0] = 2
+    ws[X, 1] = np.int64(u >> np.uint64(32))
+    ws[X, 2] = np.int64(u & np.uint64(_MASK))
+    if piece < n_boxes:
+        return (_box_accepts(2 * piece, True, coin, coin_mask, ws, state), np.int64(0), piece,
+                np.int64(m))
+    k = _normal_tail_k(TAIL_START, ws, state)
+    for _ in range(k + 1):
+        if not _bernoulli_b(k, ws, state):
+            return False, k, np.int64(0), np.int64(0)
+    return True, k, np.int64(0), np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _fixed_point_clamped(c):
+    """:func:`fixed_point` of a ``c`` from :func:`_to_grid` (``|c| <= 2^62``, not NaN): its
+    branch for those, alone, so that a loop over a vector of them vectorises."""
+    x = abs(c)
+    a = np.int64(x)
+    low = np.uint64((x - np.float64(a)) * 18446744073709551616.0)
+    return _signed_half(c, a, np.int64(low >> np.uint64(32)), np.int64(low & np.uint64(_MASK)))
+
+
+REPORT_SCRATCH_ROWS = 5   # c's integer part and fraction, the variate (2), the point
+
+
+def report_scratch(n_dims):
+    """The scratch of :func:`gaussian_report_direct` for reports of ``n_dims`` coordinates."""
+    return np.zeros((REPORT_SCRATCH_ROWS, n_dims), np.int64)
+
+
+@njit(cache=True, inline="always")
+def _usual_floor(a, frac, sign_bit, box, u, scale):
+    """``(point, decided)``: :func:`_assemble`'s integer for a box variate (offset 0, shift
+    ``BOX_BITS``) whose u has exactly the two digits of the word ``u``, when the two ends
+    of :func:`_two_digit_ends` agree (``decided``); ``a + frac 2^-64`` is c + 1/2."""
+    f1 = (frac >> _BITS) & _MASK
+    f2 = frac & _MASK
+    shift = BOX_BITS
+    sign = np.int64(1) if sign_bit == 1 else np.int64(-1)
+    g1 = ((f1 << shift) & _MASK) | (f2 >> (_BITS - shift))
+    g2 = (f2 << shift) & _MASK
+    lo, hi = _two_digit_ends(g1, g2, sign, scale, np.int64(u >> np.uint64(32)),
+                             np.int64(u & np.uint64(_MASK)))
+    return a + (((f1 >> (_BITS - shift)) + sign * scale * box + lo) >> shift), lo == hi
+
+
+@njit(**_NO_REFCOUNT)
+def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
+    """:func:`gaussian_report`, bit for bit and word for word (the same released values and
+    the same final generator state, whatever happens), faster.
+
+    Passes: every ``c_j + 1/2`` in 64.64 fixed point (:func:`_fixed_point_clamped`, a
+    loop that vectorises); the report's variates, the generator state held in locals
+    (:func:`_step`), each usual one drawn without the workspace (:func:`_normal_direct`);
+    their floors from u's two digits (:func:`_usual_floor`); the released doubles. When
+    some variate is not usual or some floor is not decided by two digits (so that
+    ``exact_point`` would draw further words between two variates), the report is
+    computed again from the generator state it started from, one coordinate at a time
+    in ``exact_point``'s order (the variate, then its floor, :func:`_assemble` for the
+    rare cases): the same words either way, none drawn ahead of the report. ``scratch``
+    is :func:`report_scratch` of at least ``mean.shape[0]`` columns (``REPORT_SCRATCH_ROWS``
+    rows; the kernels compile without bounds checks); ``out`` may be ``mean``.
+    """
+    gamma, multiplier = grid_entry(sigma)
+    n = mean.shape[0]
+    if multiplier < 2 or scratch.shape[0] < REPORT_SCRATCH_ROWS or scratch.shape[1] < n:
+        # no variate is drawn; or too small a scratch: the public report itself
+        gaussian_report(mean, sigma, out, ws, state)
+        return
+    scale = np.int64(multiplier)
+    for j in range(n):
+        a, f1, f2 = _fixed_point_clamped(_to_grid(mean[j], gamma))
+        scratch[0, j] = a
+        scratch[1, j] = (f1 << _BITS) | f2
+    t0, t1, t2, t3 = state[0], state[1], state[2], state[3]
+    s0, s1, s2, s3 = t0, t1, t2, t3
+    # The variates first, then the floors: the same words in the same order as one
+    # coordinate at a time when every variate is usual and every floor is decided by u's
+    # two digits (no floor draws a word). Otherwise (probability below 2^-34 per
+    # coordinate) the report is computed again one coordinate at a time from the state
+    # it started from: exact_point's order, the same words.
+    decided = True
+    for j in range(n):
+        sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
+            s0, s1, s2, s3, ws, state)
+        if not usual:
+            decided = False
+            break
+        scratch[2, j] = sign_bit | (box << 1)
+        scratch[3, j] = np.int64(u)
+    if decided:
+        for j in range(n):
+            point, ok = _usual_floor(scratch[0, j], np.uint64(scratch[1, j]),
+                                     scratch[2, j] & 1, scratch[2, j] >> 1,
+                                     np.uint64(scratch[3, j]), scale)
+            scratch[4, j] = point
+            decided &= ok
+    if not decided:
+        s0, s1, s2, s3 = t0, t1, t2, t3
+        for j in range(n):
+            # exact_point's order: the variate, then the floor
+            sign_bit, offset, box, shift, usual, u, s0, s1, s2, s3 = _normal_direct(
+                s0, s1, s2, s3, ws, state)
+            a = scratch[0, j]
+            frac = np.uint64(scratch[1, j])
+            point = np.int64(0)
+            ok = False
+            if usual:
+                point, ok = _usual_floor(a, frac, sign_bit, box, u, scale)
+            if not ok:
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                point = _assemble(a, np.int64(frac >> np.uint64(_BITS)),
+                                  np.int64(frac & np.uint64(_MASK)), scale, sign_bit, offset,
+                                  box, shift, usual, np.int64(u), ws, state)
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            scratch[4, j] = point
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+    for j in range(n):
+        out[j] = _from_grid(scratch[4, j], gamma)

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._exact_kernels import (WORKSPACE_DIGITS, gaussian_report, gaussian_report_chunked, noise_source,
-                             settle_noise)
+from ._exact_kernels import (REPORT_SCRATCH_ROWS, WORKSPACE_DIGITS, gaussian_report,
+                             gaussian_report_direct)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
@@ -32,15 +32,30 @@ from ._loss_kernels import loss_derivative, loss_value
 from ._sum_kernels import lane_dot
 FULL = 0
 BANDIT = 1
+SCALE_BLOCK = 64           # rows whose clipping factors run_protocol computes at a time
 
 
 @njit(cache=True, nogil=True)
 def _residual(w, x, y, intercept, data_norm, y_bound):
-    """``<w, (c x, 1)> - clip(y)`` with ``c`` clipping ``x`` to L2 norm ``data_norm``."""
-    n_features = x.shape[0]
+    """``(<w, (c x, 1)> - clip(y), c)`` with ``c`` clipping ``x`` to L2 norm ``data_norm``."""
+    scale = _row_scale(x, data_norm)
+    return _scaled_residual(w, x, y, intercept, scale, y_bound), scale
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_scale(x, data_norm):
+    """``c``: the factor clipping ``x`` to L2 norm ``data_norm`` (the user's row; its
+    residual at ``w`` is :func:`_scaled_residual`)."""
     sq = 0.0
-    for j in range(n_features):
+    for j in range(x.shape[0]):
         sq += x[j] * x[j]
+    return _clip_scale(sq, x, data_norm)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clip_scale(sq, x, data_norm):
+    """``c``, from ``sq``: ``x``'s squared norm summed in order (``_row_scale``, ``row_scales``)."""
+    n_features = x.shape[0]
     if sq < 1e280:
         norm = math.sqrt(sq)
         scale = 1.0
@@ -62,12 +77,47 @@ def _residual(w, x, y, intercept, data_norm, y_bound):
             # Subnormal: its rounding error is absolute, not relative (see
             # _clip.clip_row_scales); round down by two ulps.
             scale = max(scale - 1e-323, 0.0)
+    return scale
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scaled_residual(w, x, y, intercept, scale, y_bound):
+    """``<w, (scale x, 1)> - clip(y)``, summed in order."""
     r = -min(max(y, -y_bound), y_bound)
-    for j in range(n_features):
+    for j in range(x.shape[0]):
         r += w[j] * (scale * x[j])
     if intercept:
         r += w[w.shape[0] - 1]
-    return r, scale
+    return r
+
+
+@njit(cache=True, nogil=True)
+def row_scales(X, start, data_norm, out):
+    """``out[i]`` = ``_row_scale``'s clipping factor of row ``start + i``, the same bits.
+
+    Each row's squared norm is summed in ``_row_scale``'s order; four rows' sums run in
+    one loop, so that the four chains of additions overlap (one chain is bound by
+    the latency of an addition).
+    """
+    n = out.shape[0]
+    d = X.shape[1]
+    i = 0
+    while i + 4 <= n:
+        a, b, c, e = X[start + i], X[start + i + 1], X[start + i + 2], X[start + i + 3]
+        q0 = q1 = q2 = q3 = 0.0
+        for j in range(d):
+            q0 += a[j] * a[j]
+            q1 += b[j] * b[j]
+            q2 += c[j] * c[j]
+            q3 += e[j] * e[j]
+        out[i] = _clip_scale(q0, a, data_norm)
+        out[i + 1] = _clip_scale(q1, b, data_norm)
+        out[i + 2] = _clip_scale(q2, c, data_norm)
+        out[i + 3] = _clip_scale(q3, e, data_norm)
+        i += 4
+    while i < n:
+        out[i] = _row_scale(X[start + i], data_norm)
+        i += 1
 
 
 @njit(cache=True, nogil=True)
@@ -86,9 +136,16 @@ def user_full_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bou
 @njit(cache=True, nogil=True)
 def _full_gradient(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, clip_norm, out):
     """The clipped subgradient of :func:`user_full_report`, before its noise."""
+    scale = _row_scale(x, data_norm)
+    _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm, out):
+    """:func:`_full_gradient` with the row's clipping factor given (``row_scales``)."""
     d = w.shape[0]
     n_features = x.shape[0]
-    r, scale = _residual(w, x, y, intercept, data_norm, y_bound)
+    r = _scaled_residual(w, x, y, intercept, scale, y_bound)
     psi = loss_derivative(r, loss, huber_threshold)
     sq = 0.0
     for j in range(d):
@@ -122,10 +179,19 @@ def user_bandit_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_b
 def _bandit_vector(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, exploration,
                    loss_bound, direction, query, out):
     """The one-point gradient estimate of :func:`user_bandit_report`, before its noise."""
+    scale = _row_scale(x, data_norm)
+    _scaled_bandit_vector(w, x, y, intercept, loss, huber_threshold, scale, y_bound, exploration,
+                          loss_bound, direction, query, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scaled_bandit_vector(w, x, y, intercept, loss, huber_threshold, scale, y_bound, exploration,
+                          loss_bound, direction, query, out):
+    """:func:`_bandit_vector` with the row's clipping factor given (``row_scales``)."""
     d = w.shape[0]
     for j in range(d):
         query[j] = w[j] + exploration * direction[j]
-    r, _ = _residual(query, x, y, intercept, data_norm, y_bound)
+    r = _scaled_residual(query, x, y, intercept, scale, y_bound)
     value = loss_value(r, loss, huber_threshold)
     # NaN (unreachable) maps to 0, +inf to the clip F: the report stays bounded.
     phi = min(max(value, 0.0), loss_bound) if value == value else 0.0
@@ -206,19 +272,26 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     report = np.empty(d)
     query = np.empty(d)
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
-    # The users' reports of user_full_report / user_bandit_report, bit for bit, their
-    # exact variates read from a chunked source (drawn ahead in the same order).
-    noise, spill, cursor = noise_source()
+    # The users' reports of user_full_report / user_bandit_report, bit for bit and word
+    # for word (gaussian_report_direct is gaussian_report, faster): one exact variate per
+    # coordinate, none drawn beyond the user's report, so the generator ends where the
+    # per-user kernels leave it and a stream cut into calls draws the same bits as one call.
+    scratch = np.zeros((REPORT_SCRATCH_ROWS, d), np.int64)
+    # The rows' clipping factors (data only, not the iterate), a block at a time.
+    scales = np.empty(SCALE_BLOCK)
     for i in range(X.shape[0]):
+        if i % SCALE_BLOCK == 0:
+            block = min(SCALE_BLOCK, X.shape[0] - i)
+            row_scales(X, i, data_norm, scales[:block])
+        scale = scales[i % SCALE_BLOCK]
         learner_predict(theta, t0 + i, eta, anytime, radius, w)
         for j in range(d):
             w_sum[j] += w[j]
         if feedback == FULL:
-            _full_gradient(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
-                           clip_norm, report)
+            _scaled_gradient(w, X[i], y[i], intercept, loss, huber_threshold, scale, y_bound,
+                             clip_norm, report)
         else:
-            _bandit_vector(w, X[i], y[i], intercept, loss, huber_threshold, data_norm, y_bound,
-                           exploration, loss_bound, directions[i], query, report)
-        gaussian_report_chunked(report, sigma, report, noise, spill, cursor, ws, state)
+            _scaled_bandit_vector(w, X[i], y[i], intercept, loss, huber_threshold, scale,
+                                  y_bound, exploration, loss_bound, directions[i], query, report)
+        gaussian_report_direct(report, sigma, report, ws, state, scratch)
         learner_update(theta, report)
-    settle_noise(noise, spill, cursor, ws, state)

@@ -156,7 +156,7 @@ def run_protocol(learner, X, y, rng, directions, *, loss, huber_threshold, data_
 
 
 def _clipped_row(x, data_norm):
-    """``x`` clipped to L2 norm ``data_norm``, as the kernel's ``_residual`` does.
+    """``x`` clipped to L2 norm ``data_norm``, as the kernel's ``_row_scale`` does.
 
     A finite row near 1.8e308 has an overflowing squared norm: its norm is
     then taken as ``largest * ||x / largest||`` (the factor rounded down).
