@@ -1,5 +1,5 @@
 """The faster Gaussian report (``gaussian_report_direct``, MI-OGD's protocol kernel) is the
-public report ``gaussian_report`` bit for bit and word for word (doc/_s31i_privacy_section.md).
+public report ``gaussian_report`` bit for bit and word for word (doc/privacy.md 55.14).
 
 Random draws reach the usual path and the acceptance runs that go on; the rare branches
 (a tie between V's first 64 bits and a threshold, the tail beyond 7, a floor that two

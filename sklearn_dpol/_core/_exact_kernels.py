@@ -1314,7 +1314,7 @@ def sampled_report(gradient, epsilon, private, cumulative, inverse_p, magnitudes
         out[picked] = value
 
 
-# -- the Gaussian report, faster, the same bits (doc/_s31i_privacy_section.md, 55.10) ------
+# -- the Gaussian report, faster, the same bits (doc/privacy.md 55.14) ------
 
 @njit(cache=True, inline="always")
 def _step(s0, s1, s2, s3):
