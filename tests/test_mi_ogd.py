@@ -553,3 +553,24 @@ def test_sigma_and_epsilon_are_exclusive_and_checked_before_the_data():
         with pytest.raises(ValueError, match="exactly one of epsilon and sigma"):
             reg.fit(X, y)
         assert not hasattr(reg, "coef_")
+
+
+def test_radius_auto_holds_a_model_in_the_targets_units():
+    """Review 112 U3: radius=1 pinned the model near zero with targets in their own units
+    (load_diabetes, y_bound=346: R^2 -4.64 at epsilon=inf, the zero model -4.70); "auto"
+    takes y_bound / min(data_norm, 1), which is 1 at the bounds 1 (the seed's setting)."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = X * 10.0                                     # rows of norm at most sqrt(10)
+    params = dict(data_norm=float(np.sqrt(10.0)), y_bound=346.0, epsilon=np.inf,
+                  loss="squared", random_state=0)
+    reg = MutualInformationPrivateOGDRegressor(**params).fit(X, y)
+    assert reg.radius_ == 346.0
+    assert reg.score(X, y) > 0.05
+    pinned = MutualInformationPrivateOGDRegressor(radius=1.0, **params).fit(X, y)
+    assert pinned.radius_ == 1.0 and pinned.score(X, y) < -3.5     # about the zero model
+    unit = MutualInformationPrivateOGDRegressor(random_state=0).fit(X[:50] / 10.0, y[:50] / 346.0)
+    assert unit.radius_ == 1.0
+    assert MutualInformationPrivateOGDRegressor(fit_intercept=False, data_norm=4.0, y_bound=2.0,
+                                                random_state=0).fit(X[:50], y[:50]).radius_ == 0.5
