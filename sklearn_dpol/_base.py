@@ -348,18 +348,19 @@ class PrivateEstimatorMixin:
         if not left:
             return
         listed = ", ".join(f"{name}={value!r}" for name, value in left)
+        # Only this estimator's own bounds, and "auto" where this estimator offers it.
+        own = ", ".join(f"{name}=<{_BOUND_MEANINGS.get(name, 'a public bound')}>"
+                        for name in names if name in defaults)
+        auto = [name for name in names if _accepts_auto(self, name)]
+        offered = (" or " + " and ".join(f"{name}='auto' (a private quantile of "
+                                         f"{_AUTO_MEANINGS.get(name, 'the values')})"
+                                         for name in auto)) if auto else ""
         warnings.warn(
             f"{type(self).__name__}: {listed} left at the default. Every record is "
             "clipped to these public bounds, so a default that does not fit the data "
             "gives a useless model without any error. Pass bounds known without looking "
-            "at the data (e.g. data_norm=<public bound on the L2 norm of a row>, "
-            "y_bound=<public bound on |y|>), data_norm='auto' and y_bound='auto' where "
-            "offered (private quantiles of the row norms and of |y|: both on "
-            "PrivateQFTLRegressor and PrivateMirrorDescentRegressor, data_norm on "
-            "PrivateIGDClassifier; feature_bound='auto' and y_bound='auto' on "
-            "PrivateFrankWolfeLasso), or scale the features "
-            "privately first "
-            "with sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
+            f"at the data ({own}){offered}, or scale the features privately first with "
+            "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
             "default is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
             DefaultBoundWarning, stacklevel=stacklevel,  # the caller of fit (two wrappers)
@@ -532,6 +533,27 @@ def _refunded_on_failure(charge):
 def _settle(charge, guarantee):
     if charge is not None:
         charge.settle(guarantee)
+
+
+_BOUND_MEANINGS = {
+    "data_norm": "public bound on the L2 norm of a row",
+    "y_bound": "public bound on |y|",
+    "feature_bound": "public bound on every |x_j|",
+}
+_AUTO_MEANINGS = {
+    "data_norm": "the row norms",
+    "y_bound": "|y|",
+    "feature_bound": "the rows' L-inf norms",
+}
+
+
+def _accepts_auto(estimator, name):
+    """Whether ``estimator``'s parameter ``name`` takes ``"auto"`` (its public constraints)."""
+    for constraint in getattr(type(estimator), "_parameter_constraints", {}).get(name, ()):
+        options = getattr(constraint, "options", None)
+        if options is not None and "auto" in options:
+            return True
+    return False
 
 
 def _same_value(a, b):

@@ -81,3 +81,39 @@ def test_a_stream_warns_on_its_first_call_only(cls, fixed, bounds):
     messages = {str(w.message) for w in caught}
     other = _stream_warnings(cls(**fixed), [_data(9, 100.0)])
     assert {str(w.message) for w in other} == messages      # the data do not change it
+
+
+def test_the_message_names_only_the_estimators_own_bounds_and_autos():
+    """Review 112: the message was the same for every estimator (IGD was told about
+    y_bound, Frank-Wolfe about data_norm). Now: its own parameters, and "auto" only
+    where it is offered."""
+    import warnings
+
+    import numpy as np
+
+    from sklearn_dpol import (MutualInformationPrivateOGDRegressor, PrivateFrankWolfeLasso,
+                              PrivateIGDClassifier, PrivateQFTLRegressor)
+    from sklearn_dpol.exceptions import DefaultBoundWarning
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 2))
+    y = X[:, 0]
+    cases = [
+        (PrivateIGDClassifier(classes=[0, 1], random_state=0), (y > 0).astype(int),
+         ["data_norm=<", "data_norm='auto'"], ["y_bound", "feature_bound"]),
+        (PrivateQFTLRegressor(random_state=0), y,
+         ["data_norm=<", "y_bound=<", "data_norm='auto'", "y_bound='auto'"], ["feature_bound"]),
+        (PrivateFrankWolfeLasso(random_state=0), y,
+         ["feature_bound=<", "y_bound=<", "feature_bound='auto'", "L-inf"], ["data_norm"]),
+        (MutualInformationPrivateOGDRegressor(random_state=0), y,
+         ["data_norm=<", "y_bound=<"], ["'auto'"]),
+    ]
+    for estimator, target, present, absent in cases:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            estimator.fit(X, target)
+        messages = [str(w.message) for w in caught if issubclass(w.category, DefaultBoundWarning)]
+        assert len(messages) == 1, type(estimator).__name__
+        for word in present:
+            assert word in messages[0], (type(estimator).__name__, word)
+        for word in absent:
+            assert word not in messages[0], (type(estimator).__name__, word)

@@ -767,3 +767,33 @@ def test_calibration_pays_for_the_exponents_rounding():
     cal = fw.calibrate(fw.EXPONENTIAL, n_samples=1000, n_dims=10, n_steps=20, epsilon=1.0,
                        delta=1e-6, radius=1.0, feature_bound=1.0, y_bound=1.0)
     assert cal.noise_scale == 2.0 * cal.sensitivity / (cal.epsilon_step - fw.EXPONENT_ROUNDING)
+
+
+@pytest.mark.parametrize("epsilon0", [1.0, 0.01, 1.3 * 2.0 ** -22])
+def test_exponents_near_the_cap_stay_within_the_paid_bounded_range(epsilon0):
+    """Review 111's construction (two vertices, one exponent near the cap 4096, neighbours
+    moved by exactly Delta, checked in rationals): the exponents' rounding (about 3u x 4096)
+    exceeds the shrink's margin epsilon0 2^-40 when epsilon0 < 3, so the unpaid scale
+    2 Delta / epsilon0 overshoots (+2.2e-11 relative at epsilon0 = 0.01); the scale the
+    calibration uses, 2 Delta / (epsilon0 - EXPONENT_ROUNDING), does not (privacy.md 49.8,
+    55.12)."""
+    from fractions import Fraction as F
+
+    rng = np.random.default_rng(0)
+    worst = {False: -np.inf, True: -np.inf}
+    for _ in range(1500):
+        lam0 = float(rng.uniform(0.5, 2.0)) * 2.0 ** int(rng.integers(-20, 20))
+        du = epsilon0 * lam0 / 2
+        for paid in (False, True):
+            lam = 2 * du / (epsilon0 - fw.EXPONENT_ROUNDING) if paid else lam0
+            u1 = float(rng.uniform(1000, 4095)) * lam
+            a = np.array([0.0, u1])
+            b = np.array([-du, u1 + du])
+            b = np.array([np.nextafter(b[0], 0.0) if F(0.0) - F(b[0]) > F(du) else b[0],
+                          np.nextafter(b[1], 0.0) if F(b[1]) - F(u1) > F(du) else b[1]])
+            x, y = fw.exponents(a, lam), fw.exponents(b, lam)
+            width = (F(y[1]) - F(y[0])) - (F(x[1]) - F(x[0])) + 2 * F(2.0 ** -64)
+            worst[paid] = max(worst[paid], float(width / F(epsilon0)) - 1.0)
+    assert worst[True] <= 0.0
+    if epsilon0 < 1.0:              # positive control: the shrink alone does not pay
+        assert worst[False] > 0.0

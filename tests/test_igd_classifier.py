@@ -141,10 +141,14 @@ def test_noise_scale_is_the_analytic_gaussian_calibration():
     X, y = data()
     clf = PrivateIGDClassifier(epsilon=0.7, delta=1e-7, alpha=0.02, max_iter=3,
                                random_state=0).fit(X, y)
-    # intercept_scaling="auto": data_norm / sqrt(n_features) (doc/privacy.md 55.20).
+    # intercept_scaling="auto": data_norm / sqrt(n_features) (doc/privacy.md 55.20 of s31l).
     assert clf.intercept_scaling_ == 1 / np.sqrt(X.shape[1])
     L = np.hypot(1.0, clf.intercept_scaling_)
-    expected_sensitivity = 3 * 2 * L / (0.02 * (3 * len(X) + 1))
+    # The exact bound times the computed iterate's rounding allowance (privacy.md 55.10).
+    from sklearn_dpol._core import igd
+
+    expected_sensitivity = 3 * 2 * L / (0.02 * (3 * len(X) + 1)) * igd.iterate_rounding_factor(
+        3 * len(X), 3, X.shape[1] + 1, "implicit", "log_loss")
     assert clf.sensitivity_ == pytest.approx(expected_sensitivity, rel=1e-12)
     assert clf.noise_scale_ == pytest.approx(expected_sensitivity / gaussian_mu(0.7, 1e-7),
                                              rel=1e-12)

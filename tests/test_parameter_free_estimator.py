@@ -148,3 +148,25 @@ def test_learns_when_most_users_need_no_noise():
         mixed_score = mixed.fit(X, y, sample_epsilon=eps).score(X, y)
         assert mixed_score > 0.95
         assert mixed_score > everyone.fit(X, y).score(X, y) + 0.1
+
+
+def test_a_stream_that_mixes_randomisers_names_both():
+    """Review 112: after a sampled call and a call with per-user budgets (Laplace),
+    privacy_.mechanism named only the last call's randomiser."""
+    import numpy as np
+
+    from sklearn_dpol import ParameterFreeLocalDPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(400, 10))
+    y = np.clip(X.sum(axis=1), -1, 1)
+    reg = ParameterFreeLocalDPRegressor(epsilon=1.0, random_state=0)
+    reg.partial_fit(X[:200], y[:200])
+    assert reg.randomizer_ == "sampled_coordinate"
+    assert "sampled-coordinate" in reg.privacy_.mechanism
+    assert "Laplace" not in reg.privacy_.mechanism
+    reg.partial_fit(X[200:], y[200:], sample_epsilon=np.full(200, 1.0))
+    assert reg.randomizer_ == "laplace"
+    assert "sampled-coordinate" in reg.privacy_.mechanism and "Laplace" in reg.privacy_.mechanism
+    reg.fit(X, y)                                # a new stream forgets the old one
+    assert "Laplace" not in reg.privacy_.mechanism

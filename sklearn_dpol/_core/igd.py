@@ -12,6 +12,8 @@ between the iterates after ``t`` steps on neighbouring data:
 
 So after ``T`` steps in which the record appeared ``k`` times,
 ``D <= k * step_sensitivity / (T + offset)``, whatever the order of the rows.
+That is in exact arithmetic; the computed iterates carry the rounding allowance
+:func:`iterate_rounding_factor` (``doc/privacy.md`` 55.10), which the release applies.
 """
 
 import math
@@ -59,17 +61,103 @@ def burn_in_steps(lipschitz, alpha, update):
     return max(2, math.ceil(2.0 * ratio * ratio))
 
 
-def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences):
+def release_sensitivity(lipschitz, alpha, update, n_steps, n_occurrences, *, width=None,
+                        loss=losses.LOG_LOSS):
     """L2 sensitivity of the iterate after ``n_steps`` steps of one binary problem.
 
     ``n_occurrences`` is how many of those steps may see the replaced record
-    (the number of passes for ``fit``, 1 for a stream).
+    (the number of passes for ``fit``, 1 for a stream). With ``width`` (the
+    iterate's length: features plus the intercept column) the bound is that of
+    the *computed* iterates, :func:`iterate_rounding_factor` times the exact one
+    (``doc/privacy.md`` 55.10); without it, the exact-arithmetic bound.
     """
     offset = 1 if update == IMPLICIT else 0
     denominator = n_steps + offset
     if denominator <= 0:
         return 0.0
-    return n_occurrences * step_sensitivity(lipschitz, alpha, update) / denominator
+    exact = n_occurrences * step_sensitivity(lipschitz, alpha, update) / denominator
+    if width is None:
+        return exact
+    return exact * iterate_rounding_factor(n_steps, n_occurrences, width, update, loss)
+
+
+# The largest relative allowance accepted: beyond it the float64 iterate's rounding, not
+# the record, would set the noise. Public values only (steps, passes, width), so a call
+# past it is refused before any data is read.
+MAX_ITERATE_ROUNDING = 0.1
+
+# A computed iterate's norm over L/alpha while the allowance is at most the cap (55.10.3).
+_RADIUS_SLACK = 1.0 + MAX_ITERATE_ROUNDING
+
+# The log loss's implicit step solves for its weight s in (0, 1) by Newton's method,
+# stopped at a step of at most 1e-14 max(1, |log s|); a generous bound on the absolute
+# error of the computed s (in units of the step's size in w-space). Argued and measured
+# (at most 2^-53.3 over a grid of 4,617 margins and curvatures against a 200-bit root,
+# 55.10.2), not proved.
+LOG_LOSS_SOLVE_ERROR = 2.0 ** -36
+
+
+def iterate_rounding_constants(width, update, loss=losses.LOG_LOSS):
+    """``(c_iterate, c_step, c_record)``: the unit-roundoff counts of 55.10.
+
+    Per step, the computed map differs from the exact one by at most
+    ``gamma(c_iterate) |w| + gamma(c_step) |step|`` (``|w| <= L/alpha`` up to the slack,
+    ``|step| <= L/(alpha (t + 1))`` for IGD, ``2L/(alpha t)`` for GIGA); a clipped row's
+    computed norm is at most ``L (1 + gamma(c_record))``. ``width``: the iterate's length.
+    """
+    width = int(width)
+    c_record = width + 10
+    if update == IMPLICIT:
+        # shrink and axpy 3, margin (inner product, scale, shrink) width + 3, the hinge
+        # branch 2, a fold of the scale 1.
+        c_iterate = width + 9
+        # the coefficient 8, the curvature (its six products and the clipped row's
+        # squared norm) 2 width + 18, the weight's formula and branches 4; generously
+        # 2 width + 40. The log loss's Newton solve is LOG_LOSS_SOLVE_ERROR on top.
+        c_step = 2 * width + 40
+    else:
+        # shrink 4, scale and axpy 2, the margin through the slope width + 2, the
+        # norm recomputed for the projection and the projection width + 5, a fold 1.
+        c_iterate = 2 * width + 14
+        # eta 2, the slope 4, the step 3, the axpy's product 1.
+        c_step = 10
+    return c_iterate, c_step, c_record
+
+
+def iterate_rounding_factor(n_steps, n_occurrences, width, update=IMPLICIT,
+                            loss=losses.LOG_LOSS):
+    """The relative allowance for the rounding of the computed iterates (public values).
+
+    IGD: ``(T + 1) D_T <= 2 L' k / alpha + sum_(t <= T) 2 (t + 1) E_t`` with the per-step
+    error ``E_t`` of :func:`iterate_rounding_constants`, so the exact bound
+    ``2 L k / (alpha (T + 1))`` is multiplied by ``(1 + gamma(c_record)) (1 + X)`` with
+    ``X = (slack gamma(c_iterate) T (T + 3) / 2 + (gamma(c_step) + solve) T) / k``;
+    GIGA likewise with ``T (T + 1) / 4`` and ``t D_(t+1) <= (t - 1) D_t + ...``
+    (``doc/privacy.md`` 55.10). Raises ``ValueError`` when ``X`` passes
+    :data:`MAX_ITERATE_ROUNDING`.
+    """
+    from ..privacy._rounding import UNIT_ROUNDOFF, gamma
+
+    steps = max(int(n_steps), 0)
+    k = max(int(n_occurrences), 1)
+    c_iterate, c_step, c_record = iterate_rounding_constants(width, update, loss)
+    solve = LOG_LOSS_SOLVE_ERROR if loss == losses.LOG_LOSS else 0.0
+    if update == IMPLICIT:
+        quadratic = steps * (steps + 3.0) / 2.0
+    else:
+        quadratic = steps * (steps + 1.0) / 4.0
+        solve = 0.0                       # GIGA's slope is a closed form
+    excess = (_RADIUS_SLACK * gamma(c_iterate) * quadratic
+              + (gamma(c_step) + solve) * steps) / k
+    if not excess <= MAX_ITERATE_ROUNDING:
+        raise ValueError(
+            f"{steps} steps ({k} occurrence(s) of a record) of a {width}-wide iterate are too "
+            f"many for float64: the rounding of the iterate could move the release by "
+            f"{excess:.3g} times the record's own effect (at most {MAX_ITERATE_ROUNDING:g} "
+            "is accepted). Use fewer samples or passes per fit (max_iter), "
+            "solver='objective_perturbation' for fit, or stream='ftrl' for a stream.")
+    factor = (1.0 + gamma(c_record)) * (1.0 + excess)
+    return factor * (1.0 + 4.0 * UNIT_ROUNDOFF)   # the evaluation of the factor itself
 
 
 # alpha t stays finite (below 1e300) for every count of samples up to 2^53.

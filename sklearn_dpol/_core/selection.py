@@ -82,9 +82,17 @@ def score_sigma(n_validation, mu):
     """Noise of a mean of ``n_validation`` values in ``[0, 1]`` for ``mu``-GDP.
 
     Replacing one validation record moves the mean by at most
-    ``1 / n_validation``; ``mu = inf`` adds no noise.
+    ``1 / n_validation``; the computed mean (a float64 sum of ``n_validation`` values,
+    then a division) by at most that times
+    :func:`~sklearn_dpol.privacy._rounding.sum_rounding_factor` ``(n_validation, 1)``
+    (one value's bound over the sum's sensitivity is 1; ``doc/privacy.md`` 55.11).
+    ``mu = inf`` adds no noise.
     """
-    return 0.0 if math.isinf(mu) else 1.0 / (n_validation * mu)
+    from ..privacy._rounding import sum_rounding_factor
+
+    if math.isinf(mu):
+        return 0.0
+    return sum_rounding_factor(n_validation, 1.0) / (n_validation * mu)
 
 
 def noisy_mean_score(values, sigma, rng):

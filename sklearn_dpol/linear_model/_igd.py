@@ -654,6 +654,13 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             self._check_stream_left(X.shape[0])
         if fitting and self.solver == "objective_perturbation":
             self._check_objective_perturbation(X.shape, sample_weight, resolve_bounds)
+        elif fitting or self.stream != "ftrl":
+            # Output perturbation: refuse a step count past the rounding allowance's cap
+            # (public values; the same function calibrates the release, 55.10).
+            steps = n_passes * X.shape[0] + (0 if fitting else getattr(self, "_t", 0))
+            igd.iterate_rounding_factor(steps, n_passes if fitting else 1,
+                                        X.shape[1] + int(bool(self.fit_intercept)),
+                                        self.update, self.loss)
         self._mark_data_read()
         if resolve_bounds:
             # data_norm="auto": the private quantile (of the stream's first batch).
@@ -1106,8 +1113,11 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """Add calibrated noise to the private iterate and publish it."""
         intercept_value, lipschitz = self._geometry()
         n_problems = self._w_private.shape[0]
+        # The computed iterate's bound: the exact one times the rounding allowance of
+        # doc/privacy.md 55.10 (public: steps, passes, width; checked before the read).
         sensitivity = np.sqrt(n_problems) * igd.release_sensitivity(
-            lipschitz, self.alpha_, self.update, self._t, n_occurrences
+            lipschitz, self.alpha_, self.update, self._t, n_occurrences,
+            width=self._w_private.shape[1], loss=self.loss,
         )
         mu = self._budget_split()[2]
         sigma = 0.0 if np.isinf(mu) else sensitivity / (mu * np.sqrt(share))

@@ -165,7 +165,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     verbose : int, default=0
         Print progress in scikit-learn's style: step counts about ten
         times per call, then a summary of each call's release. Only public information is printed (counters,
-        elapsed time, the noise scale and the guarantee already released),
+        the noise scale and the guarantee already released; no running time,
+        which depends on the data),
         never a loss, a norm or any other value of the private iterates or
         the data: printing one would release it outside the guarantee.
 

@@ -73,7 +73,7 @@ class ParameterFreeLocalDPRegressor(
         coordinate ``j``, drawn with probability ``weight_j`` independently of
         its data, as ``s K / weight_j`` with a randomised sign ``s``
         (``P(s = 1) = (1 + g_j / K) / 2``, ``K`` about ``coth(epsilon_t /
-        2)``): unbiased, with a summed variance about ``K^2 d`` instead of
+        2)``): unbiased, with a summed variance about ``K^2 d^2`` instead of
         the Laplace reports' ``8 d^3 / epsilon^2`` at a uniform split, and one
         random draw per user instead of ``d`` (``doc/privacy.md`` 54.2).
         ``"auto"`` takes the one whose summed variance is smaller at
@@ -136,7 +136,8 @@ class ParameterFreeLocalDPRegressor(
     verbose : int, default=0
         Print a summary of each ``fit`` and ``partial_fit`` call's release
         in scikit-learn's style. Only public information is printed (counters,
-        elapsed time, the noise scale and the guarantee already released),
+        the noise scale and the guarantee already released; no running time,
+        which depends on the data),
         never a loss, a norm or any other value of the private iterates or
         the data: printing one would release it outside the guarantee.
 
@@ -388,6 +389,7 @@ class ParameterFreeLocalDPRegressor(
             self._summary = {"n_users": 0, "n_without_noise": 0,
                              "min_finite_epsilon": math.inf, "max_finite_epsilon": -math.inf}
             self._n_calls = 0
+            self._randomizers_used = ()
         else:
             learner = self._learner.copy()  # a failed call must leave the state as it was
         randomizer = self._resolve_randomizer(weights, sample_epsilon is not None)
@@ -398,6 +400,8 @@ class ParameterFreeLocalDPRegressor(
                         sampled=sampled)
         self._learner = learner
         self.randomizer_ = randomizer
+        used = getattr(self, "_randomizers_used", ())
+        self._randomizers_used = used + ((randomizer,) if randomizer not in used else ())
         self.gradient_bound_ = float(learner.G)
         self.feature_weights_ = weights
         self._update_summary(epsilons)
@@ -444,7 +448,11 @@ class ParameterFreeLocalDPRegressor(
         public = np.flatnonzero(weights == 0)
         spec = self._local_spec(s["max_finite_epsilon"] if n_private else -math.inf,
                                 bool(public.size))
-        mechanism = _MECHANISMS[self.randomizer_]
+        used = getattr(self, "_randomizers_used", ()) or (self.randomizer_,)
+        mechanism = _MECHANISMS[used[0]]
+        if len(used) > 1:     # a stream whose calls resolved "auto" differently
+            mechanism = ("the users of this stream's calls reported through two randomisers: "
+                         + "; ".join(_MECHANISMS[r] for r in used))
         if not n_private:
             mechanism = "none: every user chose epsilon=inf (no noise)"
         elif public.size:
