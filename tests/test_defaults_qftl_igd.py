@@ -243,7 +243,9 @@ def test_igd_alpha_auto_is_the_default_and_a_public_rule():
     assert clf.get_params()["alpha"] == "auto"
     clf.fit(X, y)
     assert clf.alpha == "auto"
-    L = math.sqrt(2.0)
+    # intercept_scaling="auto": 1/sqrt(3) at data_norm=1 and 3 features (privacy.md 55.16).
+    assert clf.intercept_scaling_ == 1 / math.sqrt(3)
+    L = math.hypot(1.0, clf.intercept_scaling_)
     mu = gaussian_mu(1.0, 1e-6)
     assert clf.alpha_ == pytest.approx(igd_module.public_alpha(L, 300, mu))
     expected = (2 * L ** 6 / (igd_module.LOGIT_SCALE ** 2 * 300 ** 2 * mu ** 2)) ** (1 / 3)
@@ -289,20 +291,22 @@ def test_igd_seed_option_is_the_horizon_rule():
     X, y = classification_data(n=400)
     clf = PrivateIGDClassifier(classes=[0, 1], alpha="seed", random_state=0).fit(X, y)
     assert clf.alpha == "seed"
-    assert clf.alpha_ == pytest.approx(2.0 / math.sqrt(400))
+    L2 = 1 + 1 / 3                     # L^2 with the "auto" intercept 1/sqrt(3) (55.16)
+    assert clf.alpha_ == pytest.approx(L2 / math.sqrt(400))
     stream = PrivateIGDClassifier(classes=[0, 1], alpha="seed", horizon=10_000)
     stream.partial_fit(X[:100], y[:100])
-    assert stream.alpha_ == pytest.approx(2.0 / 100.0)
+    assert stream.alpha_ == pytest.approx(L2 / 100.0)
 
 
 def test_igd_streams_resolve_from_public_values():
     X, y = classification_data(n=600)
     bare = PrivateIGDClassifier(classes=[0, 1], random_state=0).partial_fit(X[:100], y[:100])
-    assert bare.alpha_ == pytest.approx(igd_module.STREAM_ALPHA * 2.0)
+    L2 = 1 + 1 / 3                     # L^2 with the "auto" intercept 1/sqrt(3) (55.16)
+    assert bare.alpha_ == pytest.approx(igd_module.STREAM_ALPHA * L2)
     horizon = PrivateIGDClassifier(classes=[0, 1], horizon=600, random_state=0)
     horizon.partial_fit(X[:100], y[:100])
     assert horizon.alpha_ == pytest.approx(
-        igd_module.public_alpha(math.sqrt(2.0), 600, gaussian_mu(1.0, 1e-6)))
+        igd_module.public_alpha(math.sqrt(L2), 600, gaussian_mu(1.0, 1e-6)))
     first = horizon.alpha_
     horizon.partial_fit(X[100:400], y[100:400])      # the calibration is fixed
     assert horizon.alpha_ == first
@@ -336,7 +340,8 @@ def test_igd_op_alpha_is_the_worst_case_balance_at_its_own_noise(n_classes):
     classes = list(range(n_classes))
     clf = op_classifier(classes=classes).fit(X, y)
     assert clf.alpha == "auto"
-    L, n, k = math.sqrt(2.0), 400, 4                 # 3 features and the intercept
+    # 3 features and the intercept ("auto": 1/sqrt(3), privacy.md 55.16)
+    L, n, k = math.hypot(1.0, 1 / math.sqrt(3)), 400, 4
     T = igd_module.LOGIT_SCALE / L
     K = 1 if n_classes == 2 else n_classes
     # The fixed point: Lambda = sqrt(k) sigma / (2 T) with sigma the fit's own noise.
@@ -389,7 +394,7 @@ def test_igd_op_alpha_at_the_curvature_floor_and_without_noise():
     assert clf.noise_scale_ == pytest.approx(floor.noise_std, rel=1e-12)
     X, y = classification_data()
     exact = op_classifier(epsilon=math.inf).fit(X, y)
-    assert exact.alpha_ == pytest.approx(2.0 / 300)       # L^2 / n, as public_alpha
+    assert exact.alpha_ == pytest.approx((1 + 1 / 3) / 300)   # L^2 / n, as public_alpha
 
 
 def test_igd_op_alpha_reads_no_data():
@@ -411,9 +416,9 @@ def test_igd_op_alpha_reads_no_data():
 def test_igd_op_alpha_with_auto_data_norm_uses_the_resolved_bound():
     X, y = classification_data(n=2000, d=5)
     clf = op_classifier(data_norm="auto").fit(X, y)
-    # intercept_scaling="auto" follows the resolved bound: L = sqrt(2) data_norm_.
-    L = math.hypot(clf.data_norm_, clf.data_norm_)
-    assert clf.intercept_scaling_ == clf.data_norm_
+    # intercept_scaling="auto" follows the resolved bound: data_norm_ / sqrt(5) (55.16).
+    L = math.hypot(clf.data_norm_, clf.intercept_scaling_)
+    assert clf.intercept_scaling_ == pytest.approx(clf.data_norm_ / math.sqrt(5), rel=1e-15)
     assert clf.alpha_ == igd_module.objective_perturbation_alpha(
         clf._budget_split()[1], 1e-6, n_samples=2000, lipschitz=L, n_columns=6)
     assert 2000 * clf.alpha_ == pytest.approx(

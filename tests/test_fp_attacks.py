@@ -34,8 +34,12 @@ def _neighbours(n=500, d=5, seed=0):
 def _release(params, data, seed, how):
     X, y = data
     # A fixed alpha: the attack compares with the epsilon=inf release of the same
-    # model, and alpha="auto" resolves differently for each epsilon.
-    est = PrivateIGDClassifier(classes=[0, 1], random_state=seed, **{"alpha": 1e-3, **params})
+    # model, and alpha="auto" resolves differently for each epsilon. intercept_scaling=1:
+    # intercept_ is the released weight times the constant feature, exactly the noised
+    # value only for a constant of 1 (the "auto" 1/sqrt(d) rounds the product, which
+    # the attack's model W_b + t does not describe).
+    est = PrivateIGDClassifier(classes=[0, 1], random_state=seed,
+                               **{"alpha": 1e-3, "intercept_scaling": 1.0, **params})
     if how == "fit":
         est.fit(X, y)
     else:                                  # a stream of five batches, the last release

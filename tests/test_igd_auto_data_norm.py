@@ -92,9 +92,9 @@ def test_auto_stream_resolves_from_its_first_batch_and_keeps_it():
             model.partial_fit(X[:1000], y[:1000])
             first, alpha = model.data_norm_, model.alpha_
             # alpha="auto" is the rule at the resolved bound, not at the worst case.
-            # intercept_scaling="auto" is the resolved bound too.
-            assert model.intercept_scaling_ == first
-            lipschitz = igd.loss_lipschitz(first, first)
+            # intercept_scaling="auto" follows the resolved bound: first / sqrt(5).
+            assert model.intercept_scaling_ == pytest.approx(first / np.sqrt(5), rel=1e-15)
+            lipschitz = igd.loss_lipschitz(first, model.intercept_scaling_)
             assert alpha == pytest.approx(
                 public_alpha(lipschitz, 4000, gaussian_mu(0.9, 1e-6)))
             for i in range(1000, 4000, 1000):

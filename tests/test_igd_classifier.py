@@ -112,8 +112,10 @@ def test_infinite_epsilon_is_exactly_non_private_igd(loss):
 def test_iterates_stay_in_the_ball():
     X, y = data(n=500)
     clf = PrivateIGDClassifier(epsilon=np.inf, alpha=1e-3, data_norm=1.0, max_iter=3).fit(X, y)
-    radius = igd.iterate_radius(np.sqrt(2.0), 1e-3)
-    assert np.linalg.norm(np.append(clf.coef_, clf.intercept_)) <= radius * (1 + 1e-12)
+    scaling = clf.intercept_scaling_          # "auto": 1 / sqrt(n_features) at data_norm=1
+    radius = igd.iterate_radius(np.hypot(1.0, scaling), 1e-3)
+    iterate = np.append(clf.coef_, clf.intercept_ / scaling)
+    assert np.linalg.norm(iterate) <= radius * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("update", ["implicit", "gradient"])
@@ -139,7 +141,9 @@ def test_noise_scale_is_the_analytic_gaussian_calibration():
     X, y = data()
     clf = PrivateIGDClassifier(epsilon=0.7, delta=1e-7, alpha=0.02, max_iter=3,
                                random_state=0).fit(X, y)
-    L = np.sqrt(2.0)
+    # intercept_scaling="auto": data_norm / sqrt(n_features) (doc/privacy.md 55.16).
+    assert clf.intercept_scaling_ == 1 / np.sqrt(X.shape[1])
+    L = np.hypot(1.0, clf.intercept_scaling_)
     # The exact bound times the computed iterate's rounding allowance (privacy.md 55.10).
     from sklearn_dpol._core import igd
 
@@ -155,7 +159,8 @@ def test_empirical_noise_matches_the_calibration():
     X, y = data(n=200)
     fits = [PrivateIGDClassifier(epsilon=1.0, alpha=0.5, random_state=s).fit(X, y)
             for s in range(400)]
-    released = np.array([np.append(f.coef_, f.intercept_) for f in fits])
+    # The intercept is the noisy weight of the constant feature times its value.
+    released = np.array([np.append(f.coef_, f.intercept_ / f.intercept_scaling_) for f in fits])
     # Far inside the ball, projection never triggers: the spread is pure noise.
     std = released.std(axis=0, ddof=1)
     np.testing.assert_allclose(std, fits[0].noise_scale_, rtol=0.15)
@@ -245,7 +250,8 @@ def test_batches_need_less_noise_than_rows():
 def test_partial_fit_after_fit_continues_from_the_released_model(monkeypatch):
     X, y = data(n=400)
     clf = PrivateIGDClassifier(stream="iterate_perturbation", random_state=0).fit(X[:300], y[:300])
-    released = np.append(clf.coef_[0], clf.intercept_[0])
+    # The iterate's last weight is that of the constant feature intercept_scaling_.
+    released = np.append(clf.coef_[0], clf.intercept_[0] / clf.intercept_scaling_)
     fit_guarantee = clf.privacy_
     starts = []
     original = igd.run_pass

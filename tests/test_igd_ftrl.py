@@ -108,7 +108,7 @@ def test_noise_off_neighbouring_streams_move_every_prefix_sum_by_at_most_the_bou
     prefixes = []
     for start in range(0, 600, 100):
         clf.partial_fit(X[start:start + 100], y[start:start + 100])
-        released.append(np.c_[clf.coef_, clf.intercept_])
+        released.append(np.c_[clf.coef_, clf.intercept_ / clf.intercept_scaling_])
         prefixes.append(clf._ftrl.previous.copy())
     # The gradients of call k are taken at the lookahead of the released models.
     models = [released[0]] + [W + ftrl.LOOKAHEAD * (W - before)
@@ -119,7 +119,7 @@ def test_noise_off_neighbouring_streams_move_every_prefix_sum_by_at_most_the_bou
     exact, neighbour = 0.0, 0.0
     for k, (W, start) in enumerate(zip(models, range(0, 600, 100))):
         rows = slice(start, start + 100)
-        args = dict(loss="log_loss", intercept_value=1.0)
+        args = dict(loss="log_loss", intercept_value=clf.intercept_scaling_)
         exact = exact + ftrl.gradient_sums(W, X[rows], clip_row_scales(X[rows], 1.0)[0],
                                            signed(y[rows], classes), **args)
         neighbour = neighbour + ftrl.gradient_sums(
@@ -169,9 +169,9 @@ def test_noised_values_are_c_g_and_neighbours_move_them_by_at_most_sigma_mu(
     with recording_releases() as log:
         for start in range(0, 600, batch):
             clf.partial_fit(X[start:start + batch], y[start:start + batch])
-            released.append(np.c_[clf.coef_, clf.intercept_])
+            released.append(np.c_[clf.coef_, clf.intercept_ / clf.intercept_scaling_])
     assert clf.prefix_sums_ == prefix_sums and len(log) == 6
-    args = dict(loss="log_loss", intercept_value=1.0)
+    args = dict(loss="log_loss", intercept_value=clf.intercept_scaling_)
     G, G1 = [], []
     for W, start in zip(lookahead_points(released), range(0, 600, batch)):
         rows = slice(start, start + batch)
@@ -469,7 +469,7 @@ def test_the_stream_learns():
 def test_gradients_are_taken_at_the_lookahead_of_the_released_models(monkeypatch):
     X, y = data(n=400)
     clf = PrivateIGDClassifier(random_state=0).fit(X[:300], y[:300])
-    released = np.c_[clf.coef_, clf.intercept_]
+    released = np.c_[clf.coef_, clf.intercept_ / clf.intercept_scaling_]
     seen = []
     original = ftrl.gradient_sums
 
@@ -479,7 +479,7 @@ def test_gradients_are_taken_at_the_lookahead_of_the_released_models(monkeypatch
 
     monkeypatch.setattr(ftrl, "gradient_sums", spy)
     clf.partial_fit(X[300:350], y[300:350])
-    after_first = np.c_[clf.coef_, clf.intercept_]
+    after_first = np.c_[clf.coef_, clf.intercept_ / clf.intercept_scaling_]
     clf.partial_fit(X[350:], y[350:])
     np.testing.assert_array_equal(seen[0], released)
     np.testing.assert_allclose(seen[1], after_first + 0.9 * (after_first - released),
@@ -552,7 +552,7 @@ def test_unseeded_generator_is_replaced_and_fit_and_stream_draw_different_noise(
                                                     random_state=0).fit(X, y).coef_
     exact = ftrl.gradient_sums(np.zeros((1, X.shape[1] + 1)), X,
                                clip_row_scales(X, 1.0)[0], signed(y, [0, 1]),
-                               loss="log_loss", intercept_value=1.0).ravel()
+                               loss="log_loss", intercept_value=stream.intercept_scaling_).ravel()
     noise_stream = stream._ftrl.previous.ravel() - exact
     assert len(fit_log) == 1 and len(stream_log) == 1
     assert not np.allclose(noise_fit.ravel()[:3] / fitted.noise_scale_,

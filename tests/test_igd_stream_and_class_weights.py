@@ -97,7 +97,9 @@ def test_ftrl_weighted_gradient_sums_move_within_the_step_sensitivity(gradient_n
     rng = np.random.default_rng(3)
     n, p = 20, 4
     clf = PrivateIGDClassifier(classes=classes, data_norm=1.3, gradient_bound=gradient_norm)
+    clf.n_features_in_ = p      # as fitted: intercept_scaling="auto" is 1.3 / sqrt(p)
     intercept_value, lipschitz = clf._geometry()
+    assert intercept_value == 1.3 / np.sqrt(p)
     n_problems = 1 if len(classes) == 2 else len(classes)
     bound = ftrl.step_sensitivity(lipschitz, n_problems, gradient_norm)
     clf.classes_ = np.asarray(classes)
@@ -144,7 +146,7 @@ def test_iterate_perturbation_weighted_neighbours_within_sensitivity(update):
             assert moved <= bound * (1 + 1e-9)
             worst = max(worst, moved / bound)
     assert worst > 0.01
-    lipschitz = igd.loss_lipschitz(1.0, 1.0)
+    lipschitz = igd.loss_lipschitz(1.0, 1 / np.sqrt(p))   # "auto": data_norm / sqrt(p)
     assert bound == pytest.approx(igd.release_sensitivity(lipschitz, kw["alpha"], update,
                                                           n, 1))
 

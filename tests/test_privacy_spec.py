@@ -3713,6 +3713,374 @@ PINNED.update({'md-fit-auto-both': {'rho': 0.039272483805919425,
                                                   '(parallel composition)')}]}})
 
 
+# Re-pinned deliberately (branch ``s31l``, doc/privacy.md 55.16): IGD's
+# ``intercept_scaling="auto"`` is ``data_norm_ / sqrt(n_features)`` (was ``data_norm_``), so
+# with the three features of these cases ``L = sqrt(1 + 1/3) data_norm_`` (was ``sqrt(2)
+# data_norm_``) and every noise quoted in the mechanism texts of the IGD objective
+# perturbation and DP-FTRL cases is ``sqrt(2/3)`` of before (e.g. 14.95 -> 12.21 per step;
+# objective perturbation: gradient sensitivity 2.828 -> 2.309, its linear term 16.45 ->
+# 13.43, the regularisation 2.327 -> 1.551). Planned costs, rho, epsilon, delta, mu, spent_mu,
+# n_releases and n_records are unchanged for every case (the guarantee does not depend on
+# L: the noise is calibrated to it).
+PINNED.update({'igd-op': {'rho': "ValueError: PrivateIGDClassifier(solver='objective_perturbation') has a "
+                   'custom privacy profile that is not Gaussian DP and not accounted in Renyi '
+                   "DP here; private selection cannot bound it. Search solver='igd' or "
+                   "'mirror_descent' instead.",
+            'steps': [{'planned': (1.0, 1e-06, math.nan),
+                       'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                       'texts': ('replace-one',
+                                 'objective perturbation: N(0, 13.43^2) linear term, '
+                                 'regularisation 1.551 (sum form), Jacobian term 0.1946, '
+                                 'gradient sensitivity 2.309 over 1 problem(s), plus Gaussian '
+                                 'output noise at mu=0.01719 for the certified solver gap; '
+                                 'exact profile of the privacy-loss bound plus the charge for '
+                                 'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                 'coef_ and intercept_ of the fitted model (one release)',
+                                 'the records passed to fit',
+                                 'this release')}]},
+ 'igd-op-then-stream': {'rho': 'ValueError: '
+                               "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                               'custom privacy profile that is not Gaussian DP and not '
+                               'accounted in Renyi DP here; private selection cannot bound it. '
+                               "Search solver='igd' or 'mirror_descent' instead.",
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'objective perturbation: N(0, 13.43^2) linear '
+                                             'term, regularisation 1.551 (sum form), Jacobian '
+                                             'term 0.1946, gradient sensitivity 2.309 over 1 '
+                                             'problem(s), plus Gaussian output noise at '
+                                             'mu=0.01719 for the certified solver gap; exact '
+                                             'profile of the privacy-loss bound plus the '
+                                             'charge for the noise-norm bound (doc/privacy.md, '
+                                             'sections 7.3 and 7.6)',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               1.0,
+                                               40.0,
+                                               0.18933431410835758),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 12.21 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               2.0,
+                                               80.0,
+                                               0.2116798953588606),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 12.21 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-ftrl-horizon': {'rho': 0.02801448191263024,
+                      'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             1.0,
+                                             40.0,
+                                             0.18933431410835758),
+                                 'texts': ('replace-one',
+                                           "DP-FTRL on the stream's gradient sums, one step "
+                                           'per partial_fit call (at most 5 calls): BLT matrix '
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '12.21 per step; the models are post-processing',
+                                           'coef_ and intercept_ after every partial_fit call',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')},
+                                {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                 'numbers': (1.0,
+                                             1e-06,
+                                             0.2367043806634353,
+                                             2.0,
+                                             80.0,
+                                             0.2116798953588606),
+                                 'texts': ('replace-one',
+                                           "DP-FTRL on the stream's gradient sums, one step "
+                                           'per partial_fit call (at most 5 calls): BLT matrix '
+                                           'factorization (4 buffers) over at most 5 steps '
+                                           '(one batch per step), column norm 1.25, noise '
+                                           '12.21 per step; the models are post-processing',
+                                           'coef_ and intercept_ after every partial_fit call',
+                                           'the records passed to partial_fit since the stream '
+                                           'started (records of an earlier fit are covered by '
+                                           'its own release)',
+                                           'the stream up to its horizon of 200 samples')}]},
+ 'igd-ftrl-unbounded': {'rho': 0.10050201972241131,
+                        'steps': [{'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               1.0,
+                                               40.0,
+                                               0.23188012462590593),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '9.969 per step; the models are post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')},
+                                  {'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               2.0,
+                                               80.0,
+                                               0.25866932097370965),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '9.969 per step; the models are post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')},
+                                  {'planned': (2.0, 1e-06, 0.44833474039474414),
+                                   'numbers': (2.0,
+                                               1e-06,
+                                               0.44833474039474414,
+                                               3.0,
+                                               120.0,
+                                               0.2736950354494582),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call: BLT matrix factorization '
+                                             '(4 buffers) over an unbounded stream (fitted for '
+                                             '4096 steps, column norm of the infinite stream) '
+                                             '(one batch per step), column norm 1.933, noise '
+                                             '9.969 per step; the models are post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream, however long')}]},
+ 'igd-ftrl-multiclass': {'rho': 0.02801448191263024,
+                         'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                    'numbers': (1.0,
+                                                1e-06,
+                                                0.2367043806634353,
+                                                1.0,
+                                                40.0,
+                                                0.18933431410835758),
+                                    'texts': ('replace-one',
+                                              "DP-FTRL on the stream's gradient sums, one step "
+                                              'per partial_fit call (at most 5 calls): BLT '
+                                              'matrix factorization (4 buffers) over at most 5 '
+                                              'steps (one batch per step), column norm 1.25, '
+                                              'noise 21.15 per step; the models are '
+                                              'post-processing',
+                                              'coef_ and intercept_ after every partial_fit '
+                                              'call',
+                                              'the records passed to partial_fit since the '
+                                              'stream started (records of an earlier fit are '
+                                              'covered by its own release)',
+                                              'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-then-ftrl': {'rho': 0.02801448191263024,
+                       'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              1.0,
+                                              120.0,
+                                              0.2367043806634353),
+                                  'texts': ('replace-one',
+                                            'analytic Gaussian on the uncorrupted iterate, '
+                                            'GDP-composed over releases',
+                                            'coef_ and intercept_ of the fitted model (one '
+                                            'release)',
+                                            'the records passed to fit',
+                                            'this release')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              1.0,
+                                              40.0,
+                                              0.18933431410835758),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 12.21 per step; the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              2.0,
+                                              80.0,
+                                              0.2116798953588606),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 12.21 per step; the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')}]},
+ 'igd-op-auto-norm': {'rho': 'ValueError: '
+                             "PrivateIGDClassifier(solver='objective_perturbation') has a "
+                             'custom privacy profile that is not Gaussian DP and not accounted '
+                             'in Renyi DP here; private selection cannot bound it. Search '
+                             "solver='igd' or 'mirror_descent' instead.",
+                      'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                 'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                 'texts': ('replace-one',
+                                           'objective perturbation: N(0, 3.375e-05^2) linear '
+                                           'term, regularisation 8.839e-12 (sum form), '
+                                           'Jacobian term 0.1773, gradient sensitivity '
+                                           '5.238e-06 over 1 problem(s), plus Gaussian output '
+                                           'noise at mu=0.01552 for the certified solver gap; '
+                                           'exact profile of the privacy-loss bound plus the '
+                                           'charge for the noise-norm bound (doc/privacy.md, '
+                                           'sections 7.3 and 7.6) at (0.9, 1e-06)-DP, after a '
+                                           '0.1-DP private quantile of the row norms '
+                                           "(data_norm='auto', exponential mechanism); basic "
+                                           'composition',
+                                           'coef_ and intercept_ of the fitted model (one '
+                                           'release) and data_norm_ (the private quantile of '
+                                           'the row norms)',
+                                           'the records passed to fit',
+                                           'this release')}]},
+ 'igd-ftrl-auto-norm': {'rho': 0.02801448191263024,
+                        'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 1.0, 40.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 2.568e-05 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, math.nan),
+                                   'numbers': (1.0, 1e-06, math.nan, 2.0, 80.0, math.nan),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 5 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 5 '
+                                             'steps (one batch per step), column norm 1.25, '
+                                             'noise 2.568e-05 per step; the models are '
+                                             'post-processing at (0.9, 1e-06)-DP, after a '
+                                             "0.1-DP private quantile of the first batch's row "
+                                             "norms (data_norm='auto'); basic composition",
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call and data_norm_ (the private quantile of the '
+                                             'row norms)',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-auto-norm-then-ftrl': {'rho': 0.02801448191263024,
+                                 'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        120.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      'analytic Gaussian on the uncorrupted '
+                                                      'iterate, GDP-composed over releases at '
+                                                      '(0.9, 1e-06)-DP, after a 0.1-DP private '
+                                                      'quantile of the row norms '
+                                                      "(data_norm='auto', exponential "
+                                                      'mechanism); basic composition',
+                                                      'coef_ and intercept_ of the fitted '
+                                                      'model (one release) and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to fit',
+                                                      'this release')},
+                                           {'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        40.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      "DP-FTRL on the stream's gradient sums, "
+                                                      'one step per partial_fit call (at most '
+                                                      '5 calls): BLT matrix factorization (4 '
+                                                      'buffers) over at most 5 steps (one '
+                                                      'batch per step), column norm 1.25, '
+                                                      'noise 3.054e-05 per step; the models '
+                                                      'are post-processing at (0.9, 1e-06)-DP; '
+                                                      'data_norm_ from the fit this stream '
+                                                      'continues (released by it), so the '
+                                                      "quantiles' share of epsilon is not "
+                                                      'spent again',
+                                                      'coef_ and intercept_ after every '
+                                                      'partial_fit call and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to partial_fit since '
+                                                      'the stream started (records of an '
+                                                      'earlier fit are covered by its own '
+                                                      'release)',
+                                                      'the stream up to its horizon of 200 '
+                                                      'samples')}]}})
+
+
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint
     import warnings

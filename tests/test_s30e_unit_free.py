@@ -64,7 +64,9 @@ def test_igd_fit_in_any_units_of_x_is_the_unit_fit(solver, epsilon, c):
     kw = dict(epsilon=epsilon, classes=[0, 1], random_state=3, solver=solver)
     ref = PrivateIGDClassifier(data_norm=1.0, **kw).fit(Z, y)
     model = PrivateIGDClassifier(data_norm=c, **kw).fit(Z * c, y)
-    assert model.intercept_scaling_ == c and ref.intercept_scaling_ == 1.0
+    # "auto": data_norm_ / sqrt(n_features) (doc/privacy.md 55.16; five features here).
+    assert model.intercept_scaling_ == pytest.approx(c / math.sqrt(5), rel=1e-15)
+    assert ref.intercept_scaling_ == 1 / math.sqrt(5)
     assert model.alpha_ == pytest.approx(ref.alpha_ * c * c, rel=1e-12)
     # Weights in the units of X; the intercept and every decision value unchanged. At
     # epsilon=1 the noise has the same law (the same seed draws nearly the same variates:
@@ -98,14 +100,16 @@ def test_igd_streams_in_any_units_of_x_are_the_unit_stream(stream, c):
             _same_guarantee(model.privacy_, ref.privacy_)
 
 
-def test_igd_default_at_unit_bound_is_the_old_intercept_of_one():
-    """``intercept_scaling="auto"`` at ``data_norm=1`` is exactly the old default 1.0."""
+def test_igd_default_at_unit_bound_is_the_intercept_of_one_over_root_d():
+    """``intercept_scaling="auto"`` at ``data_norm=1`` is exactly ``1 / sqrt(n_features)``
+    (doc/privacy.md 55.16; session 30's ``data_norm_`` was 1.0 here)."""
     Z, y = _classification()
     for solver in ("igd", "objective_perturbation"):
         kw = dict(epsilon=1.0, classes=[0, 1], random_state=1, solver=solver)
         auto = PrivateIGDClassifier(**kw).fit(Z, y)
-        one = PrivateIGDClassifier(intercept_scaling=1.0, **kw).fit(Z, y)
-        assert auto.intercept_scaling == "auto" and auto.intercept_scaling_ == 1.0
+        one = PrivateIGDClassifier(intercept_scaling=1 / math.sqrt(5), **kw).fit(Z, y)
+        assert auto.intercept_scaling == "auto"
+        assert auto.intercept_scaling_ == 1 / math.sqrt(5)
         np.testing.assert_array_equal(auto.coef_, one.coef_)
         np.testing.assert_array_equal(auto.intercept_, one.intercept_)
         assert auto.noise_scale_ == one.noise_scale_ and auto.privacy_ == one.privacy_
@@ -115,9 +119,11 @@ def test_igd_auto_intercept_follows_the_released_data_norm():
     Z, y = _classification()
     model = PrivateIGDClassifier(epsilon=2.0, data_norm="auto", classes=[0, 1],
                                  random_state=0).fit(Z * 100, y)
-    assert model.intercept_scaling_ == model.data_norm_ > 10
-    # The sensitivity is that of L = sqrt(2) data_norm_.
-    lipschitz = math.sqrt(2.0) * model.data_norm_
+    assert model.intercept_scaling_ == pytest.approx(model.data_norm_ / math.sqrt(5),
+                                                     rel=1e-15)
+    assert model.data_norm_ > 10
+    # The sensitivity is that of L = sqrt(1 + 1/5) data_norm_.
+    lipschitz = math.sqrt(1.2) * model.data_norm_
     from sklearn_dpol._core import igd
     assert model.sensitivity_ == pytest.approx(igd.release_sensitivity(
         lipschitz, model.alpha_, "implicit", model.t_ - 1, model.max_iter,

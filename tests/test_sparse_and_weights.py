@@ -259,7 +259,8 @@ def test_igd_weighted_neighbours_move_iterates_within_sensitivity(params):
             assert moved <= bound * (1 + 1e-9)
             worst = max(worst, moved / bound)
     assert worst > 0.01
-    lipschitz = igd.loss_lipschitz(1.0, 1.0 if kw.get("fit_intercept", True) else 0.0)
+    # intercept_scaling="auto": data_norm / sqrt(p) (doc/privacy.md 55.16).
+    lipschitz = igd.loss_lipschitz(1.0, 1 / np.sqrt(p) if kw.get("fit_intercept", True) else 0.0)
     assert bound == pytest.approx(igd.release_sensitivity(
         lipschitz, reference.alpha_, reference.update, n * passes, passes))
 

@@ -57,6 +57,21 @@ LOGIT_SCALE = 10.0
 OP_BALANCE_FACTOR = 0.5
 
 
+def auto_unit_intercept(n_features):
+    """``intercept_scaling="auto"`` over ``data_norm_``: ``1 / sqrt(n_features)``.
+
+    The constant feature is ``data_norm_ / sqrt(n_features)``, the root mean square
+    coordinate of a row at the bound: in the units of ``X`` (unit-free, as
+    ``data_norm_`` was), and it adds ``1/d``, not 1, to ``L^2 / data_norm_^2``. The
+    intercept's noise enters every decision value times this value, so when the
+    bound is loose (rows far inside it) ``data_norm_`` itself cost up to 0.14
+    accuracy (``doc/privacy.md`` 55.16). One feature: exactly 1.0. Public: the
+    width only.
+    """
+    n_features = int(n_features)
+    return 1.0 if n_features <= 1 else 1.0 / math.sqrt(n_features)
+
+
 def public_alpha(lipschitz, n_samples, mu, n_problems=1):
     """``alpha`` balancing output noise against regularisation bias (public values only).
 
@@ -185,15 +200,19 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     intercept_scaling : float or "auto", default="auto"
         Value of the constant feature. The loss is Lipschitz with
         ``L = sqrt(data_norm**2 + intercept_scaling**2)``. ``"auto"``: the row
-        bound in use, ``data_norm_`` (1 at the default ``data_norm=1``), so
-        that the constant feature is in the units of ``X``: fitting ``c X``
-        with ``data_norm=c`` then gives the model of ``X`` with
-        ``data_norm=1`` (its ``coef_`` divided by ``c``, the same predictions,
-        noise of the same law and the same ``privacy_``). A constant of 1
-        next to features of norm 100 is regularised like a feature 100 times
-        smaller than the rest, which pins the intercept near 0. Resolved into
-        ``intercept_scaling_`` (``doc/privacy.md``, "Unit-free defaults of IGD
-        and QFTL").
+        bound in use over the root of the number of features,
+        ``data_norm_ / sqrt(n_features_in_)`` (the root mean square coordinate
+        of a row at the bound), so that the constant feature is in the units
+        of ``X``: fitting ``c X`` with ``data_norm=c`` then gives the model of
+        ``X`` with ``data_norm=1`` (its ``coef_`` divided by ``c``, the same
+        predictions, noise of the same law and the same ``privacy_``). A
+        constant of 1 next to features of norm 100 is regularised like a
+        feature 100 times smaller than the rest, which pins the intercept
+        near 0; a constant of ``data_norm_`` doubles ``L^2`` and, when the
+        bound is loose, puts the intercept's noise times ``data_norm_`` into
+        every decision value. Resolved into ``intercept_scaling_``
+        (``doc/privacy.md``, "Unit-free defaults of IGD and QFTL" and
+        "intercept_scaling='auto' at 1/sqrt(d) of the row bound").
     max_iter : int, default=5
         Passes over the data in ``fit``, each an epoch of per-record steps
         (``max_iter`` counts passes over the training set in every estimator
@@ -315,7 +334,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         ``data_norm="auto"`` (released, covered by ``privacy_``).
     intercept_scaling_ : float
         The value of the constant feature used: ``intercept_scaling``, or
-        ``data_norm_`` for ``"auto"``; 0.0 when ``fit_intercept=False``.
+        ``data_norm_ / sqrt(n_features_in_)`` for ``"auto"``; 0.0 when
+        ``fit_intercept=False``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noisy) weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -984,15 +1004,18 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """``(intercept value, L)``; ``worst``: an "auto" ``data_norm`` at its largest candidate.
 
         ``intercept_scaling="auto"`` is the row bound in use (public, or the released
-        quantile of ``data_norm="auto"``, or its worst case), so that the constant
-        feature is in the units of ``X`` (``doc/privacy.md``, "Unit-free defaults of
-        IGD and QFTL").
+        quantile of ``data_norm="auto"``, or its worst case) over ``sqrt(n_features)``,
+        so that the constant feature is in the units of ``X`` (``doc/privacy.md``,
+        "Unit-free defaults of IGD and QFTL" and "intercept_scaling='auto' at
+        1/sqrt(d) of the row bound"). ``worst`` (the checks before ``validate_data``,
+        the width unknown): the largest value, ``data_norm`` itself (one feature).
         """
         data_norm = self._data_norm(worst)
         if not self.fit_intercept:
             intercept_value = 0.0
         elif isinstance(self.intercept_scaling, str):     # "auto"
-            intercept_value = data_norm
+            width = 1 if worst else self.n_features_in_
+            intercept_value = data_norm * auto_unit_intercept(width)
         else:
             intercept_value = float(self.intercept_scaling)
         return intercept_value, igd.loss_lipschitz(data_norm, intercept_value)
