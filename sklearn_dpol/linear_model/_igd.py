@@ -314,9 +314,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         (:class:`~sklearn_dpol.privacy.PrivacyAccountant`).
     verbose : int, default=0
         Print progress in scikit-learn's style: a line per pass of ``fit``
-        (epoch, step count, elapsed time), then a summary of each call's
+        (epoch, step count), then a summary of each call's
         release. Only public information is printed (counters,
-        elapsed time, the noise scale and the guarantee already released),
+        the noise scale and the guarantee already released; no running time,
+        which depends on the data),
         never a loss, a norm or any other value of the private iterates or
         the data: printing one would release it outside the guarantee.
 

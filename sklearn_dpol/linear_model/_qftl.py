@@ -173,7 +173,8 @@ class PrivateQFTLRegressor(
     verbose : int, default=0
         Print a summary of each ``fit`` and ``partial_fit`` call's release
         in scikit-learn's style. Only public information is printed (counters,
-        elapsed time, the noise scale and the guarantee already released),
+        the noise scale and the guarantee already released; no running time,
+        which depends on the data),
         never a loss, a norm or any other value of the private iterates or
         the data: printing one would release it outside the guarantee.
 
