@@ -111,6 +111,19 @@ def test_the_log_loss_solve_is_within_its_stated_allowance():
         for k in np.geomspace(1e-12, 1e14, 14):
             s = implicit_log_loss_weight(float(a), float(k))
             worst = max(worst, float(abs(mp.mpf(s) - root(a, k))))
+    # Review 114: margins up to 1.1 L^2 / alpha, i.e. of the order of the curvature times
+    # the steps so far (a = -f k: Newton lost the root to the cancellation in a + k s,
+    # errors up to 0.38 at k = 1e17; bisection on u = k s above 1e12, 55.17), and the
+    # compiled kernel equals the Python function.
+    from sklearn_dpol._core._loss_kernels import implicit_log_loss_weight as compiled
+
+    rng = np.random.default_rng(5)
+    for k in np.geomspace(1e6, 1e40, 18):
+        for f in (*rng.uniform(0, 1.5, 4), 1e-6, 1e-3, 0.1815, -3.0, 1e3):
+            a = float(-f * k)
+            s = implicit_log_loss_weight(a, float(k))
+            assert s == compiled(a, float(k))
+            worst = max(worst, float(abs(mp.mpf(s) - root(a, k))))
     assert worst <= igd.LOG_LOSS_SOLVE_ERROR * 2.0 ** -10
 
 
@@ -193,3 +206,27 @@ def test_the_review_mean_moves_past_1_over_m_and_within_the_paid_sensitivity():
     assert move > 1 + Fraction(1, 10 ** 9)
     mu = 0.5
     assert move <= Fraction(core.score_sigma(m, mu) * mu) * m
+
+
+def test_a_stream_continuing_a_model_outside_the_ball_starts_from_its_projection():
+    """Review 114: a stream continuing a released objective-perturbation model started
+    outside the ball of radius L / alpha that the rounding allowance's radius argument
+    assumes (10x at epsilon 0.1, 2.9e4 at 1e-10); it now starts from its projection."""
+    from sklearn_dpol import PrivateIGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = PrivateIGDClassifier(classes=[0, 1], solver="objective_perturbation", epsilon=1e-3,
+                               alpha=1e-2, stream="iterate_perturbation", random_state=0)
+    clf.fit(X[:20], y[:20])
+    intercept_value, lipschitz = clf._geometry()
+    radius = lipschitz / clf.alpha_
+    released = np.r_[clf.coef_.ravel(), clf.intercept_ / intercept_value]
+    assert np.linalg.norm(released) > 10 * radius        # outside the ball
+    clf._start_stream(X.shape[1], fitting=False)
+    start = clf._w_private[0]
+    assert np.linalg.norm(start) <= radius
+    np.testing.assert_allclose(start / np.linalg.norm(start),
+                               released / np.linalg.norm(released), rtol=1e-12)
+    clf.partial_fit(X[20:], y[20:])                       # the stream runs from there

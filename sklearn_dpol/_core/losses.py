@@ -200,6 +200,8 @@ def implicit_log_loss_weight(shrunk_margin, curvature):
     iterations, accurate to a few ulps even when ``s`` underflows towards
     1e-300.
     """
+    if curvature > _BISECT_CURVATURE:
+        return _implicit_log_loss_weight_bisect(shrunk_margin, curvature)
     log_s = -softplus(shrunk_margin)
     if curvature > 1.0:
         # u = curvature * s solves u = k sigmoid(-a - u) <= k exp(-a - u), so
@@ -216,6 +218,32 @@ def implicit_log_loss_weight(shrunk_margin, curvature):
         if step <= 1e-14 * max(1.0, abs(log_s)):
             break
     return math.exp(log_s)
+
+
+# Above this curvature Newton's steps in log s lose the root to the cancellation in
+# ``a + k s`` (review 114: errors up to 0.38 at k = 1e17, 2^-47.8 at 1e14..1e16): the
+# weight is found by bisection on u = k s instead (doc/privacy.md 55.17).
+_BISECT_CURVATURE = 1e12
+
+
+def _implicit_log_loss_weight_bisect(shrunk_margin, curvature):
+    """The root of ``g(u) = u - k sigmoid(-(a + u))`` on ``[0, k]``, ``s = u / k``.
+
+    ``g`` is increasing (``g' = 1 + k sigmoid (1 - sigmoid) > 0``), ``g(0) < 0 <= g(k)``;
+    bisection keeps the root bracketed, stopping when the bracket is down to the spacing
+    of the doubles at its top (or 1e-300), so ``s`` is within ``u``'s rounding of the root
+    over ``k`` whatever the cancellation in ``a + u``.
+    """
+    lo, hi = 0.0, curvature
+    for _ in range(2200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if mid - curvature * sigmoid_neg(shrunk_margin + mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return min(max(0.5 * (lo + hi) / curvature, 0.0), 1.0)
 
 
 def implicit_hinge_weight(shrunk_margin, curvature):

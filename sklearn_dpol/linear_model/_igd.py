@@ -876,9 +876,18 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         width = n_features + int(self.fit_intercept)
         W = np.zeros((n_problems, width))
         if not fitting and hasattr(self, "coef_"):
+            intercept_value, lipschitz = self._geometry()
             W[:, :n_features] = self.coef_
             if self.fit_intercept:
-                W[:, n_features] = self.intercept_ / self._geometry()[0]
+                W[:, n_features] = self.intercept_ / intercept_value
+            # A released model need not lie in the ball of radius L / alpha (objective
+            # perturbation's is not projected): the stream starts from its projection,
+            # post-processing of public values, so that the rounding allowance's radius
+            # argument holds from the first step (doc/privacy.md 55.17; review 114).
+            radius = igd.iterate_radius(lipschitz, self.alpha_)
+            norms = np.linalg.norm(W, axis=1)
+            outside = norms > radius
+            W[outside] *= (radius / norms[outside] * (1.0 - 2.0 ** -50))[:, np.newaxis]
         self._w_private = W
         self._t = 0 if fitting else getattr(self, "_t", 0)
         self._stream_samples = 0
