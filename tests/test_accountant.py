@@ -737,3 +737,13 @@ def test_accountant_page_examples_run():
     namespace = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102
+
+
+def test_the_spend_prints_only_the_groups_that_hold_charges():
+    from sklearn_dpol.privacy._accountant import PrivacySpend
+
+    gdp = PrivacySpend(1.4, 1e-6, 0.33, 0.0, 0.0, 3)
+    assert str(gdp) == "(1.4, 1e-06)-DP over 3 charge(s) [GDP mu=0.33]"
+    both = PrivacySpend(2.9, 1e-5, 0.24, 2.0, 1e-6, 2)
+    assert str(both).endswith("[GDP mu=0.24; basic (2, 1e-06)]")
+    assert str(PrivacySpend(0.0, 0.0, 0.0, 0.0, 0.0, 0)) == "(0, 0)-DP over 0 charge(s)"

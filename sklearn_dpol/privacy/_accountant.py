@@ -278,9 +278,16 @@ class PrivacySpend:
     n_charges: int
 
     def __str__(self):
-        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP over {self.n_charges} charge(s) "
-                f"[GDP mu={self.mu:.4g}; basic ({self.epsilon_basic:.4g}, "
-                f"{self.delta_basic:.3g})]")
+        # Only the groups that hold charges (a "basic (0, 0)" beside GDP charges read as a
+        # charge of nothing).
+        parts = []
+        if self.mu:
+            parts.append(f"GDP mu={self.mu:.4g}")
+        if self.epsilon_basic or self.delta_basic:
+            parts.append(f"basic ({self.epsilon_basic:.4g}, {self.delta_basic:.3g})")
+        detail = f" [{'; '.join(parts)}]" if parts else ""
+        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP over {self.n_charges} "
+                f"charge(s){detail}")
 
 
 def compose(costs, delta):
