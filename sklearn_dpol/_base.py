@@ -352,9 +352,12 @@ class PrivateEstimatorMixin:
         own = ", ".join(f"{name}=<{_BOUND_MEANINGS.get(name, 'a public bound')}>"
                         for name in names if name in defaults)
         auto = [name for name in names if _accepts_auto(self, name)]
-        offered = (" or " + " and ".join(f"{name}='auto' (a private quantile of "
-                                         f"{_AUTO_MEANINGS.get(name, 'the values')})"
-                                         for name in auto)) if auto else ""
+        norm_param, norm_words = (self._norm_words() if hasattr(self, "_norm_words")
+                                  else (None, None))
+        offered = (" or " + " and ".join(
+            f"{name}='auto' (a private quantile of "
+            f"{'the ' + norm_words if name == norm_param else '|y|'})"
+            for name in auto)) if auto else ""
         warnings.warn(
             f"{type(self).__name__}: {listed} left at the default. Every record is "
             "clipped to these public bounds, so a default that does not fit the data "
@@ -539,11 +542,6 @@ _BOUND_MEANINGS = {
     "data_norm": "public bound on the L2 norm of a row",
     "y_bound": "public bound on |y|",
     "feature_bound": "public bound on every |x_j|",
-}
-_AUTO_MEANINGS = {
-    "data_norm": "the row norms",
-    "y_bound": "|y|",
-    "feature_bound": "the rows' L-inf norms",
 }
 
 

@@ -90,14 +90,15 @@ MAX_ITERATE_ROUNDING = 0.1
 _RADIUS_SLACK = 1.0 + MAX_ITERATE_ROUNDING
 
 # The log loss's implicit step solves for its weight s in (0, 1) by Newton's method,
-# stopped at a step of at most 1e-14 max(1, |log s|); a generous bound on the absolute
-# error of the computed s (in units of the step's size in w-space). Argued and measured
-# (at most 2^-53.3 over a grid of 4,617 margins and curvatures against a 200-bit root,
-# 55.10.2), not proved.
+# stopped at a step of at most 1e-14 max(1, |log s|), and by bisection on u = k s above
+# curvature 1e12 (Newton lost the root to cancellation there, 55.17); a generous bound on
+# the absolute error of the computed s (in units of the step's size in w-space). Argued
+# and measured (at most 2^-52 against 60-digit roots over curvatures 1e-2 .. 1e42 and
+# margins of order -k, 55.17), not proved.
 LOG_LOSS_SOLVE_ERROR = 2.0 ** -36
 
 
-def iterate_rounding_constants(width, update, loss=losses.LOG_LOSS):
+def iterate_rounding_constants(width, update):
     """``(c_iterate, c_step, c_record)``: the unit-roundoff counts of 55.10.
 
     Per step, the computed map differs from the exact one by at most
@@ -140,7 +141,7 @@ def iterate_rounding_factor(n_steps, n_occurrences, width, update=IMPLICIT,
 
     steps = max(int(n_steps), 0)
     k = max(int(n_occurrences), 1)
-    c_iterate, c_step, c_record = iterate_rounding_constants(width, update, loss)
+    c_iterate, c_step, c_record = iterate_rounding_constants(width, update)
     solve = LOG_LOSS_SOLVE_ERROR if loss == losses.LOG_LOSS else 0.0
     if update == IMPLICIT:
         quadratic = steps * (steps + 3.0) / 2.0
