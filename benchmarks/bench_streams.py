@@ -225,6 +225,14 @@ def run_real(args):
     return results
 
 
+def _standard_error(differences):
+    """Standard error of the mean of per-seed differences (nan for a single seed)."""
+    differences = np.asarray(differences, dtype=float)
+    if differences.size < 2:
+        return float("nan")
+    return float(np.std(differences, ddof=1) / np.sqrt(differences.size))
+
+
 def run_real_alpha(args, alpha):
     import warnings
 
@@ -273,9 +281,17 @@ def run_real_alpha(args, alpha):
         table(["release", "horizon", "mean R^2", "worst seed", "stream - fit",
                "mean R^2 over all releases"], rows)
         blt_known, blt_none = results[(name, "auto", False)], results[(name, "auto", True)]
-        print(f"Targets: default stream (auto) - fit = {blt_known - np.mean(fit):+.4f} (>= -0.05: "
+        # Standard errors of the two gaps over the seeds (each seed's stream against the same
+        # seed's fit / known-horizon stream): with 5 seeds the gap's standard error on
+        # cal_housing is about 0.01, so a verdict near the target needs more seeds.
+        known_seeds = np.asarray(results[(name, "auto", False, "seeds")])
+        none_seeds = np.asarray(results[(name, "auto", True, "seeds")])
+        se_fit = _standard_error(known_seeds - np.asarray(fit))
+        se_none = _standard_error(none_seeds - known_seeds)
+        print(f"Targets: default stream (auto) - fit = {blt_known - np.mean(fit):+.4f} "
+              f"(standard error {se_fit:.4f}; >= -0.05: "
               f"{'met' if blt_known - np.mean(fit) >= -0.05 else 'MISSED'}); horizon=None - "
-              f"known = {blt_none - blt_known:+.4f} (within 0.02: "
+              f"known = {blt_none - blt_known:+.4f} (standard error {se_none:.4f}; within 0.02: "
               f"{'met' if abs(blt_none - blt_known) <= 0.02 else 'MISSED'}).\n")
     return results
 
