@@ -29,6 +29,8 @@
 
 import copy
 import os
+import threading
+import weakref
 from contextlib import contextmanager
 from numbers import Integral, Real
 
@@ -106,6 +108,41 @@ _SAMPLER_STATE = ("_sampler", "_sampler_rng")
 # the ledger's address) and the ledger reservation. An export refuses
 # ``partial_fit``, and its ``fit`` freezes afresh.
 _NOT_EXPORTED = ("_frozen_params", "_accountant_stream", "_call", "_rng_pid")
+
+# One lock per estimator, held for a whole release call (fit, partial_fit, a
+# search's fit), so that calls from several threads run one after the other.
+# Without it two concurrent calls shared one `_call` and one saved state: one
+# failed on the other's bookkeeping, and its restore rewound the generator that
+# had drawn the other's published noise (review 116; doc/privacy.md 56.2). Kept
+# outside the estimator, so pickles and copies never carry a lock; blocking, not
+# refusing, so that no refusal depends on timing. A forked child starts afresh.
+_CALL_LOCKS = weakref.WeakKeyDictionary()
+_CALL_LOCKS_GUARD = threading.Lock()
+
+
+# The parameter objects of each estimator's last validated stream call (see
+# _release_stream_batch_locked), outside the estimator for the same reasons.
+_VALIDATED_PARAMS = weakref.WeakKeyDictionary()
+
+
+def _call_lock(estimator):
+    """The re-entrant lock that serialises ``estimator``'s release calls."""
+    with _CALL_LOCKS_GUARD:
+        lock = _CALL_LOCKS.get(estimator)
+        if lock is None:
+            lock = _CALL_LOCKS[estimator] = threading.RLock()
+        return lock
+
+
+def _reset_call_locks_after_fork():
+    global _CALL_LOCKS_GUARD
+    _CALL_LOCKS_GUARD = threading.Lock()
+    _CALL_LOCKS.clear()
+    _VALIDATED_PARAMS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_call_locks_after_fork)
 
 
 class PrivateEstimatorMixin:
@@ -237,10 +274,21 @@ class PrivateEstimatorMixin:
     def _atomic(self):
         """Undo every change to the estimator if the body raises.
 
-        That includes the generator's state and, when ``random_state`` is a
-        ``RandomState`` instance (which seeding draws from), its state too.
+        That includes the generator's state, the exact sampler's state and,
+        when ``random_state`` is a ``RandomState`` instance (which seeding
+        draws from), its state too. A stream's mechanism is shared with the
+        state it was advanced from and rolls back with it (its steps are
+        written past the restored step count; ``_StepRows``). One exception:
+        an unseeded estimator whose call failed after reading its data (a
+        charged failure, which may have drawn noise) keeps a fresh generator
+        instead of the rewound one, so that no later call draws the failed
+        call's noise again (``doc/privacy.md`` 56.1). A seeded one is rewound:
+        its seed regenerates every draw anyway.
         """
+        self.__dict__.pop("_data_read_in_call", None)
         saved = dict(self.__dict__)
+        sampler = {name: np.array(saved[name], copy=True) for name in ("_sampler",)
+                   if isinstance(saved.get(name), np.ndarray)}
         rng = self.__dict__.get("_rng")
         rng_state = _generator_state(rng) if rng is not None else None
         seeder = getattr(self, "random_state", None)
@@ -248,16 +296,26 @@ class PrivateEstimatorMixin:
         try:
             yield
         except BaseException:
+            data_read = self.__dict__.get("_data_read_in_call", False)
             self.__dict__.clear()
             self.__dict__.update(saved)
+            for name, value in sampler.items():
+                saved[name][...] = value     # the state array is advanced in place
             if rng is not None:
                 rng.bit_generator.state = rng_state
             if seeder_state is not None:
                 seeder.set_state(seeder_state)
+            if data_read and self.random_state is None and "_rng" in self.__dict__:
+                self._forget_noise()
             raise
+        self.__dict__.pop("_data_read_in_call", None)
 
     def _release_fit(self, X, y, reset=(), **engine_kwargs):
         """``fit``: start afresh from ``random_state`` and make one release."""
+        with _call_lock(self):
+            return self._release_fit_locked(X, y, reset, **engine_kwargs)
+
+    def _release_fit_locked(self, X, y, reset, **engine_kwargs):
         self._more_validate_params()
         with self._atomic(), _silent_floats():
             # Seeded before the reservation, which refuses noise already charged.
@@ -281,12 +339,28 @@ class PrivateEstimatorMixin:
 
     def _release_stream_batch(self, X, y, **engine_kwargs):
         """``partial_fit``: continue the stream (same calibration, same generator)."""
+        with _call_lock(self):
+            return self._release_stream_batch_locked(X, y, **engine_kwargs)
+
+    def _release_stream_batch_locked(self, X, y, **engine_kwargs):
         self._check_not_exported()
+        if hasattr(self, "_frozen_params"):
+            # scikit-learn validates the parameters of a fitted estimator's
+            # partial_fit only once; a parameter set between calls (one the
+            # stream does not freeze, such as max_iter) is checked here, before
+            # anything is read or charged (review 116), whenever a parameter
+            # object changed since this estimator's last validated call.
+            params = tuple(self.__dict__.get(name) for name in self._parameter_constraints)
+            last = _VALIDATED_PARAMS.get(self)
+            if last is None or any(a is not b for a, b in zip(params, last)):
+                self._validate_params()
+                self._more_validate_params()
+                _VALIDATED_PARAMS[self] = params
         with self._atomic(), _silent_floats():
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
                 # a stream's first call (a stream after fit was warned by fit)
-                self._warn_default_bounds(stacklevel=6)
+                self._warn_default_bounds(stacklevel=7)
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
@@ -382,6 +456,7 @@ class PrivateEstimatorMixin:
         call = self.__dict__.get("_call")
         if call is not None:
             call.data_read = True
+        self._data_read_in_call = True      # read (and dropped) by _atomic
 
     def _privacy_spec(self, X=None, *, fitting=True, **metadata):
         """The call's :class:`~sklearn_dpol.privacy._spec.PrivacySpec`: its one declaration.

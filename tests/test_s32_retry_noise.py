@@ -1,0 +1,117 @@
+"""A call that fails after reading its data never hands its noise on (doc/privacy.md 56.1).
+
+``_atomic`` undoes every change when a call raises, so that a rejected input
+leaves the estimator exactly as it was. A failure after the data has been read
+(charged: a bug, an interrupt, a ledger that cannot be written) may come after
+the call's noise was drawn. A seeded estimator is rewound exactly (its seed
+regenerates every draw anyway), the exact sampler's state included, and a retry
+continues the stream exactly as if the failed call had never been made: a
+stream's mechanism writes its steps past the restored step count, so the
+failed batch is not left inside it. An unseeded estimator keeps a fresh
+generator: before this rule it was rewound to the generator the failed call
+drew from, and a retry on other data reused the failed call's noise.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import sklearn_dpol._base as base
+from sklearn_dpol import (
+    MutualInformationPrivateOGDRegressor,
+    ParameterFreeLocalDPRegressor,
+    PrivateFrankWolfeLasso,
+    PrivateIGDClassifier,
+    PrivateMirrorDescentRegressor,
+    PrivateQFTLRegressor,
+)
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(-0.5, 0.5, size=(60, 3))
+Y_REG = np.clip(X @ np.array([0.5, -0.3, 0.2]), -1, 1)
+Y_CLF = (X[:, 0] > 0).astype(int)
+
+MAKERS = {
+    "qftl": (lambda rs: PrivateQFTLRegressor(random_state=rs, horizon=600), Y_REG),
+    "igd-ftrl": (lambda rs: PrivateIGDClassifier(random_state=rs, classes=[0, 1],
+                                                 horizon=600), Y_CLF),
+    "igd-iterate": (lambda rs: PrivateIGDClassifier(random_state=rs, classes=[0, 1], horizon=600,
+                                                    stream="iterate_perturbation"), Y_CLF),
+    "md": (lambda rs: PrivateMirrorDescentRegressor(random_state=rs), Y_REG),
+    "fw": (lambda rs: PrivateFrankWolfeLasso(random_state=rs), Y_REG),
+    "pf": (lambda rs: ParameterFreeLocalDPRegressor(random_state=rs), Y_REG),
+    "mi": (lambda rs: MutualInformationPrivateOGDRegressor(random_state=rs), Y_REG),
+}
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _fail_next_settle(monkeypatch):
+    """The next call fails after its release was computed (data read, noise drawn)."""
+    original = base._settle
+
+    def settle(charge, guarantee):
+        monkeypatch.setattr(base, "_settle", original)
+        raise RuntimeError("injected failure after the release was computed")
+
+    monkeypatch.setattr(base, "_settle", settle)
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_a_seeded_retry_continues_as_if_the_failed_call_never_happened(monkeypatch, name):
+    make, y = MAKERS[name]
+    failed, clean = make(7), make(7)
+    for est in (failed, clean):
+        est.partial_fit(X[:20], y[:20])
+    _fail_next_settle(monkeypatch)
+    with pytest.raises(RuntimeError, match="injected"):
+        failed.partial_fit(X[20:40], y[20:40])
+    for est in (failed, clean):
+        est.partial_fit(X[20:40], y[20:40])
+        est.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(failed.coef_, clean.coef_)   # the batch is in once
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_an_unseeded_failure_after_the_read_leaves_a_fresh_generator(monkeypatch, name):
+    make, y = MAKERS[name]
+    est = make(None)
+    est.partial_fit(X[:20], y[:20])
+    before = est._rng.bit_generator.state
+    _fail_next_settle(monkeypatch)
+    with pytest.raises(RuntimeError, match="injected"):
+        est.partial_fit(X[20:40], y[20:40])
+    assert est._rng.bit_generator.state != before
+    for attribute in ("_sampler", "_sampler_rng"):
+        assert attribute not in est.__dict__
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_a_seeded_failure_is_rewound_exactly(monkeypatch, name):
+    make, y = MAKERS[name]
+    est = make(7)
+    est.partial_fit(X[:20], y[:20])
+    est.partial_fit(X[20:30], y[20:30])        # the exact sampler has state now
+    before = {k: v for k, v in est.__dict__.items()
+              if k not in ("_stream", "_ftrl_mechanism")}   # rows shared with later states
+    snapshot = pickle.dumps(before)
+    _fail_next_settle(monkeypatch)
+    with pytest.raises(RuntimeError, match="injected"):
+        est.partial_fit(X[30:40], y[30:40])
+    after = {k: v for k, v in est.__dict__.items()
+             if k not in ("_stream", "_ftrl_mechanism")}
+    assert pickle.dumps(after) == snapshot
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_a_rejected_input_changes_nothing_and_the_stream_continues(name):
+    make, y = MAKERS[name]
+    est = make(None)
+    est.partial_fit(X[:20], y[:20])
+    snapshot = pickle.dumps(est.__dict__)
+    bad = X[20:40].copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.partial_fit(bad, y[20:40])
+    assert pickle.dumps(est.__dict__) == snapshot
+    est.partial_fit(X[20:40], y[20:40])
