@@ -19,6 +19,7 @@ from .._base import (
     DELTA_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
+    _call_lock,
     _refunded_on_failure,
     _silent_floats,
     _settle,
@@ -548,6 +549,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self : object
             The search, with ``best_estimator_`` and ``privacy_``.
         """
+        with _call_lock(self):   # concurrent fits run one after the other (doc/privacy.md 56.2)
+            return self._fit_locked(X, y)
+
+    def _fit_locked(self, X, y):
         plan = self._plan()
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
