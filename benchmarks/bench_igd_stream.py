@@ -147,7 +147,8 @@ def main(argv=None):
     print(f"\nData: {path.name}, train {n:,} / test {len(y_te):,} (stratified 90/10, "
           f"random_state=0), majority class {majority:.4f}; one pass in batches of {BATCH:,} "
           f"({-(-n // BATCH)} calls); alpha grid {list(alphas)}; seeds {list(seeds)}; "
-          f"delta {DELTA:g}; data_norm 1, intercept_scaling 1 (L = sqrt(2)); DP-FTRL "
+          f"delta {DELTA:g}; data_norm 1, intercept_scaling 'auto' (data_norm / sqrt(54); "
+          f"L = sqrt(1 + 1/54)); DP-FTRL "
           f"prefix_sums={args.prefix_sums!r}.\n")
 
     sgd = [run_stream(lambda s=s: SGDClassifier(loss="log_loss", random_state=s),
