@@ -433,12 +433,14 @@ class PrivateEstimatorMixin:
             f"{'the ' + norm_words if name == norm_param else '|y|'})"
             for name in auto)) if auto else ""
         warnings.warn(
-            f"{type(self).__name__}: {listed} left at the default. Every record is "
+            f"{type(self).__name__}: {listed}, the default "
+            f"{'value' if len(left) == 1 else 'values'} (left unset or passed equal to "
+            "it: the two cannot be told apart). Every record is "
             "clipped to these public bounds, so a default that does not fit the data "
             "gives a useless model without any error. Pass bounds known without looking "
             f"at the data ({own}){offered}, or scale the features privately first with "
-            "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If the "
-            "default is your public bound, silence this with warnings.filterwarnings("
+            "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If this "
+            "value is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
             DefaultBoundWarning, stacklevel=stacklevel,  # the caller of fit (two wrappers)
         )

@@ -52,7 +52,9 @@ def test_default_bound_warns_once_with_data_independent_message(cls, fixed, boun
 def test_partial_bound_names_only_the_default_one():
     messages = _bound_warnings(PrivateQFTLRegressor(data_norm=5.0, random_state=0), *_data(0, 1.0))
     assert len(messages) == 1
-    assert "y_bound=1.0" in messages[0] and "data_norm" not in messages[0].split(" left")[0]
+    assert "y_bound=1.0" in messages[0]
+    assert "data_norm" not in messages[0].split(", the default value")[0]
+    assert ", the default value (left unset or passed equal to it" in messages[0]
 
 
 def _stream_warnings(est, batches):
