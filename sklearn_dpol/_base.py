@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import get_config
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 from ._validate import validate_data
@@ -353,7 +354,8 @@ class PrivateEstimatorMixin:
             params = tuple(self.__dict__.get(name) for name in self._parameter_constraints)
             last = _VALIDATED_PARAMS.get(self)
             if last is None or any(a is not b for a, b in zip(params, last)):
-                self._validate_params()
+                if not get_config().get("skip_parameter_validation", False):
+                    self._validate_params()      # as scikit-learn's own first call does
                 self._more_validate_params()
                 _VALIDATED_PARAMS[self] = params
         with self._atomic(), _silent_floats():
