@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn import get_config
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 from ._validate import validate_data
@@ -124,6 +123,10 @@ _CALL_LOCKS_GUARD = threading.Lock()
 # The parameter objects of each estimator's last validated stream call (see
 # _release_stream_batch_locked), outside the estimator for the same reasons.
 _VALIDATED_PARAMS = weakref.WeakKeyDictionary()
+
+
+def _parameter_objects(estimator):
+    return tuple(estimator.__dict__.get(name) for name in estimator._parameter_constraints)
 
 
 def _call_lock(estimator):
@@ -336,6 +339,8 @@ class PrivateEstimatorMixin:
                 del self._call
                 _settle(charge, self.privacy_)
             self._forget_noise()
+        # validated by scikit-learn on entry (or skipped by the user's choice)
+        _VALIDATED_PARAMS[self] = _parameter_objects(self)
         return self
 
     def _release_stream_batch(self, X, y, **engine_kwargs):
@@ -350,12 +355,13 @@ class PrivateEstimatorMixin:
             # partial_fit only once; a parameter set between calls (one the
             # stream does not freeze, such as max_iter) is checked here, before
             # anything is read or charged (review 116), whenever a parameter
-            # object changed since this estimator's last validated call.
-            params = tuple(self.__dict__.get(name) for name in self._parameter_constraints)
+            # object changed since this estimator's last call (whose
+            # parameters scikit-learn validated on entry, unless the user
+            # skipped validation).
+            params = _parameter_objects(self)
             last = _VALIDATED_PARAMS.get(self)
             if last is None or any(a is not b for a, b in zip(params, last)):
-                if not get_config().get("skip_parameter_validation", False):
-                    self._validate_params()      # as scikit-learn's own first call does
+                self._validate_params()
                 self._more_validate_params()
                 _VALIDATED_PARAMS[self] = params
         with self._atomic(), _silent_floats():
@@ -383,6 +389,7 @@ class PrivateEstimatorMixin:
                 del self._call
                 _settle(charge, self.privacy_)
             self._forget_noise()
+        _VALIDATED_PARAMS[self] = _parameter_objects(self)
         return self
 
     def _forget_noise(self):
