@@ -129,6 +129,17 @@ def _parameter_objects(estimator):
     return tuple(estimator.__dict__.get(name) for name in estimator._parameter_constraints)
 
 
+def _check_parameters_unchanged(estimator, params):
+    """Raise (after the read: charged, rolled back) if a parameter was replaced mid-call."""
+    if any(a is not b for a, b in zip(_parameter_objects(estimator), params)):
+        raise RuntimeError(
+            f"{type(estimator).__name__}: a parameter was changed while the call was "
+            "running (from another thread), so its noise and its stated guarantee could "
+            "disagree; nothing was released and the call was charged. Change parameters "
+            "between calls."
+        )
+
+
 def _call_lock(estimator):
     """The re-entrant lock that serialises ``estimator``'s release calls."""
     with _CALL_LOCKS_GUARD:
@@ -168,13 +179,31 @@ class PrivateEstimatorMixin:
     # -- copies: never continue with the original's noise ---------------------------
 
     def __deepcopy__(self, memo):
-        cls = type(self)
-        new = cls.__new__(cls)
-        memo[id(self)] = new
-        for name, value in self.__dict__.items():
-            new.__dict__[name] = copy.deepcopy(value, memo)
+        # Under the call lock: a copy taken while another thread's call runs would
+        # hold the ledger's advanced call count with the state from before the call,
+        # and pass the stale-copy check (review 117; doc/privacy.md 56.3).
+        with _call_lock(self):
+            cls = type(self)
+            new = cls.__new__(cls)
+            memo[id(self)] = new
+            for name, value in self.__dict__.items():
+                new.__dict__[name] = copy.deepcopy(value, memo)
         new._reseed_copy()
         return new
+
+    def __getstate__(self):
+        with _call_lock(self):   # a pickle is a copy too (see __deepcopy__)
+            return super().__getstate__()
+
+    def set_params(self, **params):
+        """Set the parameters (``sklearn.base.BaseEstimator.set_params``).
+
+        Waits for a running ``fit`` or ``partial_fit`` on another thread: a
+        parameter changed during a call would let its noise be calibrated on one
+        value while its guarantee states another (``doc/privacy.md`` 56.3).
+        """
+        with _call_lock(self):
+            return super().set_params(**params)
 
     def __copy__(self):
         """A copy of a private estimator is a deep copy.
@@ -275,7 +304,7 @@ class PrivateEstimatorMixin:
             )
 
     @contextmanager
-    def _atomic(self):
+    def _atomic(self, stream=False):
         """Undo every change to the estimator if the body raises.
 
         That includes the generator's state, the exact sampler's state and,
@@ -311,15 +340,51 @@ class PrivateEstimatorMixin:
                 seeder.set_state(seeder_state)
             if data_read and self.random_state is None and "_rng" in self.__dict__:
                 self._forget_noise()
+            if data_read and stream:
+                # A charged stream failure ends the stream (56.3): its retry would be
+                # a second continuation of this state under the same charge.
+                self._broken_stream = True
             raise
         self.__dict__.pop("_data_read_in_call", None)
 
     def _release_fit(self, X, y, reset=(), **engine_kwargs):
         """``fit``: start afresh from ``random_state`` and make one release."""
-        with _call_lock(self):
+        with _call_lock(self), self._in_call(stream=False):
             return self._release_fit_locked(X, y, reset, **engine_kwargs)
 
+    @contextmanager
+    def _in_call(self, stream):
+        """Mark the estimator as inside a release call, refusing what must not run.
+
+        The marker ``(pid, thread, id)`` is set for the duration of a call (under the
+        call lock). Found at the start of a call it means a re-entrant call from the
+        same thread (an input's ``__array__``, a warnings hook: the lock is
+        re-entrant), which would share the outer call's saved state, or a copy made
+        while a call was running (a fork, or a copy by the calling thread itself),
+        whose stream position is stale. Both are refused before anything is read
+        (``doc/privacy.md`` 56.3); a copy may still ``fit`` afresh.
+        """
+        here = (os.getpid(), threading.get_ident(), id(self))   # a copy has another id
+        marker = self.__dict__.get("_in_call_marker")
+        if marker is not None and (marker == here or stream):
+            raise ValueError(
+                f"{type(self).__name__}: "
+                + ("a release call was made from inside another call on this estimator "
+                   "(a re-entrant fit or partial_fit, e.g. from an input's __array__ or a "
+                   "warnings hook), which is refused. Make the call after the first returns."
+                   if marker == here else
+                   "this copy was made while a call was running on the original (a fork or "
+                   "a copy taken mid-call), so its stream position is stale and partial_fit "
+                   "is refused. Continue the original, or call fit on this copy to start "
+                   "afresh."))
+        self.__dict__["_in_call_marker"] = here
+        try:
+            yield
+        finally:
+            self.__dict__.pop("_in_call_marker", None)
+
     def _release_fit_locked(self, X, y, reset, **engine_kwargs):
+        params = _parameter_objects(self)
         self._more_validate_params()
         with self._atomic(), _silent_floats():
             # Seeded before the reservation, which refuses noise already charged.
@@ -330,13 +395,14 @@ class PrivateEstimatorMixin:
             with _refunded_on_failure(charge) as call:
                 # A fit ends any stream, and the stream's charge with it.
                 for name in (*reset, "_exported_public", "_released_by_search",
-                             "_accountant_stream"):
+                             "_accountant_stream", "_broken_stream"):
                     self.__dict__.pop(name, None)
                 self._rng = rng
                 self._freeze_stream_params()
                 self._call = call
                 self._partial_fit(X, y, fitting=True, **engine_kwargs)
                 del self._call
+                _check_parameters_unchanged(self, params)
                 _settle(charge, self.privacy_)
             self._forget_noise()
         # validated by scikit-learn on entry (or skipped by the user's choice)
@@ -345,11 +411,19 @@ class PrivateEstimatorMixin:
 
     def _release_stream_batch(self, X, y, **engine_kwargs):
         """``partial_fit``: continue the stream (same calibration, same generator)."""
-        with _call_lock(self):
+        with _call_lock(self), self._in_call(stream=True):
             return self._release_stream_batch_locked(X, y, **engine_kwargs)
 
     def _release_stream_batch_locked(self, X, y, **engine_kwargs):
         self._check_not_exported()
+        if self.__dict__.get("_broken_stream", False):
+            raise ValueError(
+                f"{type(self).__name__}: an earlier partial_fit call of this stream failed "
+                "after it had read its data. That call was charged, but a continuation after "
+                "it would be a second continuation of the same stream state under the same "
+                "charge (doc/privacy.md 56.3), so this stream cannot continue. Call fit to "
+                "start afresh, or start a new stream on sklearn.base.clone(est)."
+            )
         if hasattr(self, "_frozen_params"):
             # scikit-learn validates the parameters of a fitted estimator's
             # partial_fit only once; a parameter set between calls (one the
@@ -364,7 +438,8 @@ class PrivateEstimatorMixin:
                 self._validate_params()
                 self._more_validate_params()
                 _VALIDATED_PARAMS[self] = params
-        with self._atomic(), _silent_floats():
+        params = _parameter_objects(self)
+        with self._atomic(stream=True), _silent_floats():
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
                 # a stream's first call (a stream after fit was warned by fit)
@@ -387,6 +462,7 @@ class PrivateEstimatorMixin:
                 self._call = call
                 self._partial_fit(X, y, fitting=False, **engine_kwargs)
                 del self._call
+                _check_parameters_unchanged(self, params)
                 _settle(charge, self.privacy_)
             self._forget_noise()
         _VALIDATED_PARAMS[self] = _parameter_objects(self)
@@ -537,7 +613,8 @@ class PrivateEstimatorMixin:
 
     def _freeze_stream_params(self):
         # The accountant too: a stream continued without it would grow uncharged.
-        self._frozen_params = {name: self._frozen_value(name)
+        # Copies, so that a parameter changed in place (an array's entry) is seen.
+        self._frozen_params = {name: copy.deepcopy(self._frozen_value(name))
                                for name in (*self._stream_params, "accountant")}
 
     def _check_stream_params_unchanged(self):

@@ -1,15 +1,15 @@
-"""A call that fails after reading its data never hands its noise on (doc/privacy.md 56.1).
+"""A call that fails after reading its data never hands its noise on (doc/privacy.md 56.1, 56.3).
 
 ``_atomic`` undoes every change when a call raises, so that a rejected input
 leaves the estimator exactly as it was. A failure after the data has been read
 (charged: a bug, an interrupt, a ledger that cannot be written) may come after
-the call's noise was drawn. A seeded estimator is rewound exactly (its seed
-regenerates every draw anyway), the exact sampler's state included, and a retry
-continues the stream exactly as if the failed call had never been made: a
-stream's mechanism writes its steps past the restored step count, so the
-failed batch is not left inside it. An unseeded estimator keeps a fresh
-generator: before this rule it was rewound to the generator the failed call
-drew from, and a retry on other data reused the failed call's noise.
+the call's noise was drawn. An unseeded estimator then keeps a fresh generator
+(before, it was rewound to the generator the failed call drew from); a seeded one
+is rewound exactly, the exact sampler's state included. A stream whose call
+failed after the read cannot continue (56.3, review 117): a retry would be a
+second continuation of the same state under the same charge. Were it allowed,
+the stream's mechanism would roll back correctly (its steps are written past the
+restored step count): the last test keeps that property.
 """
 
 import pickle
@@ -58,7 +58,25 @@ def _fail_next_settle(monkeypatch):
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
-def test_a_seeded_retry_continues_as_if_the_failed_call_never_happened(monkeypatch, name):
+@pytest.mark.parametrize("seed", [None, 7])
+def test_a_stream_call_failing_after_the_read_ends_the_stream(monkeypatch, name, seed):
+    make, y = MAKERS[name]
+    est = make(seed)
+    est.partial_fit(X[:20], y[:20])
+    coef = np.array(est.coef_, copy=True)
+    _fail_next_settle(monkeypatch)
+    with pytest.raises(RuntimeError, match="injected"):
+        est.partial_fit(X[20:40], y[20:40])
+    np.testing.assert_array_equal(est.coef_, coef)          # the released model stays
+    for batch in (slice(20, 40), slice(40, 60)):
+        with pytest.raises(ValueError, match="this stream cannot continue"):
+            est.partial_fit(X[batch], y[batch])
+    est.fit(X, y)                                           # fit starts afresh ...
+    est.partial_fit(X[:20], y[:20])                         # ... and its stream continues
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_were_it_allowed_a_seeded_retry_would_roll_the_mechanism_back(monkeypatch, name):
     make, y = MAKERS[name]
     failed, clean = make(7), make(7)
     for est in (failed, clean):
@@ -66,6 +84,7 @@ def test_a_seeded_retry_continues_as_if_the_failed_call_never_happened(monkeypat
     _fail_next_settle(monkeypatch)
     with pytest.raises(RuntimeError, match="injected"):
         failed.partial_fit(X[20:40], y[20:40])
+    del failed._broken_stream                               # the rule of 56.3 lifted
     for est in (failed, clean):
         est.partial_fit(X[20:40], y[20:40])
         est.partial_fit(X[40:], y[40:])
@@ -99,7 +118,7 @@ def test_a_seeded_failure_is_rewound_exactly(monkeypatch, name):
     with pytest.raises(RuntimeError, match="injected"):
         est.partial_fit(X[30:40], y[30:40])
     after = {k: v for k, v in est.__dict__.items()
-             if k not in ("_stream", "_ftrl_mechanism")}
+             if k not in ("_stream", "_ftrl_mechanism", "_broken_stream")}
     assert pickle.dumps(after) == snapshot
 
 
