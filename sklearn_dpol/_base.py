@@ -443,7 +443,7 @@ class PrivateEstimatorMixin:
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
                 # a stream's first call (a stream after fit was warned by fit)
-                self._warn_default_bounds(stacklevel=7)
+                self._warn_default_bounds()
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
@@ -484,7 +484,7 @@ class PrivateEstimatorMixin:
             for name in _SAMPLER_STATE:
                 self.__dict__.pop(name, None)
 
-    def _warn_default_bounds(self, stacklevel=5):
+    def _warn_default_bounds(self):
         """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about
         the public bounds among ``_DEFAULT_BOUNDS`` left at their ``__init__``
         defaults.
@@ -497,9 +497,8 @@ class PrivateEstimatorMixin:
         """
         names = self._DEFAULT_BOUNDS
         import inspect
-        import warnings
 
-        from .exceptions import DefaultBoundWarning
+        from .exceptions import DefaultBoundWarning, _warn_at_caller
 
         defaults = inspect.signature(type(self).__init__).parameters
         left = [(name, defaults[name].default) for name in names
@@ -517,7 +516,7 @@ class PrivateEstimatorMixin:
             f"{name}='auto' (a private quantile of "
             f"{'the ' + norm_words if name == norm_param else '|y|'})"
             for name in auto)) if auto else ""
-        warnings.warn(
+        _warn_at_caller(
             f"{type(self).__name__}: {listed}, the default "
             f"{'value' if len(left) == 1 else 'values'} (left unset or passed equal to "
             "it: the two cannot be told apart). Every record is "
@@ -527,7 +526,7 @@ class PrivateEstimatorMixin:
             "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If this "
             "value is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
-            DefaultBoundWarning, stacklevel=stacklevel,  # the caller of fit (two wrappers)
+            DefaultBoundWarning,   # at the user's line that called fit / partial_fit
         )
 
     def _mark_data_read(self):

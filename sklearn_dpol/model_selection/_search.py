@@ -26,7 +26,7 @@ from .._base import (
     make_generator,
 )
 from .._core import selection as core
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, _warn_at_caller
 from ..privacy import PrivacyAccountant, PrivacyGuarantee
 from ..privacy._accountant import noise_fingerprint
 from ..privacy._selection import (
@@ -620,10 +620,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return None, False
         if params["classes"] is not None:
             return params["classes"], False
-        warnings.warn(
+        _warn_at_caller(
             "The label set was taken from y and is released as classes_ without privacy "
             "protection. Pass classes=[...] from public knowledge to the estimator.",
-            PrivacyLeakWarning, stacklevel=4,
+            PrivacyLeakWarning,
         )
         return np.unique(y), True
 
