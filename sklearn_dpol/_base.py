@@ -129,6 +129,22 @@ def _parameter_objects(estimator):
     return tuple(estimator.__dict__.get(name) for name in estimator._parameter_constraints)
 
 
+def _warn_large_delta(estimator, X):
+    """``LargeDeltaWarning`` from ``delta`` and the number of rows (public), before the read."""
+    from sklearn.utils.validation import _num_samples
+
+    from .exceptions import warn_large_delta
+
+    delta = getattr(estimator, "delta", None)
+    if not isinstance(delta, Real):
+        return
+    try:
+        n_records = int(_num_samples(X))
+    except (TypeError, ValueError):    # malformed input: validation will say so
+        return
+    warn_large_delta(type(estimator).__name__, delta, n_records)
+
+
 def _check_parameters_unchanged(estimator, params):
     """Raise (after the read: charged, rolled back) if a parameter was replaced mid-call."""
     if any(a is not b for a, b in zip(_parameter_objects(estimator), params)):
@@ -386,6 +402,7 @@ class PrivateEstimatorMixin:
     def _release_fit_locked(self, X, y, reset, **engine_kwargs):
         params = _parameter_objects(self)
         self._more_validate_params()
+        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             # Seeded before the reservation, which refuses noise already charged.
             rng = make_generator(self.random_state, purpose=0)

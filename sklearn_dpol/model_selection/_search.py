@@ -21,6 +21,7 @@ from .._base import (
     PrivateEstimatorMixin,
     _call_lock,
     _refunded_on_failure,
+    _warn_large_delta,
     _silent_floats,
     _settle,
     make_generator,
@@ -554,6 +555,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _fit_locked(self, X, y):
         plan = self._plan()
+        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
