@@ -212,11 +212,23 @@ class PrivateEstimatorMixin:
             return super().__getstate__()
 
     def set_params(self, **params):
-        """Set the parameters (``sklearn.base.BaseEstimator.set_params``).
+        """Set the parameters of this estimator.
 
-        Waits for a running ``fit`` or ``partial_fit`` on another thread: a
-        parameter changed during a call would let its noise be calibrated on one
-        value while its guarantee states another (``doc/privacy.md`` 56.3).
+        As ``sklearn.base.BaseEstimator.set_params``, but it waits for a
+        running ``fit`` or ``partial_fit`` on another thread: a parameter
+        changed during a call would let its noise be calibrated on one value
+        while its guarantee states another (``doc/privacy.md`` 56.3).
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters (``<component>__<parameter>`` for nested
+            objects).
+
+        Returns
+        -------
+        self : estimator instance
+            Estimator instance.
         """
         with _call_lock(self):
             return super().set_params(**params)

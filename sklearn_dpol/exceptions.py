@@ -166,6 +166,10 @@ class LargeDeltaWarning(UserWarning):
     and the number of rows, public under replace-one): two data sets of the same
     shape get the same warning, so the warning itself releases nothing.
 
+    See Also
+    --------
+    SmallDataWarning : Too few rows for the budget of a private quantile.
+
     Examples
     --------
     >>> import warnings
