@@ -168,8 +168,8 @@ def test_noise_off_neighbours_move_the_statistics_within_the_sensitivity():
     assert worst <= model.sensitivity_
     assert worst > 0.5 * model.sensitivity_   # the bound is not vacuous
     assert bound == model.y_bound_   # the unit scale: targets / y_bound_, B = 1
-    assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9))
+    assert model.sensitivity_ == pytest.approx(qftl.joint_sensitivity(   # c of section 56
+        math.hypot(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9))
 
 
 @pytest.mark.parametrize("alpha", ["auto", 0.1])

@@ -206,8 +206,8 @@ def test_qftl_stream_after_fit_in_any_units():
 
 def test_qftl_default_at_unit_bounds_is_its_rule_as_an_explicit_value():
     """At ``data_norm = y_bound = 1`` "auto" is the explicit value its public rule gives
-    (``doc/privacy.md`` 56: ``c^2 = clip(K sqrt(2 (d+1)) sigma_1 / n, 1/d, 1)``), bit for bit."""
-    from sklearn_dpol.linear_model._qftl import AUTO_INTERCEPT_K
+    (``doc/privacy.md`` 56: ``c^2 = clip(sqrt(K sqrt(2 (d+1)) sigma_1 / n), 0.1, 1)``), bit for bit."""
+    from sklearn_dpol.linear_model._qftl import AUTO_INTERCEPT_C2_MIN, AUTO_INTERCEPT_K
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
 
     Z, y = _regression()
@@ -216,7 +216,8 @@ def test_qftl_default_at_unit_bounds_is_its_rule_as_an_explicit_value():
         kw = dict(epsilon=1.0, random_state=1, alpha=alpha)
         auto = PrivateQFTLRegressor(**kw).fit(Z, y)
         sigma_1 = PrivateQFTLRegressor(intercept_scaling=1.0, **kw).fit(Z, y).noise_scale_
-        c2 = min(max(AUTO_INTERCEPT_K * math.sqrt(2 * (d + 1)) * sigma_1 / n, 1 / d), 1.0)
+        c2 = min(max(math.sqrt(AUTO_INTERCEPT_K * math.sqrt(2 * (d + 1)) * sigma_1 / n),
+                     AUTO_INTERCEPT_C2_MIN), 1.0)
         assert auto.intercept_scaling == "auto"
         assert auto.intercept_scaling_ == pytest.approx(math.sqrt(c2), rel=1e-14)
         assert auto.intercept_scaling_ < 1.0

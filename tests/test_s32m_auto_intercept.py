@@ -2,7 +2,7 @@
 (``doc/privacy.md`` 56, issue 17).
 
 The constant feature of the unit-scale rows is ``c = intercept_scaling_ / data_norm_`` with
-``c^2 = clip(K sqrt(2 (d + 1)) sigma_1 / n, C2_MIN, 1)``: ``sigma_1`` the statistics' noise
+``c^2 = clip(sqrt(K sqrt(2 (d + 1)) sigma_1 / n), C2_MIN, 1)``: ``sigma_1`` the statistics' noise
 at ``c = 1``, ``n`` the rows of ``fit`` (a stream's ``horizon``). Public values only; the
 privacy analysis is that of any constant feature, ``R = sqrt(1 + c^2)`` (sections 3.1, 54.14).
 """
@@ -26,7 +26,7 @@ def _data(n=3000, d=20, seed=0, offset=1.0):
 
 
 def _rule(sigma_1, n, d):
-    c2 = AUTO_INTERCEPT_K * math.sqrt(2.0 * (d + 1)) * sigma_1 / n
+    c2 = math.sqrt(AUTO_INTERCEPT_K * math.sqrt(2.0 * (d + 1)) * sigma_1 / n)
     return math.sqrt(min(max(c2, AUTO_INTERCEPT_C2_MIN), 1.0))
 
 

@@ -123,10 +123,16 @@ class PrivateQFTLRegressor(
         ``R = sqrt(data_norm**2 + intercept_scaling**2)``, and it is penalised
         like the other weights, so centre ``y`` by a public value if you can.
     intercept_scaling : float or "auto", default="auto"
-        Value of the constant feature. ``"auto"``: the row bound in use,
-        ``data_norm_`` (1 at the default ``data_norm=1``), so that the
-        constant feature is in the units of ``X``. Resolved into
-        ``intercept_scaling_``.
+        Value of the constant feature. ``"auto"``: ``c * data_norm_`` (in the
+        units of ``X``), with ``c`` from public values only: ``c^2 =
+        clip(sqrt(4 sqrt(2 (d + 1)) sigma_1 / n), 0.1, 1)``, ``sigma_1`` the
+        statistics' noise at ``c = 1``, ``n`` the rows of ``fit``: it balances
+        the intercept's noise-to-signal ratio against the row bound
+        ``sqrt(1 + c^2)`` that scales all the noise. A ``partial_fit``
+        stream fixes it at its first call: from ``horizon`` and its mechanism's
+        last release, or ``c = 1`` with ``horizon=None``; a stream continuing a
+        ``fit`` keeps the fit's. Resolved into ``intercept_scaling_``
+        (``doc/privacy.md`` 56).
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
         ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
@@ -198,7 +204,8 @@ class PrivateQFTLRegressor(
         ``data_norm_**2``).
     intercept_scaling_ : float or None
         The value of the constant feature used (``intercept_scaling``, or
-        ``data_norm_`` for ``"auto"``); ``None`` when ``fit_intercept=False``.
+        ``"auto"``'s public ``c * data_norm_``); ``None`` when
+        ``fit_intercept=False``.
     eigenvalue_noise_scale_ : float or None
         Standard deviation of the noise on the released smallest eigenvalue
         of the unit-scale ``V`` (``alpha="auto"`` in ``fit``), else ``None``.
@@ -962,9 +969,9 @@ def _same_params(a, b):
     return all(type(x) is type(y) and (x is y or x == y) for x, y in zip(a, b))
 
 
-#: ``K`` of ``intercept_scaling="auto"`` (:func:`auto_unit_intercept`): the public
-#: noise-to-signal ratio of the intercept's direction of ``V`` is held at ``1 / K``.
-AUTO_INTERCEPT_K = 15.0
+#: ``K`` of ``intercept_scaling="auto"`` (:func:`auto_unit_intercept`): ``c^4 = K rho_1``,
+#: ``rho_1`` the public noise-to-signal ratio of the intercept's direction at ``c = 1``.
+AUTO_INTERCEPT_K = 4.0
 #: ... and ``c^2`` at least this: below it the sensitivity gains at most 7% (``R^2 = 1.1``
 #: against 1) while the intercept's signal ``n c^2`` keeps shrinking.
 AUTO_INTERCEPT_C2_MIN = 0.1
@@ -974,23 +981,23 @@ _SQRT2 = math.sqrt(2.0)
 def auto_unit_intercept(noise_std, n_rows, n_features):
     """``c`` of ``intercept_scaling="auto"``, the constant feature of the unit-scale rows.
 
-    ``c^2 = clip(K sqrt(2 (d + 1)) sigma_1 / n, C2_MIN, 1)``: ``sigma_1`` the
-    standard deviation of the statistics' noise at ``c = 1`` (``R = sqrt 2``),
-    ``n`` the rows (of ``fit``, or a stream's ``horizon``), ``d`` the features,
-    ``K = AUTO_INTERCEPT_K``, ``C2_MIN = AUTO_INTERCEPT_C2_MIN``. The
-    intercept's direction of ``V`` carries ``n c^2`` against noise of spectral
-    norm about ``sqrt(2 (d + 1)) sigma`` (:func:`~sklearn_dpol._core.qftl.
-    noise_spectral_norm`, the solve's eigenvalue floor): ``c`` is the smallest
-    value (the smallest ``R = sqrt(1 + c^2)``, so the least noise on every
-    coordinate) keeping that ratio at ``1 / K`` or below, measured at
-    ``c = 1`` (the noise at ``c`` is lower still). No noise (``epsilon=inf``):
-    1. Public values only (``doc/privacy.md`` 56).
+    ``c^2 = clip(sqrt(K rho_1), C2_MIN, 1)`` with ``rho_1 = sqrt(2 (d + 1))
+    sigma_1 / n``: ``sigma_1`` the standard deviation of the statistics' noise
+    at ``c = 1`` (``R = sqrt 2``), ``n`` the rows (of ``fit``, or a stream's
+    ``horizon``), ``d`` the features, ``K = AUTO_INTERCEPT_K``, ``C2_MIN =
+    AUTO_INTERCEPT_C2_MIN``. The intercept's direction of ``V`` carries
+    ``n c^2`` against noise of spectral norm about ``sqrt(2 (d + 1)) sigma``
+    (:func:`~sklearn_dpol._core.qftl.noise_spectral_norm`, the solve's
+    eigenvalue floor), a ratio ``rho_1 / c^2``; a larger ``c`` raises the row
+    bound ``R^2 = 1 + c^2`` and with it the noise on every coordinate. The
+    rule balances the two, a cost ``rho_1 / c^2`` against one growing like
+    ``c^2`` (minimum at ``c^2`` proportional to ``sqrt(rho_1)``). No noise
+    (``epsilon=inf``): 1. Public values only (``doc/privacy.md`` 56).
     """
     if not noise_std > 0.0:
         return 1.0
-    ratio = AUTO_INTERCEPT_K * qftl.noise_spectral_norm(noise_std, int(n_features) + 1) / max(
-        int(n_rows), 1)
-    return math.sqrt(min(max(ratio, AUTO_INTERCEPT_C2_MIN), 1.0))
+    ratio = qftl.noise_spectral_norm(noise_std, int(n_features) + 1) / max(int(n_rows), 1)
+    return math.sqrt(min(max(math.sqrt(AUTO_INTERCEPT_K * ratio), AUTO_INTERCEPT_C2_MIN), 1.0))
 
 
 def _dask_statistics(estimator, X, y):
