@@ -188,3 +188,27 @@ def test_bad_parameters_are_refused_before_the_rule_whatever_it_resolved():
     with pytest.raises(ValueError, match="overflow"):
         model.set_params(data_norm=1e200).fit(X, y)
     assert model.intercept_scaling_ == before
+
+
+def test_a_dask_fit_resolves_the_same_feature_and_its_workers_use_it():
+    """The workers' copy of the parameters carries the resolved ``c`` (a dask array's
+    declared row count is public): the same release as in memory, bit for bit."""
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    X, y = _data(n=6000)
+    kw = dict(epsilon=1.0, random_state=5, alpha=1e-3, **_kw(20))
+    memory = PrivateQFTLRegressor(**kw).fit(X, y)
+    lazy = PrivateQFTLRegressor(**kw).fit(da.from_array(X, chunks=(1500, 20)),
+                                          da.from_array(y, chunks=1500))
+    assert lazy.intercept_scaling_ == memory.intercept_scaling_ < memory.data_norm_
+    assert lazy.sensitivity_ == memory.sensitivity_
+    np.testing.assert_allclose(lazy._released_statistics, memory._released_statistics,
+                               rtol=1e-9, atol=1e-6)
+    # Noise off: the reduced sums are the in-memory sums of rows carrying c.
+    exact = PrivateQFTLRegressor(**dict(kw, epsilon=np.inf))
+    exact_lazy = exact.fit(da.from_array(X, chunks=(1500, 20)), da.from_array(y, chunks=1500))
+    assert exact_lazy.intercept_scaling_ == exact_lazy.data_norm_    # epsilon=inf: c = 1
+    from sklearn_dpol.linear_model._qftl import _dask_statistics
+    total = _dask_statistics(memory, da.from_array(X, chunks=(1500, 20)),
+                             da.from_array(y, chunks=1500)).sum(0, 6000)
+    np.testing.assert_allclose(total, memory._statistics(X, y).sum(0, 6000), rtol=1e-12,
+                               atol=1e-9)
