@@ -12,7 +12,7 @@ given as a ratio to it.
 Parts and knobs: ``qftl`` (``PrivateQFTLRegressor.fit``, ``alpha="auto"``: AdaSSP; then
 the loose-bound case, ``qftl_loose`` alone), ``qftl_offset`` (synthetic tasks with a large
 offset: ``intercept_scaling="auto"`` against a grid of the constant feature;
-``doc/privacy.md`` 56), ``igd`` (``PrivateIGDClassifier``, ``alpha="auto"``), ``fw``
+``doc/privacy.md`` 56.4), ``igd`` (``PrivateIGDClassifier``, ``alpha="auto"``), ``fw``
 (``PrivateFrankWolfeLasso``, ``max_iter=None``: the step count of
 ``doc/privacy.md`` section 23; radius left at its default ``"auto"``, the public
 rule of section 41, unless ``--radius``),
@@ -22,7 +22,7 @@ default solver, and ``alpha="auto"`` of ``solver="objective_perturbation"``), ``
 
 Targets: regressors within 0.03 R^2 of their best on cal_housing and protein (QFTL also
 under a loose public bound: cal_housing's features in [0, 1], ``data_norm=sqrt(8)``;
-``doc/privacy.md`` 56);
+``doc/privacy.md`` 56.4);
 the classifier within 0.02 accuracy on covertype (class 2 vs rest) and, under a
 loose public bound, on cal_housing (value above $180,000, features in [0, 1] by
 their public ranges, ``data_norm=sqrt(8)``; ``doc/privacy.md`` 55.16).
@@ -169,9 +169,9 @@ def run_qftl_loose(args):
 
     The same rows as ``run_igd_loose`` (``data_norm = sqrt(8)``, the rows' median norm
     about a third of it), the regression target and ``y_bound`` of ``bench_qftl.py``'s
-    loader. The last column is the constant feature before ``doc/privacy.md`` 56,
+    loader. The last column is the constant feature before ``doc/privacy.md`` 56.4,
     ``intercept_scaling = data_norm_`` (``c = 1``), in the same run; the default is
-    ``intercept_scaling="auto"``, the public noise-to-signal rule of section 56.
+    ``intercept_scaling="auto"``, the public noise-to-signal rule of section 56.4.
     """
     from bench_qftl import load_cal_housing
 
@@ -204,7 +204,7 @@ def run_qftl_loose(args):
           f"{seeds_text(args.seeds)}), delta={DELTA:g}; target: gap <= 0.03\n")
     table(["data", "eps", "R^2 default", "alpha_ (mean)", "best R^2", "best alpha", "gap",
            "se(gap)", "within", "default / Ridge", "best / Ridge",
-           "R^2 intercept_scaling=data_norm (before section 56)"], rows)
+           "R^2 intercept_scaling=data_norm (before section 56.4)"], rows)
     return misses
 
 
@@ -220,7 +220,7 @@ def run_qftl_offset(args):
     ``y = 1 + 0.5 x . beta + noise`` (0.5 for five features), ``x`` uniform in ``[-1, 1]^d``,
     the tight bound ``data_norm = sqrt(d)``, ``y_bound = 3``, 10,000 test rows; the
     grid's ``c`` is ``intercept_scaling / data_norm`` (explicit values; ``c = 1`` is the
-    default before ``doc/privacy.md`` 56). The best grid point is picked on the test
+    default before ``doc/privacy.md`` 56.4). The best grid point is picked on the test
     score (an oracle); target: the default within 0.03 of it, and never below ``c = 1``
     by more than 0.01.
     """

@@ -1,5 +1,5 @@
 """``intercept_scaling="auto"`` of ``PrivateQFTLRegressor``: a public noise-to-signal rule
-(``doc/privacy.md`` 56, issue 17).
+(``doc/privacy.md`` 56.4, issue 17).
 
 The constant feature of the unit-scale rows is ``c = intercept_scaling_ / data_norm_`` with
 ``c^2 = clip(sqrt(K sqrt(2 (d + 1)) sigma_1 / n), C2_MIN, 1)``: ``sigma_1`` the statistics' noise
@@ -207,8 +207,8 @@ def test_a_dask_fit_resolves_the_same_feature_and_its_workers_use_it():
     exact = PrivateQFTLRegressor(**dict(kw, epsilon=np.inf))
     exact_lazy = exact.fit(da.from_array(X, chunks=(1500, 20)), da.from_array(y, chunks=1500))
     assert exact_lazy.intercept_scaling_ == exact_lazy.data_norm_    # epsilon=inf: c = 1
-    from sklearn_dpol.linear_model._qftl import _dask_statistics
-    total = _dask_statistics(memory, da.from_array(X, chunks=(1500, 20)),
+    from sklearn_dpol.linear_model._dask_fit import dask_statistics
+    total = dask_statistics(memory, da.from_array(X, chunks=(1500, 20)),
                              da.from_array(y, chunks=1500)).sum(0, 6000)
     np.testing.assert_allclose(total, memory._statistics(X, y).sum(0, 6000), rtol=1e-12,
                                atol=1e-9)

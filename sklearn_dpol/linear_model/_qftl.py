@@ -36,7 +36,7 @@ from ..privacy._streams import (
     make_stream_mechanism,
     resolve_mechanism,
 )
-from ._dask_fit import is_dask_array
+from ._dask_fit import dask_statistics, is_dask_array
 
 _NEIGHBOURS = "replace-one"
 # Solved models of the latest release read from each estimator (see _released_model).
@@ -132,7 +132,7 @@ class PrivateQFTLRegressor(
         stream fixes it at its first call: from ``horizon`` and its mechanism's
         last release, or ``c = 1`` with ``horizon=None``; a stream continuing a
         ``fit`` keeps the fit's. Resolved into ``intercept_scaling_``
-        (``doc/privacy.md`` 56).
+        (``doc/privacy.md`` 56.4).
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
         ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
@@ -403,7 +403,7 @@ class PrivateQFTLRegressor(
                     "fit on a dask array takes neither sample_weight nor data_norm='auto' "
                     "nor y_bound='auto'; pass public bounds and unweighted rows, or "
                     "compute X first.")
-            stats = _dask_statistics(self, X, y)
+            stats = dask_statistics(self, X, y)
             self._set_bounds()
         else:
             # A later call of a stream on plain float64 arrays: the same checks, minus
@@ -505,7 +505,7 @@ class PrivateQFTLRegressor(
     def _resolve_intercept(self, n_rows, fitting):
         """Fix the constant feature of ``intercept_scaling="auto"`` (``_intercept_unit``).
 
-        From public values only (``doc/privacy.md`` 56): ``fit`` reads its row
+        From public values only (``doc/privacy.md`` 56.4): ``fit`` reads its row
         count ``n_rows`` (a shape) and the noise its statistics would get at
         ``c = 1``; a new stream with a ``horizon`` reads the horizon and the
         noise of its mechanism's last release at ``c = 1``; a stream with
@@ -992,35 +992,12 @@ def auto_unit_intercept(noise_std, n_rows, n_features):
     bound ``R^2 = 1 + c^2`` and with it the noise on every coordinate. The
     rule balances the two, a cost ``rho_1 / c^2`` against one growing like
     ``c^2`` (minimum at ``c^2`` proportional to ``sqrt(rho_1)``). No noise
-    (``epsilon=inf``): 1. Public values only (``doc/privacy.md`` 56).
+    (``epsilon=inf``): 1. Public values only (``doc/privacy.md`` 56.4).
     """
     if not noise_std > 0.0:
         return 1.0
     ratio = qftl.noise_spectral_norm(noise_std, int(n_features) + 1) / max(int(n_rows), 1)
     return math.sqrt(min(max(math.sqrt(AUTO_INTERCEPT_K * ratio), AUTO_INTERCEPT_C2_MIN), 1.0))
-
-
-def _dask_statistics(estimator, X, y):
-    """``fit``'s statistics of dask arrays (``_dask_fit.dask_statistics``), with ``c`` resolved.
-
-    The workers' copy of the public parameters carries the resolved constant
-    feature of ``intercept_scaling="auto"`` (from the row count, a shape, checked
-    before anything is read), so the workers' rows are the rows the driver's
-    sensitivity bounds.
-    """
-    from . import _dask_fit
-
-    data = _dask_fit.check_dask_input(estimator, X, y)
-    estimator._resolve_intercept(data.n_rows, True)
-    intercept = int(bool(estimator.fit_intercept))
-    dim = qftl.packed_dim(data.n_features + intercept)
-    params = _dask_fit._PublicParams(
-        **{name: getattr(estimator, name) for name in _dask_fit._STATISTICS_PARAMS},
-        _intercept_unit=_unit_intercept(estimator))
-    total = _dask_fit._reduce(
-        estimator, data, _dask_fit._qftl_sums, dim,
-        {"statistics": type(estimator)._statistics, "estimator_params": params})
-    return _dask_fit.ReducedStatistics(total, data.n_rows, data.n_features + intercept)
 
 
 def _intercept_value(estimator):
