@@ -772,4 +772,14 @@ class ReleasedLinearRegressorMixin:
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
-        return np.asarray(X @ self.coef_) + self.intercept_
+        predictions = np.asarray(X @ self.coef_) + self.intercept_
+        bound = self._prediction_bound()
+        if bound is not None:
+            # Post-processing of the released model with a public (or released) constant:
+            # every training target was clipped to [-bound, bound].
+            np.clip(predictions, -bound, bound, out=predictions)
+        return predictions
+
+    def _prediction_bound(self):
+        """A public bound on ``|y|`` to clip predictions to (``None``: no clipping)."""
+        return None

@@ -544,6 +544,17 @@ class PrivateQFTLRegressor(
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         self.intercept_scaling_ = _intercept_value(self)
 
+    def _prediction_bound(self):
+        """Predictions are clipped to ``[-y_bound_, y_bound_]`` (``doc/privacy.md`` 56.7).
+
+        Every training target was clipped there, so the clip is post-processing of
+        the release with a public (or, for ``y_bound="auto"``, released) constant;
+        it bounds the damage of a model whose statistics are mostly noise (an
+        ``"auto"`` bound at the bottom of its grid scales predictions by
+        ``y_bound_ / data_norm_``).
+        """
+        return float(self.y_bound_)
+
     def _set_alpha(self, alpha_unit):
         """``alpha_`` (units of ``X``) from the unit-scale ridge; ``None``: the parameter.
 
