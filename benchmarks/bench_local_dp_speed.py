@@ -175,12 +175,12 @@ def _breakdown_runs(X, y):
         learner.replay(reports["laplace"])
 
     def mi_learner():
-        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius_),
                                         eta=mi_fit.step_size_, anytime=True)
         learner.replay(reports["normal"])
 
     def mi_without_noise():
-        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius_),
                                         eta=mi_fit.step_size_, anytime=True)
         mi_ogd.run_protocol(learner, X, y, state, np.zeros((0, n_dims)), sigma=0.0, **mi_kw)
 
