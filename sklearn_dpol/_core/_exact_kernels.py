@@ -1556,3 +1556,37 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     for j in range(n):
         out[j] = _from_grid(scratch[4, j], gamma)
+
+
+# -- the usual report coordinate's floor in double precision, certified (doc/privacy.md 56.10) --
+
+BOX_UNIT = 2.0 ** -BOX_BITS            # a box's width
+_WORD_UNIT = 2.0 ** -64                # u's two digits as a fraction
+# The error bound of usual_floor_estimate's double-precision value (56.10): at most three
+# units of roundoff (2^-53) of M = |c| + 1 + S (box + 2) 2^-5, plus 2^-53 (the fraction),
+# 2^-64 (c's truncation in fixed_point) and S 2^-64 2^-5 < 2^-39 (u beyond its two digits);
+# taken as 8 units of M plus 2^-38.
+FLOOR_ESTIMATE_RELATIVE = 2.0 ** -50
+FLOOR_ESTIMATE_ABSOLUTE = 2.0 ** -38
+
+
+@njit(cache=True, inline="always")
+def usual_floor_estimate(c, sign_bit, box, u, scale):
+    """``(point, certain)``: :func:`_usual_floor`'s point for the grid value ``c`` (its fixed
+    point is ``_fixed_point_clamped(c)``), computed in double precision; ``certain`` when the
+    value is farther from an integer than its error bound, and then ``point`` is
+    :func:`_usual_floor`'s, which is then decided (``ok``). Otherwise ``point`` is 0 and the
+    caller runs :func:`_usual_floor`. No branch: a loop over a report's coordinates
+    vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of u's two digits.
+    """
+    b = np.float64(box)
+    s = np.float64(scale)
+    q = (s * (b + np.float64(u) * _WORD_UNIT)) * BOX_UNIT
+    h = c + 0.5
+    v = h + q if sign_bit == 1 else h - q
+    whole = np.floor(v)
+    fraction = v - whole
+    bound = ((abs(c) + 1.0 + s * (b + 2.0) * BOX_UNIT) * FLOOR_ESTIMATE_RELATIVE
+             + FLOOR_ESTIMATE_ABSOLUTE)
+    certain = (fraction > bound) & (fraction < 1.0 - bound)
+    return (np.int64(whole) if certain else np.int64(0)), certain
