@@ -1562,31 +1562,38 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
 
 BOX_UNIT = 2.0 ** -BOX_BITS            # a box's width
 _WORD_UNIT = 2.0 ** -64                # u's two digits as a fraction
-# The error bound of usual_floor_estimate's double-precision value (56.10): at most three
-# units of roundoff (2^-53) of M = |c| + 1 + S (box + 2) 2^-5, plus 2^-53 (the fraction),
-# 2^-64 (c's truncation in fixed_point) and S 2^-64 2^-5 < 2^-39 (u beyond its two digits);
-# taken as 8 units of M plus 2^-38.
-FLOOR_ESTIMATE_RELATIVE = 2.0 ** -50
-FLOOR_ESTIMATE_ABSOLUTE = 2.0 ** -38
+# The bound on the fraction of 2^5 v in usual_floor_estimate (56.10): v is within three
+# units of roundoff (2^-53) of M = |c| + 1 + S (box + 2) 2^-5 of the exact value at u's two
+# digits; 2^5 times that, plus 2^5 2^-64 (c's truncation in fixed_point), 2^-53 (the
+# fraction's rounding) and S 2^-64 < 2^-34 (u beyond its two digits), is below
+# M 2^-45 + 2^-33.
+FLOOR_ESTIMATE_RELATIVE = 2.0 ** -45
+FLOOR_ESTIMATE_ABSOLUTE = 2.0 ** -33
 
 
 @njit(cache=True, inline="always")
 def usual_floor_estimate(c, sign_bit, box, u, scale):
     """``(point, certain)``: :func:`_usual_floor`'s point for the grid value ``c`` (its fixed
-    point is ``_fixed_point_clamped(c)``), computed in double precision; ``certain`` when the
-    value is farther from an integer than its error bound, and then ``point`` is
-    :func:`_usual_floor`'s, which is then decided (``ok``). Otherwise ``point`` is 0 and the
-    caller runs :func:`_usual_floor`. No branch: a loop over a report's coordinates
-    vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of u's two digits.
+    point is ``_fixed_point_clamped(c)``), computed in double precision.
+
+    :func:`_usual_floor` decides (``ok``) when ``2^5 (c + 1/2 + s S (box + u) 2^-5)`` has
+    one floor for every u with the two digits given, and then its point is that floor
+    shifted right by 5. Here ``v``, that value at u's two digits, is computed in double
+    precision; ``certain`` when ``2^5 v`` is farther from an integer than its error bound
+    plus the width of u's interval: then the floor is decided and ``point`` is
+    :func:`_usual_floor`'s. Otherwise ``point`` is 0 and the caller runs
+    :func:`_usual_floor` (it may still decide). No branch: a loop over a report's
+    coordinates vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of
+    u's two digits.
     """
     b = np.float64(box)
     s = np.float64(scale)
     q = (s * (b + np.float64(u) * _WORD_UNIT)) * BOX_UNIT
     h = c + 0.5
-    v = h + q if sign_bit == 1 else h - q
+    v = (h + q if sign_bit == 1 else h - q) * (1 << BOX_BITS)
     whole = np.floor(v)
     fraction = v - whole
     bound = ((abs(c) + 1.0 + s * (b + 2.0) * BOX_UNIT) * FLOOR_ESTIMATE_RELATIVE
              + FLOOR_ESTIMATE_ABSOLUTE)
     certain = (fraction > bound) & (fraction < 1.0 - bound)
-    return (np.int64(whole) if certain else np.int64(0)), certain
+    return (np.int64(whole) >> BOX_BITS if certain else np.int64(0)), certain
