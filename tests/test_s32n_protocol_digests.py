@@ -209,3 +209,74 @@ if __name__ == "__main__":
     for spec in ESTIMATORS:
         print(f'    "{estimator_digest(spec)}",')
     print("]")
+
+
+def _per_user(X, y, state, sigma, clip_norm, radius, intercept=True):
+    """The protocol one user at a time: the learner object plays, the per-user kernel
+    ``user_full_report`` (the public randomiser's ``gaussian_report``) reports."""
+    from sklearn_dpol._core import _exact_kernels, _mi_kernels
+
+    learner = mi_ogd.LazyOGDLearner(X.shape[1] + int(intercept), radius=radius, eta=0.7,
+                                    anytime=True)
+    ws = _exact_kernels.workspace()
+    report = np.empty(learner.n_dims)
+    for i in range(X.shape[0]):
+        _mi_kernels.user_full_report(learner.predict(), X[i], y[i], intercept,
+                                     mi_ogd._LOSS_CODES["huber"], 1.3, 1.0, 2.0, clip_norm,
+                                     sigma, ws, state, report)
+        learner.update(report)
+    return learner
+
+
+def _kernel(X, y, state, sigma, clip_norm, radius, intercept=True):
+    learner = mi_ogd.LazyOGDLearner(X.shape[1] + int(intercept), radius=radius, eta=0.7,
+                                    anytime=True)
+    mi_ogd.run_protocol(learner, X, y, state, np.zeros((0, learner.n_dims)), loss="huber",
+                        huber_threshold=1.3, data_norm=1.0, y_bound=2.0, intercept=intercept,
+                        feedback="full", clip_norm=clip_norm, exploration=1.0, loss_bound=0.0,
+                        sigma=sigma)
+    return learner
+
+
+def _assert_same_learner(a, b):
+    for (name, u), (_, v) in zip(sorted(a.state().items()), sorted(b.state().items())):
+        np.testing.assert_array_equal(np.asarray(u).view(np.int64) if np.ndim(u) else u,
+                                      np.asarray(v).view(np.int64) if np.ndim(v) else v,
+                                      err_msg=name)
+
+
+@pytest.mark.parametrize("d", [1, 2, 9, 300])
+def test_kernel_is_the_per_user_path(d):
+    rng = np.random.default_rng(d)
+    X, y = _data(60, d, d, 2.0)
+    for sigma in (1e-9, 0.05, 3.0, 1e9):
+        seed = int(rng.integers(1 << 30))
+        s1 = sampler_state(np.random.default_rng(seed))
+        s2 = sampler_state(np.random.default_rng(seed))
+        _assert_same_learner(_kernel(X, y, s1, sigma, 0.8, 1.5), _per_user(X, y, s2, sigma, 0.8, 1.5))
+        np.testing.assert_array_equal(s1, s2)
+
+
+@pytest.mark.parametrize("first", ["tail", "tie"])
+def test_a_report_off_the_usual_path_is_the_per_user_report(first):
+    """The first user's first variate forged off the fused round's usual path (a tail piece:
+    the round gives up and the unfused path runs from the same state; a tie of V with its
+    column's threshold: still usual, through the state array): the same learner and
+    generator state as the per-user path."""
+    from test_s31i_direct_report import N_BOXES, _bits_word, forged_state
+
+    from sklearn_dpol._core import _exact_kernels as kernels
+
+    X, y = _data(30, 12, 4, 2.0)
+    for trial in range(6):
+        if first == "tail":
+            column = N_BOXES
+            words = (0, _bits_word(column, trial % 2, 5 + trial, trial), 12345 + trial)
+        else:
+            column = 17 + trial
+            words = (int(kernels._NORMAL_TAU64[column]), _bits_word(column, trial % 2, 3, trial),
+                     987654321 * (trial + 1))
+        s1 = forged_state(*words)
+        s2 = s1.copy()
+        _assert_same_learner(_kernel(X, y, s1, 0.7, 0.8, 1.5), _per_user(X, y, s2, 0.7, 0.8, 1.5))
+        np.testing.assert_array_equal(s1, s2)
