@@ -15,25 +15,31 @@ from sklearn_dpol._core import _exact_kernels as kernels
 
 
 @njit(cache=False)
-def _both(c, sign_bit, box, u, scale, out):
+def _both(c, sign_bit, box, u, scale, c_limit, out):
     """Columns: exact point, exact ok, estimated point, certain."""
     for i in range(c.shape[0]):
+        s = np.float64(scale[i])
         a, f1, f2 = kernels._fixed_point_clamped(c[i])
         point, ok = kernels._usual_floor(a, np.uint64((f1 << kernels._BITS) | f2),
                                          sign_bit[i], box[i], u[i], scale[i])
-        guess, certain = kernels.usual_floor_estimate(c[i], sign_bit[i], box[i], u[i],
-                                                      np.float64(scale[i]))
+        guess, certain = kernels.usual_floor_estimate(
+            c[i], sign_bit[i], box[i], u[i], s, c_limit[i],
+            kernels.floor_estimate_bound(c_limit[i], s))
         out[i, 0] = point
         out[i, 1] = ok
         out[i, 2] = guess
         out[i, 3] = certain
 
 
-def _check(c, sign_bit, box, u, scale):
+def _check(c, sign_bit, box, u, scale, c_limit=None):
+    """``c_limit`` (default ``|c|``): the bound on ``|c|`` the estimate is given."""
+    c = np.asarray(c, np.float64)
+    c_limit = np.abs(c) if c_limit is None else np.asarray(c_limit, np.float64)
     out = np.zeros((c.shape[0], 4), np.int64)
-    _both(np.asarray(c, np.float64), np.asarray(sign_bit, np.int64), np.asarray(box, np.int64),
-          np.asarray(u, np.uint64), np.asarray(scale, np.int64), out)
+    _both(c, np.asarray(sign_bit, np.int64), np.asarray(box, np.int64),
+          np.asarray(u, np.uint64), np.asarray(scale, np.int64), c_limit, out)
     certain = out[:, 3] == 1
+    assert not np.any(certain & (np.abs(c) > c_limit))
     # certain implies decided by two digits, and the same point
     assert np.all(out[certain, 1] == 1)
     np.testing.assert_array_equal(out[certain, 2], out[certain, 0])
@@ -60,10 +66,12 @@ def test_certain_points_are_the_exact_points(seed):
     u = rng.integers(0, 2 ** 64, n, dtype=np.uint64)
     u[:500] = 0
     u[500:1000] = np.uint64(2 ** 64 - 1)
-    out = _check(c, sign_bit, box, u, _multipliers(rng, n))
+    # limits at, above and (never certain) below |c|
+    c_limit = np.abs(c) * rng.choice([1.0, 1.0, 4.0, 0.5], n)
+    out = _check(c, sign_bit, box, u, _multipliers(rng, n), c_limit)
     # useful: at the report's usual magnitudes (|c| + S |Z| up to about 2^35) nearly every
     # point is certain (the bound is about 2^-12 of 2^5 v's unit there)
-    usual = np.abs(c) < 2.0 ** 33
+    usual = (np.abs(c) < 2.0 ** 33) & (np.abs(c) <= c_limit)
     usual[:2010] = False
     assert np.mean(out[usual, 3]) > 1 - 2e-3
 

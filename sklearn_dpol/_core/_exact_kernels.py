@@ -1572,28 +1572,35 @@ FLOOR_ESTIMATE_ABSOLUTE = 2.0 ** -33
 
 
 @njit(cache=True, inline="always")
-def usual_floor_estimate(c, sign_bit, box, u, scale):
+def floor_estimate_bound(c_limit, scale):
+    """The bound of :func:`usual_floor_estimate` for every ``|c| <= c_limit`` and every box
+    variate (``box < TAIL_START 2^BOX_BITS``) of the multiplier ``scale`` (a double)."""
+    largest = np.float64((TAIL_START << BOX_BITS) + 1)
+    return ((c_limit + 1.0 + scale * (largest + 2.0) * BOX_UNIT) * FLOOR_ESTIMATE_RELATIVE
+            + FLOOR_ESTIMATE_ABSOLUTE)
+
+
+@njit(cache=True, inline="always")
+def usual_floor_estimate(c, sign_bit, box, u, scale, c_limit, bound):
     """``(point, certain)``: :func:`_usual_floor`'s point for the grid value ``c`` (its fixed
-    point is ``_fixed_point_clamped(c)``), computed in double precision.
+    point is ``_fixed_point_clamped(c)``) and a box variate, computed in double precision.
 
     :func:`_usual_floor` decides (``ok``) when ``2^5 (c + 1/2 + s S (box + u) 2^-5)`` has
     one floor for every u with the two digits given, and then its point is that floor
     shifted right by 5. Here ``v``, that value at u's two digits, is computed in double
-    precision; ``certain`` when ``2^5 v`` is farther from an integer than its error bound
-    plus the width of u's interval: then the floor is decided and ``point`` is
-    :func:`_usual_floor`'s. Otherwise ``point`` is 0 and the caller runs
+    precision; ``certain`` when ``|c| <= c_limit`` and ``2^5 v`` is farther from an integer
+    than ``bound`` (:func:`floor_estimate_bound` of ``c_limit``: its error bound plus the
+    width of u's interval): then the floor is decided and ``point`` (an integer, as a
+    double) is :func:`_usual_floor`'s. Otherwise ``point`` is 0 and the caller runs
     :func:`_usual_floor` (it may still decide). No branch: a loop over a report's
     coordinates vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of
     u's two digits.
     """
     b = np.float64(box)
-    s = np.float64(scale)
-    q = (s * (b + np.float64(u) * _WORD_UNIT)) * BOX_UNIT
+    q = (scale * (b + np.float64(u) * _WORD_UNIT)) * BOX_UNIT
     h = c + 0.5
     v = (h + q if sign_bit == 1 else h - q) * (1 << BOX_BITS)
     whole = np.floor(v)
     fraction = v - whole
-    bound = ((abs(c) + 1.0 + s * (b + 2.0) * BOX_UNIT) * FLOOR_ESTIMATE_RELATIVE
-             + FLOOR_ESTIMATE_ABSOLUTE)
-    certain = (fraction > bound) & (fraction < 1.0 - bound)
-    return (np.int64(whole) >> BOX_BITS if certain else np.int64(0)), certain
+    certain = (fraction > bound) & (fraction < 1.0 - bound) & (abs(c) <= c_limit)
+    return (np.floor(whole * BOX_UNIT) if certain else 0.0), certain

@@ -25,8 +25,8 @@ from numba import njit
 
 from ._exact_kernels import (_BITS, REPORT_SCRATCH_ROWS, WORKSPACE_DIGITS, _fixed_point_clamped,
                              _from_grid, _normal_direct, _to_grid, _usual_floor,
-                             gaussian_report, gaussian_report_direct, grid_entry,
-                             usual_floor_estimate)
+                             floor_estimate_bound, gaussian_report, gaussian_report_direct,
+                             grid_entry, usual_floor_estimate)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import SQUARED_CODE as SQUARED  # noqa: F401
@@ -391,12 +391,16 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
         # mean / gamma, here mean * (1 / gamma), the same double: gamma is a power of two
         # whose inverse is a double); the few uncertain ones exactly, as the direct report.
         multiplier_f = np.float64(multiplier)
+        # the clipped gradient's coordinates are at most clip_norm (up to rounding) in
+        # absolute value; a larger |c| is left uncertain by the estimate
+        c_limit = clip_norm * (1.0 + 2.0 ** -10) * inverse_gamma
+        bound = floor_estimate_bound(c_limit, multiplier_f)
         uncertain = 0
         for j in range(d):
             mean = _clipped_coordinate(grad[j], shrink, finite)
             point, certain = usual_floor_estimate(mean * inverse_gamma, draws[0, j] & 1,
                                                   draws[0, j] >> 1, np.uint64(draws[1, j]),
-                                                  multiplier_f)
+                                                  multiplier_f, c_limit, bound)
             out[j] = _from_grid(point, gamma)
             draws[2, j] = np.int64(certain)
             uncertain += 1 - np.int64(certain)
