@@ -27,8 +27,10 @@ def _both(c, sign_bit, box, u, scale, c_limit, out):
             kernels.floor_estimate_bound(c_limit[i], s))
         out[i, 0] = point
         out[i, 1] = ok
-        out[i, 2] = guess
+        out[i, 2] = guess if certain else 0
         out[i, 3] = certain
+        if not certain and guess == guess:
+            out[i, 3] = -1                       # an uncertain point must be NaN
 
 
 def _check(c, sign_bit, box, u, scale, c_limit=None):
@@ -38,6 +40,7 @@ def _check(c, sign_bit, box, u, scale, c_limit=None):
     out = np.zeros((c.shape[0], 4), np.int64)
     _both(c, np.asarray(sign_bit, np.int64), np.asarray(box, np.int64),
           np.asarray(u, np.uint64), np.asarray(scale, np.int64), c_limit, out)
+    assert not np.any(out[:, 3] == -1)
     certain = out[:, 3] == 1
     assert not np.any(certain & (np.abs(c) > c_limit))
     # certain implies decided by two digits, and the same point

@@ -1591,7 +1591,8 @@ def usual_floor_estimate(c, sign_bit, box, u, scale, c_limit, bound):
     precision; ``certain`` when ``|c| <= c_limit`` and ``2^5 v`` is farther from an integer
     than ``bound`` (:func:`floor_estimate_bound` of ``c_limit``: its error bound plus the
     width of u's interval): then the floor is decided and ``point`` (an integer, as a
-    double) is :func:`_usual_floor`'s. Otherwise ``point`` is 0 and the caller runs
+    double) is :func:`_usual_floor`'s. Otherwise ``point`` is NaN (a mark that survives
+    :func:`_from_grid`, whose releases are never NaN) and the caller runs
     :func:`_usual_floor` (it may still decide). No branch: a loop over a report's
     coordinates vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of
     u's two digits.
@@ -1603,4 +1604,4 @@ def usual_floor_estimate(c, sign_bit, box, u, scale, c_limit, bound):
     whole = np.floor(v)
     fraction = v - whole
     certain = (fraction > bound) & (fraction < 1.0 - bound) & (abs(c) <= c_limit)
-    return (np.floor(whole * BOX_UNIT) if certain else 0.0), certain
+    return (np.floor(whole * BOX_UNIT) if certain else np.nan), certain

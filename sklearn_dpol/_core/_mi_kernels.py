@@ -335,7 +335,7 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
     usual or a floor is not decided, ``False``: the words drawn are dropped and the report
     is computed again by the public path from the same state. ``multiplier`` is at least
     2 (``grid_entry(sigma)``), ``inverse_gamma`` is ``1 / gamma`` exactly (the caller
-    checks); ``grad``, ``out`` of ``w``'s length and ``draws`` of 3 rows are scratch.
+    checks); ``grad``, ``out`` of ``w``'s length and ``draws`` of 2 rows are scratch.
     """
     d = w.shape[0]
     n_features = x.shape[0]
@@ -395,19 +395,18 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
         # absolute value; a larger |c| is left uncertain by the estimate
         c_limit = clip_norm * (1.0 + 2.0 ** -10) * inverse_gamma
         bound = floor_estimate_bound(c_limit, multiplier_f)
-        uncertain = 0
+        uncertain = np.int64(0)
         for j in range(d):
             mean = _clipped_coordinate(grad[j], shrink, finite)
             point, certain = usual_floor_estimate(mean * inverse_gamma, draws[0, j] & 1,
                                                   draws[0, j] >> 1, np.uint64(draws[1, j]),
                                                   multiplier_f, c_limit, bound)
-            out[j] = _from_grid(point, gamma)
-            draws[2, j] = np.int64(certain)
-            uncertain += 1 - np.int64(certain)
+            out[j] = _from_grid(point, gamma)      # NaN where uncertain
+            uncertain |= np.int64(not certain)
         if uncertain:
             grid_scale = np.int64(multiplier)
             for j in range(d):
-                if draws[2, j] == 0:
+                if out[j] != out[j]:
                     mean = _clipped_coordinate(grad[j], shrink, finite)
                     a, f1, f2 = _fixed_point_clamped(_to_grid(mean, gamma))
                     point, ok = _usual_floor(a, np.uint64((f1 << _BITS) | f2), draws[0, j] & 1,
@@ -447,7 +446,7 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     fused = (feedback == FULL and multiplier >= 2 and inverse_gamma * gamma == 1.0
              and inverse_gamma < math.inf)
     grad = np.empty(d)
-    draws = np.zeros((3, d), np.int64)
+    draws = np.zeros((2, d), np.int64)
     # The rows' clipping factors (data only, not the iterate): a block at a time, or (fused
     # rounds) the next row's squared norm summed inside the round.
     scales = np.empty(SCALE_BLOCK)
