@@ -101,7 +101,8 @@ def test_values_next_to_an_integer_are_uncertain_or_exact(seed):
         sign_bit = int(rng.integers(0, 2))
         box = int(rng.integers(0, 224))
         u = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
-        k = int(rng.integers(-2 ** 40, 2 ** 40)) if rng.random() < 0.5 else int(rng.integers(-50, 50))
+        wide = rng.random() < 0.5
+        k = int(rng.integers(-2 ** 40, 2 ** 40)) if wide else int(rng.integers(-50, 50))
         base = _exact_target(0.0, sign_bit, box, u, scale) - Fraction(1, 2)  # s S Z
         for delta in (0, 2.0 ** -70, -(2.0 ** -70), -scale * 2.0 ** -70, 2.0 ** -60,
                       -(2.0 ** -45), 2.0 ** -40, -(2.0 ** -36), 2.0 ** -30, 2.0 ** -20,

@@ -104,7 +104,8 @@ def estimator_digest(spec):
                    reg._learner.w_sum)
 
 
-# Recorded from main at 8b70a6a (before the fused kernel): python tests/test_s32n_protocol_digests.py
+# Recorded from main at 8b70a6a (before the fused kernel):
+# python tests/test_s32n_protocol_digests.py
 CASE_DIGESTS = [
     "db5ec37e311c97557fda2298",
     "f4e45bbbea31ba657ad2657d",
@@ -253,7 +254,8 @@ def test_kernel_is_the_per_user_path(d):
         seed = int(rng.integers(1 << 30))
         s1 = sampler_state(np.random.default_rng(seed))
         s2 = sampler_state(np.random.default_rng(seed))
-        _assert_same_learner(_kernel(X, y, s1, sigma, 0.8, 1.5), _per_user(X, y, s2, sigma, 0.8, 1.5))
+        _assert_same_learner(_kernel(X, y, s1, sigma, 0.8, 1.5),
+                             _per_user(X, y, s2, sigma, 0.8, 1.5))
         np.testing.assert_array_equal(s1, s2)
 
 
