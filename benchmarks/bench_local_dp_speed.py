@@ -21,7 +21,8 @@ protocol kernel: users and learner only); the learner alone, replaying noisy rep
 of the fit's own scale (exact Laplace / normal noise around 0); the exact release
 alone of the same number of values at the fit's scale (the floor of any exact local
 randomiser), and for the normal also as MI-OGD's reports (``gaussian_report_direct``
-row by row); and a one-row fit (the per-call fixed cost, in microseconds: the
+row by row: the same bits as MI-OGD's fused full-feedback round, which computes them
+with fewer passes, doc/privacy.md 56.10); and a one-row fit (the per-call fixed cost, in microseconds: the
 mean of 20 in a row).
 
     python benchmarks/bench_local_dp_speed.py [--grid 10000x50,100000x50,10000x1000] [--rounds 5]
@@ -175,12 +176,12 @@ def _breakdown_runs(X, y):
         learner.replay(reports["laplace"])
 
     def mi_learner():
-        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius_),
                                         eta=mi_fit.step_size_, anytime=True)
         learner.replay(reports["normal"])
 
     def mi_without_noise():
-        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius),
+        learner = mi_ogd.LazyOGDLearner(n_dims, radius=float(mi_fit.radius_),
                                         eta=mi_fit.step_size_, anytime=True)
         mi_ogd.run_protocol(learner, X, y, state, np.zeros((0, n_dims)), sigma=0.0, **mi_kw)
 

@@ -1556,3 +1556,52 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     for j in range(n):
         out[j] = _from_grid(scratch[4, j], gamma)
+
+
+# -- the usual report coordinate's floor in double precision, certified (doc/privacy.md 56.10) --
+
+BOX_UNIT = 2.0 ** -BOX_BITS            # a box's width
+_WORD_UNIT = 2.0 ** -64                # u's two digits as a fraction
+# The bound on the fraction of 2^5 v in usual_floor_estimate (56.10): v is within three
+# units of roundoff (2^-53) of M = |c| + 1 + S (box + 2) 2^-5 of the exact value at u's two
+# digits; 2^5 times that, plus 2^5 2^-64 (c's truncation in fixed_point), 2^-53 (the
+# fraction's rounding) and S 2^-64 < 2^-34 (u beyond its two digits), is below
+# M 2^-45 + 2^-33.
+FLOOR_ESTIMATE_RELATIVE = 2.0 ** -45
+FLOOR_ESTIMATE_ABSOLUTE = 2.0 ** -33
+
+
+@njit(cache=True, inline="always")
+def floor_estimate_bound(c_limit, scale):
+    """The bound of :func:`usual_floor_estimate` for every ``|c| <= c_limit`` and every box
+    variate (``box < TAIL_START 2^BOX_BITS``) of the multiplier ``scale`` (a double)."""
+    largest = np.float64((TAIL_START << BOX_BITS) + 1)
+    return ((c_limit + 1.0 + scale * (largest + 2.0) * BOX_UNIT) * FLOOR_ESTIMATE_RELATIVE
+            + FLOOR_ESTIMATE_ABSOLUTE)
+
+
+@njit(cache=True, inline="always")
+def usual_floor_estimate(c, sign_bit, box, u, scale, c_limit, bound):
+    """``(point, certain)``: :func:`_usual_floor`'s point for the grid value ``c`` (its fixed
+    point is ``_fixed_point_clamped(c)``) and a box variate, computed in double precision.
+
+    :func:`_usual_floor` decides (``ok``) when ``2^5 (c + 1/2 + s S (box + u) 2^-5)`` has
+    one floor for every u with the two digits given, and then its point is that floor
+    shifted right by 5. Here ``v``, that value at u's two digits, is computed in double
+    precision; ``certain`` when ``|c| <= c_limit`` and ``2^5 v`` is farther from an integer
+    than ``bound`` (:func:`floor_estimate_bound` of ``c_limit``: its error bound plus the
+    width of u's interval): then the floor is decided and ``point`` (an integer, as a
+    double) is :func:`_usual_floor`'s. Otherwise ``point`` is NaN (a mark that survives
+    :func:`_from_grid`, whose releases are never NaN) and the caller runs
+    :func:`_usual_floor` (it may still decide). No branch: a loop over a report's
+    coordinates vectorises. ``scale`` is the multiplier S as a double; ``u`` the word of
+    u's two digits.
+    """
+    b = np.float64(box)
+    q = (scale * (b + np.float64(u) * _WORD_UNIT)) * BOX_UNIT
+    h = c + 0.5
+    v = (h + q if sign_bit == 1 else h - q) * (1 << BOX_BITS)
+    whole = np.floor(v)
+    fraction = v - whole
+    certain = (fraction > bound) & (fraction < 1.0 - bound) & (abs(c) <= c_limit)
+    return (np.floor(whole * BOX_UNIT) if certain else np.nan), certain
