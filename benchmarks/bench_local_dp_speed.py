@@ -22,7 +22,7 @@ of the fit's own scale (exact Laplace / normal noise around 0); the exact releas
 alone of the same number of values at the fit's scale (the floor of any exact local
 randomiser), and for the normal also as MI-OGD's reports (``gaussian_report_direct``
 row by row: the same bits as MI-OGD's fused full-feedback round, which computes them
-with fewer passes, doc/privacy.md 56.10); and a one-row fit (the per-call fixed cost, in microseconds: the
+with fewer passes, doc/privacy.md 56.8); and a one-row fit (the per-call fixed cost, in microseconds: the
 mean of 20 in a row).
 
     python benchmarks/bench_local_dp_speed.py [--grid 10000x50,100000x50,10000x1000] [--rounds 5]

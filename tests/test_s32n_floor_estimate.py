@@ -1,5 +1,5 @@
 """``usual_floor_estimate`` (the MI-OGD protocol kernel's double-precision point of a usual
-Gaussian report coordinate, doc/_s32n_privacy_section.md 56.10) is certain only when the
+Gaussian report coordinate, doc/privacy.md 56.8) is certain only when the
 exact ``_usual_floor`` decides the same point: on random inputs of every magnitude, and on
 inputs built (in exact rational arithmetic) to put ``c + 1/2 + s S (box + u 2^-64) 2^-5``
 within a few units of roundoff of an integer, where it must say uncertain rather than err.

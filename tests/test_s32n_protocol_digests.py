@@ -1,5 +1,5 @@
 """MI-OGD's protocol kernel releases the same bits as before session 32's fusion of its row
-passes (doc/_s32n_privacy_section.md, 56.10): the learner's state, the played iterates' sum
+passes (doc/privacy.md 56.8): the learner's state, the played iterates' sum
 and the generator's final state, digested, on a grid of (n, d, sigma, loss, feedback,
 intercept, step, radius, seeds, calls), recorded from main at 8b70a6a (the unfused kernel).
 

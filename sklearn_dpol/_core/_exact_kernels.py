@@ -1558,11 +1558,11 @@ def gaussian_report_direct(mean, sigma, out, ws, state, scratch):
         out[j] = _from_grid(scratch[4, j], gamma)
 
 
-# -- the usual report coordinate's floor in double precision, certified (doc/privacy.md 56.10) --
+# -- the usual report coordinate's floor in double precision, certified (doc/privacy.md 56.8) --
 
 BOX_UNIT = 2.0 ** -BOX_BITS            # a box's width
 _WORD_UNIT = 2.0 ** -64                # u's two digits as a fraction
-# The bound on the fraction of 2^5 v in usual_floor_estimate (56.10): v is within three
+# The bound on the fraction of 2^5 v in usual_floor_estimate (56.8): v is within three
 # units of roundoff (2^-53) of M = |c| + 1 + S (box + 2) 2^-5 of the exact value at u's two
 # digits; 2^5 times that, plus 2^5 2^-64 (c's truncation in fixed_point), 2^-53 (the
 # fraction's rounding) and S 2^-64 < 2^-34 (u beyond its two digits), is below

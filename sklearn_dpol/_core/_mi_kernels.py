@@ -332,7 +332,7 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
     point by :func:`usual_floor_estimate` (double precision, vectorised), certified by
     its error bound, and for the coordinates it leaves uncertain (a few in ten thousand;
     marked NaN in ``out``) :func:`gaussian_report_direct`'s exact fixed point and floor
-    (doc/privacy.md 56.10). If a variate is not
+    (doc/privacy.md 56.8). If a variate is not
     usual or a floor is not decided, ``False``: the words drawn are dropped and the report
     is computed again by the public path from the same state. ``multiplier`` is at least
     2 (``grid_entry(sigma)``), ``inverse_gamma`` is ``1 / gamma`` exactly (the caller
