@@ -254,9 +254,11 @@ def test_stream_resolves_from_its_first_batch_and_is_charged():
     assert model._stream.mu == gaussian_mu(0.9, DELTA)
     assert math.isnan(model.privacy_.mu) and model.privacy_.epsilon == 1.0
     assert "first batch's |y|" in model.privacy_.mechanism
-    # The unit scale (targets / y_bound_): B = 1 whatever the first batch resolved.
+    # The unit scale (targets / y_bound_): B = 1 whatever the first batch resolved, and
+    # the rows' constant feature c of intercept_scaling="auto" (doc/privacy.md 56.9).
+    c = model.intercept_scaling_ / model.data_norm_
     assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9))
+        qftl.joint_sensitivity(math.hypot(1.0, c), 1.0) * (1 + 1e-9))
 
 
 def test_stream_after_fit_keeps_the_fits_bound(monkeypatch):

@@ -159,11 +159,29 @@ def test_a_stream_with_a_horizon_fixes_the_feature_from_the_horizon(prefix_sums,
     assert stream.noise_scale_ == stream._stream.sigma
 
 
-def test_a_stream_without_a_horizon_keeps_c_one_and_a_continued_fit_keeps_its_own():
+def test_a_stream_without_a_horizon_takes_the_minimax_c_and_a_continued_fit_keeps_its_own():
     X, y = _data(n=6000)
     open_ended = PrivateQFTLRegressor(epsilon=1.0, random_state=0, **_kw(20))
-    open_ended.partial_fit(X[:1000], y[:1000]).partial_fit(X[1000:2000], y[1000:2000])
-    assert open_ended.intercept_scaling_ == open_ended.data_norm_
+    open_ended.partial_fit(X[:1000], y[:1000])
+    c = open_ended.intercept_scaling_ / open_ended.data_norm_
+    open_ended.partial_fit(X[1000:2000], y[1000:2000])
+    assert open_ended.intercept_scaling_ / open_ended.data_norm_ == c    # fixed for the stream
+    # 56.9: c^2 is the geometric mean of 56.4's rule at 1 and at 128 calls of the first
+    # batch's size, each at the unbounded mechanism's own release noise (c = 1).
+    from sklearn_dpol._core import qftl as core
+    from sklearn_dpol.linear_model._qftl import auto_unit_intercept
+    from sklearn_dpol.privacy._streams import make_stream_mechanism, resolve_mechanism
+    probe = PrivateQFTLRegressor(epsilon=1.0, random_state=0, **_kw(20))
+    probe.n_features_in_ = X.shape[1]
+    dim = core.packed_dim(X.shape[1] + 1)
+    mechanism = make_stream_mechanism(
+        resolve_mechanism("auto", None, first_rows=1000, dim=dim), dim=dim,
+        sensitivity=probe._sensitivity_at(math.sqrt(2.0)), mu=probe._budget_split()[2],
+        horizon=None)
+    ends = [auto_unit_intercept(math.sqrt(mechanism.prefix_variance(k)), 1000 * k, X.shape[1])
+            for k in (1, 128)]
+    assert c == pytest.approx(math.sqrt(ends[0] * ends[1]), rel=1e-12)
+    assert ends[1] <= c <= ends[0] and c < 1.0
     model = PrivateQFTLRegressor(epsilon=1.0, random_state=0, **_kw(20)).fit(X[:3000], y[:3000])
     fitted = model.intercept_scaling_
     assert fitted < model.data_norm_

@@ -509,7 +509,8 @@ class PrivateQFTLRegressor(
         count ``n_rows`` (a shape) and the noise its statistics would get at
         ``c = 1``; a new stream with a ``horizon`` reads the horizon and the
         noise of its mechanism's last release at ``c = 1``; a stream with
-        ``horizon=None`` keeps ``c = 1``. The feature is inside the released
+        ``horizon=None`` takes the minimax over its unknown length
+        (:meth:`_unbounded_unit_intercept`). The feature is inside the released
         statistics, so a stream (and a stream continuing a ``fit``) keeps the
         value it started with. Called before the statistics are computed.
         """
@@ -524,7 +525,7 @@ class PrivateQFTLRegressor(
               or getattr(self, "_base_samples", 0) > 0):
             return          # the stream's own value, or the fit's it continues
         elif self.horizon is None:
-            unit = 1.0
+            unit = self._unbounded_unit_intercept(n_rows, n_features)
         else:
             steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
             dim = qftl.packed_dim(n_features + 1)
@@ -538,6 +539,33 @@ class PrivateQFTLRegressor(
                 noise = math.sqrt(mechanism.prefix_variance(mechanism.horizon))
             unit = auto_unit_intercept(noise, self.horizon, n_features)
         self._intercept_unit = unit
+
+    def _unbounded_unit_intercept(self, n_rows, n_features):
+        """``c`` of an unbounded stream (``horizon=None``): minimax over its length.
+
+        The stream's length is unknown, so the rule of 56.4 is taken at one call
+        and at 128 calls (the unbounded mechanism's design length, section 38;
+        ``n_rows`` rows a call, the first batch's: a shape) with the mechanism's
+        own release noise at ``c = 1``, and ``c^2`` is the geometric mean of the
+        two: under 56.4's cost model ``a rho / c^2 + b c^2`` the ratio to the
+        optimum is ``(x + 1/x) / 2`` with ``x`` the ratio of ``c^2`` to the
+        optimum's, so the geometric mean of the extremes minimises the worst ratio
+        over every length between them (``doc/privacy.md`` 56.9). Public values only.
+        """
+        from .._core.matrix_factorization import DENSE_MAX_STEPS
+
+        mu = self._budget_split()[2]
+        if math.isinf(mu):
+            return 1.0
+        dim = qftl.packed_dim(n_features + 1)
+        name = resolve_mechanism(self.prefix_sums, None, first_rows=n_rows, dim=dim)
+        mechanism = make_stream_mechanism(name, dim=dim, sensitivity=self._sensitivity_at(_SQRT2),
+                                          mu=mu, horizon=None)
+        per_call = n_rows if name in ("tree", "honaker") else 1   # trees count rows
+        units = [auto_unit_intercept(math.sqrt(mechanism.prefix_variance(calls * per_call)),
+                                     calls * n_rows, n_features)
+                 for calls in (1, DENSE_MAX_STEPS)]
+        return math.sqrt(units[0] * units[1])
 
     def _set_bounds(self):
         """The bounds in use as fitted attributes (public, or released quantiles)."""
