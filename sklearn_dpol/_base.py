@@ -414,13 +414,13 @@ class PrivateEstimatorMixin:
     def _release_fit_locked(self, X, y, reset, **engine_kwargs):
         params = _parameter_objects(self)
         self._more_validate_params()
-        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             # Seeded before the reservation, which refuses noise already charged.
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_privacy(
                 X, fitting=True, engine_kwargs=engine_kwargs,
                 noise=None if self.random_state is None else rng)
+            _warn_large_delta(self, X)   # after the plan, which must come before X is touched
             with _refunded_on_failure(charge) as call:
                 # A fit ends any stream, and the stream's charge with it.
                 for name in (*reset, "_exported_public", "_released_by_search",

@@ -507,6 +507,12 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
                             X.shape[1] + int(self.fit_intercept))   # public: no data read
             if not resolve_bounds:
                 self._check_objective_tolerance(*X.shape, shape, sample_weight is not None)  # public
+        elif not first_call:
+            # The stream's start is the released coef_ (public): a start outside the set
+            # is refused here, before the read, and refunded (doc/privacy.md 56.3).
+            md.start_point(md.make_potential(self.constraint, X.shape[1], self.group_size),
+                           self.coef_, self.intercept_, self._radius(), self._y_bound(),
+                           self.fit_intercept)
         self._mark_data_read()  # failures from here on are charged
         if resolve_bounds:
             if fitting:

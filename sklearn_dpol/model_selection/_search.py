@@ -555,10 +555,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _fit_locked(self, X, y):
         plan = self._plan()
-        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
+            _warn_large_delta(self, X)   # after the plan, before the data is read
             with _refunded_on_failure(charge) as call:
                 for name in (*self._private_state, "_exported_public"):
                     self.__dict__.pop(name, None)
