@@ -1,6 +1,7 @@
 """PrivateIGDClassifier: private implicit gradient descent (seed 002, Alg. 2 and 3)."""
 
 import math
+import sys
 import warnings
 from numbers import Integral
 
@@ -14,7 +15,7 @@ from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_features, check_is_fitted
 from .._validate import validate_data
 
 from .._base import (
@@ -415,7 +416,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "update": [StrOptions({"implicit", "gradient"})],
-        "solver": [StrOptions({"igd", "objective_perturbation"})],
+        "solver": [StrOptions({"auto", "igd", "objective_perturbation"})],
         "stream": [StrOptions({"ftrl", "iterate_perturbation"})],
         "gradient_bound": [POSITIVE, None],
         "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "tree", "honaker"})],
@@ -450,7 +451,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         max_iter=5,
         shuffle=True,
         update="implicit",
-        solver="igd",
+        solver="auto",
         stream="ftrl",
         gradient_bound=None,
         prefix_sums="auto",
@@ -488,8 +489,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         tags = super().__sklearn_tags__()
         # Noise calibrated for privacy costs accuracy on the checks' tiny data.
         tags.classifier_tags.poor_score = True
-        # CSR kernels (solver="igd"); other formats are converted to CSR.
-        tags.input_tags.sparse = self.solver == "igd"
+        # CSR kernels (solver="igd", which "auto" takes for sparse X); other formats
+        # are converted to CSR. Objective perturbation needs dense X.
+        tags.input_tags.sparse = self.solver != "objective_perturbation"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -589,14 +591,49 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             )
         return super()._planned_privacy(X, fitting=fitting, **kwargs)
 
-    def _privacy_spec(self, X=None, *, fitting=True, **_):
+    def _fit_solver(self, X=None):
+        """The solver ``fit`` uses: ``solver``, or the public rule of ``"auto"``.
+
+        ``"auto"`` is ``"objective_perturbation"`` for ``loss="log_loss"`` and dense
+        ``X``, else ``"igd"``: the hinge loss, sparse ``X``, and what objective
+        perturbation refuses from public values (more than ``MAX_COLUMNS`` columns
+        with the intercept's, ``delta`` below ``MIN_DELTA``). Only public
+        properties of the call enter: the parameters, the *format* of ``X`` (a
+        SciPy sparse matrix or array, or a pandas DataFrame of sparse columns,
+        which validation turns into one) and its number of columns, never its
+        values. ``X=None`` (no data yet) plans for dense ``X`` of few columns.
+        Private selection plans and fits its candidates with ``"igd"`` instead
+        (they need a zCDP ``rho``; ``model_selection/_candidates.py``).
+        """
+        if self.solver != "auto":
+            return self.solver
+        if self.loss != "log_loss":
+            return "igd"
+        if not math.isinf(float(self.epsilon)) and not float(self.delta) >= op.MIN_DELTA:
+            return "igd"
+        if X is not None:
+            if _sparse_format(X):
+                return "igd"
+            try:
+                n_columns = _num_features(X) + int(bool(self.fit_intercept))
+            except TypeError:       # no columns to count: validation will say why
+                n_columns = 0
+            if n_columns > op.MAX_COLUMNS:
+                return "igd"
+        return "objective_perturbation"
+
+    def _privacy_spec(self, X=None, *, fitting=True, solver=None, **_):
         """``mu*(epsilon, delta)``-GDP: one release (``fit``) or a continual stream.
 
         Objective perturbation's exact profile meets ``(epsilon, delta)``; it
-        has no GDP ``mu`` and no zCDP ``rho``.
+        has no GDP ``mu`` and no zCDP ``rho``. ``solver``: the solver of the
+        ``fit`` planned (by default :meth:`_fit_solver` of ``X``; the fit's own
+        ``privacy_`` passes ``solver_``).
         """
         regime = stream_regime(fitting)
-        if fitting and self.solver == "objective_perturbation":
+        if fitting and solver is None:
+            solver = self._fit_solver(X)
+        if fitting and solver == "objective_perturbation":
             refusal = objective_perturbation_refusal(type(self).__name__)
             if self._any_auto_bound():
                 return self._spec_with_quantiles(
@@ -611,6 +648,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
 
     def _partial_fit(self, X, y, *, classes, n_passes, fitting, sample_weight=None):
         first_call = not hasattr(self, "classes_")
+        if fitting:
+            # The public rule, on the raw input the accountant's plan saw (its format,
+            # never its values): a fitted attribute; ``solver`` keeps "auto".
+            self.solver_ = self._fit_solver(X)
         # Whether y came with a declared dtype (an array or a pandas column): a list's
         # dtype is inferred from its values, so it is never a public property.
         declared_dtype = hasattr(y, "dtype")
@@ -618,7 +659,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                              reset=first_call)
         X = canonical_csr(X)
         sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
-        if fitting and self.solver == "objective_perturbation":
+        if fitting and self.solver_ == "objective_perturbation":
             if issparse(X):
                 raise ValueError(
                     "solver='objective_perturbation' needs dense X; got a sparse matrix. "
@@ -653,7 +694,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self.alpha_ = self._resolve_alpha(X.shape[0], fitting)
         if not fitting:
             self._check_stream_left(X.shape[0])
-        if fitting and self.solver == "objective_perturbation":
+        if fitting and self.solver_ == "objective_perturbation":
             self._check_objective_perturbation(X.shape, sample_weight, resolve_bounds)
         elif fitting or self.stream != "ftrl":
             # Output perturbation: refuse a step count past the rounding allowance's cap
@@ -673,7 +714,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         if fitting or getattr(self, "_w_private", None) is None:
             self._start_stream(X.shape[1], fitting)
         n_samples = X.shape[0]
-        if fitting and self.solver == "objective_perturbation":
+        if fitting and self.solver_ == "objective_perturbation":
             self._fit_objective_perturbation(X, y, sample_weight)
             return
         if not fitting and self.stream == "ftrl":
@@ -720,7 +761,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             alpha = horizon_alpha(lipschitz, horizon)
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
-            if fitting and self.solver == "objective_perturbation":
+            if fitting and self.solver_ == "objective_perturbation":
                 alpha = objective_perturbation_alpha(
                     self._budget_split()[1], float(self.delta), n_samples=n_samples,
                     lipschitz=lipschitz,
@@ -1105,7 +1146,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         if self._any_auto_bound():
             released += self._quantile_released()
             mechanism += self._quantile_mechanisms(fitting=True)
-        self.privacy_ = self._privacy_spec(fitting=True).guarantee(
+        self.privacy_ = self._privacy_spec(fitting=True, solver=self.solver_).guarantee(
             mechanism=mechanism,
             released=released
             + ("; classes_ was taken from y and is NOT covered"
@@ -1169,7 +1210,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
 
         ``mu`` is the spec's (the callers' calibration), kept for their calls.
         """
-        spec = self._privacy_spec(fitting=fitting)
+        spec = self._privacy_spec(fitting=fitting,
+                                  solver=self.solver_ if fitting else None)
         private = not np.isinf(self._budget_split()[2])
         ftrl_stream = not fitting and self.stream == "ftrl"
         if fitting:
@@ -1284,6 +1326,20 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def _sparse_format(X):
+    """Whether validation gives ``X`` as a sparse matrix: its format, never its values.
+
+    A SciPy sparse matrix or array, or a pandas DataFrame whose every column is
+    sparse (scikit-learn's validation converts it with ``DataFrame.sparse.to_coo``).
+    """
+    if issparse(X):
+        return True
+    pandas = sys.modules.get("pandas")     # a DataFrame means pandas is loaded
+    if pandas is None or not isinstance(X, pandas.DataFrame) or X.shape[1] == 0:
+        return False
+    return all(isinstance(dtype, pandas.SparseDtype) for dtype in X.dtypes)
 
 
 def _dtype_kind(dtype):
