@@ -172,9 +172,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         excess risk against the regularisation bias,
         ``(2 K L^6 / (100 n^2 mu^2))^(1/3)`` and at least ``L^2 / n``
         (:func:`public_alpha`; ``K`` one-vs-rest problems, ``mu`` the GDP
-        parameter of ``(epsilon, delta)``); with ``solver="objective_perturbation"``
-        ``fit`` takes instead half the worst-case balance of that mechanism at the
-        noise of its own plan, ``n alpha = sqrt(k) sigma L / (2 LOGIT_SCALE)``
+        parameter of ``(epsilon, delta)``); when ``fit`` uses objective
+        perturbation (``solver_``), it takes instead half the worst-case balance
+        of that mechanism at the noise of its own plan, ``n alpha = sqrt(k) sigma L / (2 LOGIT_SCALE)``
         (:func:`objective_perturbation_alpha`; ``k`` the columns with the
         intercept). ``"seed"``: seed 002's strong
         convexity from the horizon, ``L^2 / sqrt(T)`` (:func:`horizon_alpha`).
@@ -227,15 +227,27 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         ignores the first ``2 L_G^2 / alpha^2`` samples (its burn-in) and has
         twice IGD's sensitivity. Used by ``fit`` and by the
         ``stream="iterate_perturbation"`` stream; DP-FTRL takes gradients.
-    solver : {"igd", "objective_perturbation"}, default="igd"
+    solver : {"auto", "igd", "objective_perturbation"}, default="auto"
         How ``fit`` trains. ``"igd"``: passes of private IGD and one noisy
-        release. ``"objective_perturbation"`` (``loss="log_loss"`` only): the
-        minimiser of the regularised log loss plus a random linear term
-        (Kifer, Smith and Thakurta 2012; seed 004, Algorithm 2), certified by
-        Newton's method to a gradient norm of ``1e-10 n L`` and released with
-        a little Gaussian noise covering that gap; the regularisation is
-        ``n * alpha``, raised if needed so the Jacobian term takes at most half
-        of epsilon. Usually more accurate than IGD for a one-shot ``fit``.
+        release (output perturbation). ``"objective_perturbation"``
+        (``loss="log_loss"`` and dense ``X`` only): the minimiser of the
+        regularised log loss plus a random linear term (Kifer, Smith and
+        Thakurta 2012; seed 004, Algorithm 2), certified by Newton's method to
+        a gradient norm of ``1e-10 n L`` and released with a little Gaussian
+        noise covering that gap; the regularisation is ``n * alpha``, raised if
+        needed so the Jacobian term takes at most half of epsilon. It was more
+        accurate than IGD on every real task measured (covertype: 0.749 / 0.755
+        / 0.756 against 0.705 / 0.717 / 0.728 at epsilon 0.5 / 1 / 2) and fits
+        sizes whose IGD passes the rounding allowance refuses. ``"auto"``: a
+        public rule on the call's public properties only,
+        ``"objective_perturbation"`` for ``loss="log_loss"`` and dense ``X``,
+        else ``"igd"`` (the hinge loss; sparse ``X``, by its format, never its
+        values; more than 4096 columns with the intercept's, or ``delta``
+        below ``1e-300``, which objective perturbation refuses). Resolved into
+        ``solver_``. Private selection
+        (:class:`~sklearn_dpol.model_selection.PrivateHyperparameterSearch`)
+        plans and fits ``"auto"`` candidates with ``"igd"``: it composes zCDP
+        ``rho``, which objective perturbation does not have.
         ``partial_fit`` never uses it; its stream starts from the released model.
     stream : {"ftrl", "iterate_perturbation"}, default="ftrl"
         How ``partial_fit`` learns and releases. ``"ftrl"``: DP-FTRL (Kairouz
@@ -328,9 +340,13 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         The class labels.
     alpha_ : float
         The L2 strength used (``alpha`` with ``"auto"`` or ``"seed"``
-        resolved from public values and ``data_norm_``); for
-        ``solver="objective_perturbation"``, the ridge the solve used over ``n``
+        resolved from public values and ``data_norm_``); for a fit by objective
+        perturbation, the ridge the solve used over ``n``
         (raised, from public values, when needed to certify its tolerance).
+    solver_ : str
+        The solver of the last ``fit``: ``solver``, or the rule of ``"auto"``
+        (``"objective_perturbation"`` or ``"igd"``). ``partial_fit`` leaves it
+        as it is (a stream never uses it).
     data_norm_ : float
         The row bound used: ``data_norm``, or its private quantile for
         ``data_norm="auto"`` (released, covered by ``privacy_``).
@@ -374,9 +390,12 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     Notes
     -----
     Privacy is per record under replace-one neighbours. ``fit`` releases one
-    model and is ``(epsilon, delta)``-DP for its records. Each ``partial_fit``
-    call releases one model; all releases since the stream started are jointly
-    ``(epsilon, delta)``-DP for the stream's records, each passed once (the
+    model and is ``(epsilon, delta)``-DP for its records (by default, on dense
+    ``X`` with the log loss, by objective perturbation, whose guarantee has no
+    Gaussian-DP ``mu``; with ``solver="igd"`` by output perturbation,
+    ``mu``-GDP). Each ``partial_fit`` call releases one model; all releases
+    since the stream started are jointly ``(epsilon, delta)``-DP for the
+    stream's records, each passed once (the
     prefix-sum mechanism's Gaussian values with adaptively chosen gradients,
     or exact Gaussian DP composition of the perturbed iterates). A stream
     after ``fit`` starts from the *released* model, so the records of ``fit``
@@ -503,7 +522,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; rows are clipped to ``data_norm``. Sparse input is
-            used as CSR (``solver="igd"`` only).
+            used as CSR (``solver="igd"``, which ``"auto"`` takes for it).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
