@@ -94,14 +94,28 @@ def test_pandas_sparse_frame_is_sparse_format():
     assert _clf().fit(dense_frame, y).solver_ == "objective_perturbation"
 
 
-def test_what_objective_perturbation_refuses_publicly_falls_back_to_igd():
-    X, y = _data(n=200, d=op.MAX_COLUMNS)      # MAX_COLUMNS + the intercept's column
-    clf = _clf(max_iter=1)
-    assert clf._fit_solver(X) == "igd"
-    assert _clf(fit_intercept=False)._fit_solver(X) == "objective_perturbation"
-    with pytest.raises(ValueError, match="at most"):
-        _clf(solver="objective_perturbation").fit(X, y)   # the explicit solver still refuses
-    assert _clf(delta=1e-320)._fit_solver(X[:, :3]) == "igd"
+def test_public_refusals_of_objective_perturbation_under_auto():
+    # delta below objective perturbation's floor: the rule takes IGD (a parameter).
+    X, y = _data()
+    assert _clf(delta=1e-320)._fit_solver(X) == "igd"
+    assert _clf(delta=1e-320, epsilon=np.inf)._fit_solver(X) == "objective_perturbation"
+    # Too many columns: the rule does not read X's shape (an accountant plans before X
+    # is touched), so the fit refuses, before reading, and says how to get IGD.
+    wide, y_wide = _data(n=50, d=op.MAX_COLUMNS)
+    clf = _clf()
+    with pytest.raises(ValueError, match="solver='igd'"):
+        clf.fit(wide, y_wide)
+    assert not hasattr(clf, "coef_") and "solver_" not in clf.__dict__
+    assert _clf(solver="igd", max_iter=1).fit(wide, y_wide).solver_ == "igd"
+
+
+def test_overflowing_bounds_are_refused_as_for_igd():
+    X, y = _data()
+    for solver in ("auto", "objective_perturbation", "igd"):
+        clf = _clf(data_norm=1e200, solver=solver)
+        with pytest.raises(ValueError, match="infinite sensitivity"):
+            clf.fit(X, y)
+        assert not hasattr(clf, "alpha_")
 
 
 def test_sparse_tag_follows_the_solver():

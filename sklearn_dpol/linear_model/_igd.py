@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
-from sklearn.utils.validation import _num_features, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 from .._validate import validate_data
 
 from .._base import (
@@ -236,15 +236,16 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         a gradient norm of ``1e-10 n L`` and released with a little Gaussian
         noise covering that gap; the regularisation is ``n * alpha``, raised if
         needed so the Jacobian term takes at most half of epsilon. It was more
-        accurate than IGD on every real task measured (covertype: 0.749 / 0.755
-        / 0.756 against 0.705 / 0.717 / 0.728 at epsilon 0.5 / 1 / 2) and fits
-        sizes whose IGD passes the rounding allowance refuses. ``"auto"``: a
-        public rule on the call's public properties only,
-        ``"objective_perturbation"`` for ``loss="log_loss"`` and dense ``X``,
-        else ``"igd"`` (the hinge loss; sparse ``X``, by its format, never its
-        values; more than 4096 columns with the intercept's, or ``delta``
-        below ``1e-300``, which objective perturbation refuses). Resolved into
-        ``solver_``. Private selection
+        accurate than IGD on every real task measured (covertype at defaults:
+        0.749 / 0.754 / 0.756 against 0.690 / 0.709 / 0.723 at epsilon 0.5 / 1 /
+        2, ``benchmarks/bench_defaults.py``) and fits sizes whose IGD passes the
+        rounding allowance refuses. ``"auto"``: a public rule on the call's
+        public properties only, ``"objective_perturbation"`` for
+        ``loss="log_loss"`` and dense ``X``, else ``"igd"`` (the hinge loss;
+        sparse ``X``, by its format, never its values; ``delta`` below
+        ``1e-300``, which objective perturbation refuses). Dense ``X`` of more
+        than 4096 columns (with the intercept's) is refused before it is read
+        (pass ``solver="igd"``). Resolved into ``solver_``. Private selection
         (:class:`~sklearn_dpol.model_selection.PrivateHyperparameterSearch`)
         plans and fits ``"auto"`` candidates with ``"igd"``: it composes zCDP
         ``rho``, which objective perturbation does not have.
@@ -614,15 +615,15 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """The solver ``fit`` uses: ``solver``, or the public rule of ``"auto"``.
 
         ``"auto"`` is ``"objective_perturbation"`` for ``loss="log_loss"`` and dense
-        ``X``, else ``"igd"``: the hinge loss, sparse ``X``, and what objective
-        perturbation refuses from public values (more than ``MAX_COLUMNS`` columns
-        with the intercept's, ``delta`` below ``MIN_DELTA``). Only public
-        properties of the call enter: the parameters, the *format* of ``X`` (a
+        ``X``, else ``"igd"``: the hinge loss, sparse ``X``, and a ``delta`` below
+        objective perturbation's ``MIN_DELTA`` (which it refuses). Only public
+        properties of the call enter: the parameters and the *format* of ``X`` (a
         SciPy sparse matrix or array, or a pandas DataFrame of sparse columns,
-        which validation turns into one) and its number of columns, never its
-        values. ``X=None`` (no data yet) plans for dense ``X`` of few columns.
-        Private selection plans and fits its candidates with ``"igd"`` instead
-        (they need a zCDP ``rho``; ``model_selection/_candidates.py``).
+        which validation turns into one: type checks that read neither its values
+        nor its shape, so an accountant's plan can call it before ``X`` is
+        touched). ``X=None`` (no data yet) plans for dense ``X``. Private selection
+        plans and fits its candidates with ``"igd"`` instead (they need a zCDP
+        ``rho``; ``model_selection/_candidates.py``).
         """
         if self.solver != "auto":
             return self.solver
@@ -630,15 +631,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             return "igd"
         if not math.isinf(float(self.epsilon)) and not float(self.delta) >= op.MIN_DELTA:
             return "igd"
-        if X is not None:
-            if _sparse_format(X):
-                return "igd"
-            try:
-                n_columns = _num_features(X) + int(bool(self.fit_intercept))
-            except TypeError:       # no columns to count: validation will say why
-                n_columns = 0
-            if n_columns > op.MAX_COLUMNS:
-                return "igd"
+        if X is not None and _sparse_format(X):
+            return "igd"
         return "objective_perturbation"
 
     def _privacy_spec(self, X=None, *, fitting=True, solver=None, **_):
@@ -781,6 +775,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
             if fitting and self.solver_ == "objective_perturbation":
+                if not lipschitz * lipschitz < 1e300:
+                    # The plan's arithmetic would overflow: refused with IGD's message
+                    # (it fails on L alone, whatever alpha), before anything is read.
+                    igd.check_geometry(lipschitz, 1.0, self.update)
                 alpha = objective_perturbation_alpha(
                     self._budget_split()[1], float(self.delta), n_samples=n_samples,
                     lipschitz=lipschitz,
@@ -1131,7 +1129,15 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """Objective perturbation's refusals of public values, before the data is read
         (free): ``delta``, the columns, and (bounds known) the tolerance."""
         n_columns = shape[1] + int(self.fit_intercept)
-        op.check_public(float(self.epsilon), float(self.delta), n_columns)
+        try:
+            op.check_public(float(self.epsilon), float(self.delta), n_columns)
+        except ValueError as exc:
+            if self.solver != "auto":
+                raise
+            raise ValueError(
+                f"{exc} solver='auto' fits the log loss on dense X by objective "
+                "perturbation: pass solver='igd' for IGD. Nothing was read or charged."
+            ) from None
         if not bounds_unresolved:
             op.solve_regularization(
                 self._objective_plan(shape[0]), (shape[0], n_columns),
