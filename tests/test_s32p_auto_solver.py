@@ -60,6 +60,7 @@ def test_default_is_auto_and_stays_auto():
     ({}, True, "igd"),
     ({"loss": "hinge"}, False, "igd"),
     ({"loss": "hinge"}, True, "igd"),
+    ({"update": "gradient", "alpha": 0.5}, False, "igd"),
     ({"solver": "igd"}, False, "igd"),
     ({"solver": "objective_perturbation"}, False, "objective_perturbation"),
     ({"epsilon": np.inf}, False, "objective_perturbation"),
@@ -109,13 +110,19 @@ def test_public_refusals_of_objective_perturbation_under_auto():
     assert _clf(solver="igd", max_iter=1).fit(wide, y_wide).solver_ == "igd"
 
 
-def test_overflowing_bounds_are_refused_as_for_igd():
+@pytest.mark.parametrize(("params", "match"), [
+    (dict(data_norm=1e200), "infinite sensitivity"),
+    (dict(data_norm=1e-200, fit_intercept=False), "alpha"),
+])
+def test_overflowing_bounds_are_refused_as_for_igd(params, match):
     X, y = _data()
     for solver in ("auto", "objective_perturbation", "igd"):
-        clf = _clf(data_norm=1e200, solver=solver)
-        with pytest.raises(ValueError, match="infinite sensitivity"):
-            clf.fit(X, y)
-        assert not hasattr(clf, "alpha_")
+        with PrivacyAccountant(10.0, 1e-5) as acc:
+            clf = _clf(solver=solver, accountant=acc, **params)
+            with pytest.raises(ValueError, match=match):
+                clf.fit(X, y)
+            assert not hasattr(clf, "alpha_")
+            assert acc.spent().epsilon == 0.0      # refused before the read: refunded
 
 
 def test_sparse_tag_follows_the_solver():

@@ -242,8 +242,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         rounding allowance refuses. ``"auto"``: a public rule on the call's
         public properties only, ``"objective_perturbation"`` for
         ``loss="log_loss"`` and dense ``X``, else ``"igd"`` (the hinge loss;
-        sparse ``X``, by its format, never its values; ``delta`` below
-        ``1e-300``, which objective perturbation refuses). Dense ``X`` of more
+        ``update="gradient"``; sparse ``X``, by its format, never its values;
+        ``delta`` below ``1e-300``, which objective perturbation refuses). Dense ``X`` of more
         than 4096 columns (with the intercept's) is refused before it is read
         (pass ``solver="igd"``). Resolved into ``solver_``. Private selection
         (:class:`~sklearn_dpol.model_selection.PrivateHyperparameterSearch`)
@@ -615,8 +615,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """The solver ``fit`` uses: ``solver``, or the public rule of ``"auto"``.
 
         ``"auto"`` is ``"objective_perturbation"`` for ``loss="log_loss"`` and dense
-        ``X``, else ``"igd"``: the hinge loss, sparse ``X``, and a ``delta`` below
-        objective perturbation's ``MIN_DELTA`` (which it refuses). Only public
+        ``X``, else ``"igd"``: the hinge loss, ``update="gradient"`` (GIGA, an
+        update of IGD's passes that objective perturbation would ignore), sparse
+        ``X``, and a ``delta`` below objective perturbation's ``MIN_DELTA``
+        (which it refuses). Only public
         properties of the call enter: the parameters and the *format* of ``X`` (a
         SciPy sparse matrix or array, or a pandas DataFrame of sparse columns,
         which validation turns into one: type checks that read neither its values
@@ -627,7 +629,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         """
         if self.solver != "auto":
             return self.solver
-        if self.loss != "log_loss":
+        if self.loss != "log_loss" or self.update != "implicit":
             return "igd"
         if not math.isinf(float(self.epsilon)) and not float(self.delta) >= op.MIN_DELTA:
             return "igd"
@@ -774,19 +776,26 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             alpha = horizon_alpha(lipschitz, horizon)
         else:
             n_problems = 1 if self.classes_.size == 2 else self.classes_.size
+            alpha = public_alpha(lipschitz, horizon, self._budget_split()[2], n_problems)
             if fitting and self.solver_ == "objective_perturbation":
-                if not lipschitz * lipschitz < 1e300:
-                    # The plan's arithmetic would overflow: refused with IGD's message
-                    # (it fails on L alone, whatever alpha), before anything is read.
-                    igd.check_geometry(lipschitz, 1.0, self.update)
-                alpha = objective_perturbation_alpha(
-                    self._budget_split()[1], float(self.delta), n_samples=n_samples,
-                    lipschitz=lipschitz,
-                    n_columns=self.n_features_in_ + int(bool(self.fit_intercept)),
-                    n_problems=n_problems)
-            else:
-                alpha = public_alpha(lipschitz, horizon, self._budget_split()[2],
-                                     n_problems)
+                # Bounds whose square overflows or underflows break the plan's arithmetic
+                # (OverflowError, ZeroDivisionError): refused first with IGD's messages
+                # (they fail on L alone), before anything is read (doc 56.22).
+                if not 0.0 < lipschitz * lipschitz < 1e300:
+                    igd.check_geometry(lipschitz, alpha, self.update)
+                try:
+                    alpha = objective_perturbation_alpha(
+                        self._budget_split()[1], float(self.delta), n_samples=n_samples,
+                        lipschitz=lipschitz,
+                        n_columns=self.n_features_in_ + int(bool(self.fit_intercept)),
+                        n_problems=n_problems)
+                except (OverflowError, ZeroDivisionError) as exc:
+                    raise ValueError(
+                        f"alpha='auto' of objective perturbation cannot be computed in "
+                        f"floating point for the bound L={lipschitz:.3g} ({exc}): rescale X "
+                        "by a public bound so that data_norm and intercept_scaling are "
+                        "between about 1e-150 and 1e150, or pass a positive alpha. Nothing "
+                        "was read or charged.") from None
         igd.check_geometry(lipschitz, alpha, self.update)
         return alpha
 
