@@ -38,6 +38,13 @@ def candidate_rho(estimator):
     -------
     rho : float
         ``np.inf`` for ``epsilon=inf`` (no privacy).
+
+    Notes
+    -----
+    A :class:`PrivateIGDClassifier` with ``solver="auto"`` (the final step) is set
+    to ``solver="igd"`` here, the solver its ``rho`` is planned for
+    (:func:`pin_selection_solver`): the search calls this on its own candidate
+    copies, right before their fit.
     """
     check_supported(estimator)
     pin_selection_solver(final_estimator(estimator))
