@@ -426,8 +426,11 @@ class AutoBoundsMixin:
                 f"epsilon={self.epsilon!r}): below about {rows} rows at this budget the "
                 "quantile can fall to the bottom of its grid (2**-20, every row clipped to "
                 "almost nothing) or land octaves above the data, and the model is then "
-                f"useless. Pass a public {name} (or scale the data with PrivateRangeScaler "
-                "and pass its bound), more rows, or a larger epsilon. This warning depends "
+                f"useless. Pass a public {name}"
+                + (" (or scale the features with PrivateRangeScaler and pass its bound)"
+                   if name != "y_bound" else " (the targets' public range: PrivateRangeScaler "
+                   "scales features only)")
+                + ", more rows, or a larger epsilon. This warning depends "
                 "only on the number of rows and the budget, never on the data.",
                 SmallDataWarning)
 

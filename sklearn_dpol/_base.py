@@ -129,6 +129,22 @@ def _parameter_objects(estimator):
     return tuple(estimator.__dict__.get(name) for name in estimator._parameter_constraints)
 
 
+def _warn_large_delta(estimator, X):
+    """``LargeDeltaWarning`` from ``delta`` and the number of rows (public), before the read."""
+    from sklearn.utils.validation import _num_samples
+
+    from .exceptions import warn_large_delta
+
+    delta = getattr(estimator, "delta", None)
+    if not isinstance(delta, Real):
+        return
+    try:
+        n_records = int(_num_samples(X))
+    except (TypeError, ValueError):    # malformed input: validation will say so
+        return
+    warn_large_delta(type(estimator).__name__, delta, n_records)
+
+
 def _check_parameters_unchanged(estimator, params):
     """Raise (after the read: charged, rolled back) if a parameter was replaced mid-call."""
     if any(a is not b for a, b in zip(_parameter_objects(estimator), params)):
@@ -196,11 +212,23 @@ class PrivateEstimatorMixin:
             return super().__getstate__()
 
     def set_params(self, **params):
-        """Set the parameters (``sklearn.base.BaseEstimator.set_params``).
+        """Set the parameters of this estimator.
 
-        Waits for a running ``fit`` or ``partial_fit`` on another thread: a
-        parameter changed during a call would let its noise be calibrated on one
-        value while its guarantee states another (``doc/privacy.md`` 56.3).
+        As ``sklearn.base.BaseEstimator.set_params``, but it waits for a
+        running ``fit`` or ``partial_fit`` on another thread: a parameter
+        changed during a call would let its noise be calibrated on one value
+        while its guarantee states another (``doc/privacy.md`` 56.3).
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters (``<component>__<parameter>`` for nested
+            objects).
+
+        Returns
+        -------
+        self : estimator instance
+            Estimator instance.
         """
         with _call_lock(self):
             return super().set_params(**params)
@@ -386,6 +414,7 @@ class PrivateEstimatorMixin:
     def _release_fit_locked(self, X, y, reset, **engine_kwargs):
         params = _parameter_objects(self)
         self._more_validate_params()
+        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             # Seeded before the reservation, which refuses noise already charged.
             rng = make_generator(self.random_state, purpose=0)
@@ -443,7 +472,7 @@ class PrivateEstimatorMixin:
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()
                 # a stream's first call (a stream after fit was warned by fit)
-                self._warn_default_bounds(stacklevel=7)
+                self._warn_default_bounds()
                 self._freeze_stream_params()
             self._check_stream_params_unchanged()
             fresh = not hasattr(self, "_rng")
@@ -484,7 +513,7 @@ class PrivateEstimatorMixin:
             for name in _SAMPLER_STATE:
                 self.__dict__.pop(name, None)
 
-    def _warn_default_bounds(self, stacklevel=5):
+    def _warn_default_bounds(self):
         """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about
         the public bounds among ``_DEFAULT_BOUNDS`` left at their ``__init__``
         defaults.
@@ -497,9 +526,8 @@ class PrivateEstimatorMixin:
         """
         names = self._DEFAULT_BOUNDS
         import inspect
-        import warnings
 
-        from .exceptions import DefaultBoundWarning
+        from .exceptions import DefaultBoundWarning, _warn_at_caller
 
         defaults = inspect.signature(type(self).__init__).parameters
         left = [(name, defaults[name].default) for name in names
@@ -517,7 +545,7 @@ class PrivateEstimatorMixin:
             f"{name}='auto' (a private quantile of "
             f"{'the ' + norm_words if name == norm_param else '|y|'})"
             for name in auto)) if auto else ""
-        warnings.warn(
+        _warn_at_caller(
             f"{type(self).__name__}: {listed}, the default "
             f"{'value' if len(left) == 1 else 'values'} (left unset or passed equal to "
             "it: the two cannot be told apart). Every record is "
@@ -527,7 +555,7 @@ class PrivateEstimatorMixin:
             "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If this "
             "value is your public bound, silence this with warnings.filterwarnings("
             "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
-            DefaultBoundWarning, stacklevel=stacklevel,  # the caller of fit (two wrappers)
+            DefaultBoundWarning,   # at the user's line that called fit / partial_fit
         )
 
     def _mark_data_read(self):
@@ -744,4 +772,14 @@ class ReleasedLinearRegressorMixin:
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
-        return np.asarray(X @ self.coef_) + self.intercept_
+        predictions = np.asarray(X @ self.coef_) + self.intercept_
+        bound = self._prediction_bound()
+        if bound is not None:
+            # Post-processing of the released model with a public (or released) constant:
+            # every training target was clipped to [-bound, bound].
+            np.clip(predictions, -bound, bound, out=predictions)
+        return predictions
+
+    def _prediction_bound(self):
+        """A public bound on ``|y|`` to clip predictions to (``None``: no clipping)."""
+        return None

@@ -8,6 +8,7 @@ __all__ = [
     "BudgetExceededError",
     "DefaultBoundWarning",
     "GridEdgeWarning",
+    "LargeDeltaWarning",
     "LedgerError",
     "NoiseReuseError",
     "PrivacyAccountingError",
@@ -154,6 +155,47 @@ class GridEdgeWarning(UserWarning):
     >>> any(issubclass(w.category, GridEdgeWarning) for w in caught)
     True
     """
+
+
+class LargeDeltaWarning(UserWarning):
+    """``delta`` is not below ``1 / n``: the guarantee allows a whole record to leak.
+
+    A mechanism that publishes one record chosen at random is ``(0, 1/n)``-DP,
+    so ``delta`` should be well below ``1 / n`` (``doc/user_guide/epsilon_delta.md``).
+    Issued by ``fit`` before the data is read, from public values only (``delta``
+    and the number of rows, public under replace-one): two data sets of the same
+    shape get the same warning, so the warning itself releases nothing.
+
+    See Also
+    --------
+    SmallDataWarning : Too few rows for the budget of a private quantile.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dpol import PrivateQFTLRegressor
+    >>> from sklearn_dpol.exceptions import LargeDeltaWarning
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(100, 2))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateQFTLRegressor(delta=0.05, data_norm=0.75, y_bound=0.5,
+    ...                              random_state=0).fit(X, X[:, 0])
+    >>> any(issubclass(w.category, LargeDeltaWarning) for w in caught)
+    True
+    """
+
+
+def warn_large_delta(name, delta, n_records):
+    """Warn (:class:`LargeDeltaWarning`) when ``delta >= 1 / n_records``; public values only."""
+    if n_records > 0 and 0.0 < float(delta) and float(delta) * n_records >= 1.0:
+        _warn_at_caller(
+            f"{name}: delta={delta!r} is not below 1/n = 1/{n_records} = "
+            f"{1.0 / n_records:.3g}. Publishing one record chosen at random is "
+            "(0, 1/n)-DP, so this delta allows a whole record to leak; take delta well "
+            "below 1/n (for example 1e-6 for fewer than a million rows).",
+            LargeDeltaWarning,
+        )
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -56,7 +56,9 @@ def test_resolves_near_the_quantile_of_abs_y_and_is_charged():
     assert "quantile of |y|" in model.privacy_.mechanism
     # The statistics get (0.9 epsilon, delta), calibrated on the resolved bound.
     # In the unit scale (targets / y_bound_): B = 1 whatever y_bound_ resolved to.
-    sensitivity = qftl.joint_sensitivity(math.hypot(1.0, 1.0), 1.0) * (1 + 1e-9)
+    # The constant feature is intercept_scaling="auto"'s public c (section 56).
+    sensitivity = qftl.joint_sensitivity(
+        math.hypot(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9)
     assert model.sensitivity() == pytest.approx(sensitivity, rel=1e-15)
     # A fit's statistics carry section 54.8's rounding allowance for a sum of n atoms.
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
@@ -80,8 +82,10 @@ def test_reads_y_only_through_the_quantile(monkeypatch):
     assert q == PrivateQFTLRegressor.AUTO_Y_BOUND_QUANTILE == 0.98
     assert eps == pytest.approx(0.2) and slope == 0.25
     assert model.y_bound_ == 2.0
-    # The release is the one of the public y_bound=2.0 at the statistics' budget.
-    fixed = PrivateQFTLRegressor(data_norm=1.0, y_bound=2.0, epsilon=2.0, random_state=0)
+    # The release is the one of the public y_bound=2.0 at the statistics' budget
+    # (with the constant feature "auto" resolved to at that budget, section 56).
+    fixed = PrivateQFTLRegressor(data_norm=1.0, y_bound=2.0, epsilon=2.0, random_state=0,
+                                 intercept_scaling=model.intercept_scaling_)
     np.testing.assert_array_equal(model._statistics(X, y).sum(0, 2000),
                                   fixed.fit(X, y)._statistics(X, y).sum(0, 2000))
     assert model.sensitivity_ == fixed.sensitivity_
@@ -105,7 +109,9 @@ def test_reads_y_only_through_the_quantile(monkeypatch):
     assert wider.y_bound_ == 8.0
     assert wider.noise_scale_ == model.noise_scale_
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
-    assert wider.sensitivity_ == qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9) \
+    assert wider.intercept_scaling_ == model.intercept_scaling_ < 1.0   # public (section 56)
+    assert wider.sensitivity_ == qftl.joint_sensitivity(
+        math.hypot(1.0, wider.intercept_scaling_), 1.0) * (1 + 1e-9) \
         * sum_rounding_factor(X.shape[0], qftl.ATOM_NORM_FRACTION)   # section 54.8
 
 
@@ -162,8 +168,8 @@ def test_noise_off_neighbours_move_the_statistics_within_the_sensitivity():
     assert worst <= model.sensitivity_
     assert worst > 0.5 * model.sensitivity_   # the bound is not vacuous
     assert bound == model.y_bound_   # the unit scale: targets / y_bound_, B = 1
-    assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (1 + 1e-9))
+    assert model.sensitivity_ == pytest.approx(qftl.joint_sensitivity(   # c of section 56
+        math.hypot(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9))
 
 
 @pytest.mark.parametrize("alpha", ["auto", 0.1])

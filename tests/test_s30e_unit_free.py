@@ -166,7 +166,7 @@ def test_qftl_fit_in_any_units_is_the_unit_fit(alpha, epsilon, c, b):
     assert model.eigenvalue_noise_scale_ == ref.eigenvalue_noise_scale_
     assert model.privacy_ == ref.privacy_
     assert model.alpha_ == pytest.approx(ref.alpha_ * c * c, rel=1e-12)
-    assert model.intercept_scaling_ == c
+    assert model.intercept_scaling_ == ref.intercept_scaling_ * c   # unit-free (section 56)
     np.testing.assert_allclose(model.coef_ * c / b, ref.coef_, rtol=1e-9, atol=1e-12)
     assert model.intercept_ / b == pytest.approx(ref.intercept_, rel=1e-9, abs=1e-12)
     np.testing.assert_allclose(model.predict(Z * c) / b, ref.predict(Z), rtol=0, atol=1e-10)
@@ -204,20 +204,30 @@ def test_qftl_stream_after_fit_in_any_units():
     np.testing.assert_allclose(model.predict(Z * 100) / 0.5, ref.predict(Z), atol=1e-9)
 
 
-def test_qftl_default_at_unit_bounds_is_the_old_computation():
-    """At ``data_norm = y_bound = 1`` "auto" is the old intercept 1.0, bit for bit."""
+def test_qftl_default_at_unit_bounds_is_its_rule_as_an_explicit_value():
+    """At ``data_norm = y_bound = 1`` "auto" is the explicit value its public rule gives
+    (``doc/privacy.md`` 56: ``c^2 = clip(sqrt(K sqrt(2 (d+1)) sigma_1 / n), 0.1, 1)``), bit for bit."""
+    from sklearn_dpol.linear_model._qftl import AUTO_INTERCEPT_C2_MIN, AUTO_INTERCEPT_K
+    from sklearn_dpol.privacy._rounding import sum_rounding_factor
+
     Z, y = _regression()
+    n, d = Z.shape
     for alpha in ("auto", 0.01):
         kw = dict(epsilon=1.0, random_state=1, alpha=alpha)
         auto = PrivateQFTLRegressor(**kw).fit(Z, y)
-        one = PrivateQFTLRegressor(intercept_scaling=1.0, **kw).fit(Z, y)
-        assert auto.intercept_scaling == "auto" and auto.intercept_scaling_ == 1.0
+        sigma_1 = PrivateQFTLRegressor(intercept_scaling=1.0, **kw).fit(Z, y).noise_scale_
+        c2 = min(max(math.sqrt(AUTO_INTERCEPT_K * math.sqrt(2 * (d + 1)) * sigma_1 / n),
+                     AUTO_INTERCEPT_C2_MIN), 1.0)
+        assert auto.intercept_scaling == "auto"
+        assert auto.intercept_scaling_ == pytest.approx(math.sqrt(c2), rel=1e-14)
+        assert auto.intercept_scaling_ < 1.0
+        one = PrivateQFTLRegressor(intercept_scaling=auto.intercept_scaling_, **kw).fit(Z, y)
         np.testing.assert_array_equal(auto._released_statistics, one._released_statistics)
         np.testing.assert_array_equal(auto.coef_, one.coef_)
         assert auto.intercept_ == one.intercept_ and auto.alpha_ == one.alpha_
-        # The old joint sensitivity of R = sqrt(2), B = 1.
-        from sklearn_dpol.privacy._rounding import sum_rounding_factor
-        assert auto.sensitivity_ == qftl.joint_sensitivity(math.sqrt(2.0), 1.0) * (
+        # The joint sensitivity of R = sqrt(1 + c^2), B = 1 (sections 3.1, 54.14).
+        assert auto.sensitivity_ == qftl.joint_sensitivity(
+            math.hypot(1.0, auto.intercept_scaling_), 1.0) * (
             1 + 1e-9) * sum_rounding_factor(Z.shape[0], qftl.ATOM_NORM_FRACTION)  # 54.8
 
 

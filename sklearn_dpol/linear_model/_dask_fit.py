@@ -259,11 +259,21 @@ def _reduce(estimator, data, block_sums, width, params):
 
 
 def dask_statistics(estimator, X, y):
-    """``PrivateQFTLRegressor.fit``'s statistics of dask arrays, reduced on the workers."""
+    """``PrivateQFTLRegressor.fit``'s statistics of dask arrays, reduced on the workers.
+
+    The workers' copy of the public parameters carries the resolved constant
+    feature of ``intercept_scaling="auto"`` (``_resolve_intercept``: from the row
+    count, a shape, before anything is read), so the workers' rows are the rows
+    the driver's sensitivity bounds (``doc/privacy.md`` 56.4).
+    """
+    from ._qftl import _unit_intercept
+
     data = check_dask_input(estimator, X, y)
+    estimator._resolve_intercept(data.n_rows, True)
     intercept = 1 if estimator.fit_intercept else 0
     dim = qftl.packed_dim(data.n_features + intercept)
-    params = _PublicParams(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS})
+    params = _PublicParams(**{name: getattr(estimator, name) for name in _STATISTICS_PARAMS},
+                           _intercept_unit=_unit_intercept(estimator))
     total = _reduce(estimator, data, _qftl_sums, dim,
                     {"statistics": type(estimator)._statistics, "estimator_params": params})
     return ReducedStatistics(total, data.n_rows, data.n_features + intercept)

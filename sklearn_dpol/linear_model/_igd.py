@@ -2,7 +2,6 @@
 
 import math
 import sys
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -32,7 +31,7 @@ from .._core._clip import clip_row_scales
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core._threads import single_blas_thread
 from .._verbose import current_progress, reports_release
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, _warn_at_caller
 from ..privacy import PrivacyAccountant
 from ..privacy._spec import (
     ONE_RELEASE,
@@ -841,11 +840,11 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             classes = np.asarray(self.classes)
         if classes is None and fitting:
             if np.isfinite(self.epsilon):
-                warnings.warn(
+                _warn_at_caller(
                     "The label set was taken from y and is released as classes_ "
                     "without privacy protection: a label held by one record reveals "
                     "that record. Pass classes=[...] from public knowledge.",
-                    PrivacyLeakWarning, stacklevel=4,
+                    PrivacyLeakWarning,
                 )
             self._labels_from_data = True
             return labels
@@ -1118,11 +1117,11 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self._w_private, self._t = W, t
         burn_in = igd.burn_in_steps(lipschitz, self.alpha_, self.update)
         if t < burn_in:
-            warnings.warn(
+            _warn_at_caller(
                 f"update='gradient' skips its first {burn_in} steps (burn-in) and has "
                 f"taken {t}: the released model has not used the data yet. Increase "
                 "alpha, feed more data, or use update='implicit'.",
-                UserWarning, stacklevel=4,
+                UserWarning,
             )
 
     def _objective_plan(self, n_samples):

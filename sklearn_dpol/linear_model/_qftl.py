@@ -123,10 +123,16 @@ class PrivateQFTLRegressor(
         ``R = sqrt(data_norm**2 + intercept_scaling**2)``, and it is penalised
         like the other weights, so centre ``y`` by a public value if you can.
     intercept_scaling : float or "auto", default="auto"
-        Value of the constant feature. ``"auto"``: the row bound in use,
-        ``data_norm_`` (1 at the default ``data_norm=1``), so that the
-        constant feature is in the units of ``X``. Resolved into
-        ``intercept_scaling_``.
+        Value of the constant feature. ``"auto"``: ``c * data_norm_`` (in the
+        units of ``X``), with ``c`` from public values only: ``c^2 =
+        clip(sqrt(4 sqrt(2 (d + 1)) sigma_1 / n), 0.1, 1)``, ``sigma_1`` the
+        statistics' noise at ``c = 1``, ``n`` the rows of ``fit``: it balances
+        the intercept's noise-to-signal ratio against the row bound
+        ``sqrt(1 + c^2)`` that scales all the noise. A ``partial_fit``
+        stream fixes it at its first call: from ``horizon`` and its mechanism's
+        last release, or ``c = 1`` with ``horizon=None``; a stream continuing a
+        ``fit`` keeps the fit's. Resolved into ``intercept_scaling_``
+        (``doc/privacy.md`` 56.4).
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
         ``ValueError``. A factorization (``"dense"``, ``"blt"``, ``"sqrt"``) is
@@ -198,7 +204,8 @@ class PrivateQFTLRegressor(
         ``data_norm_**2``).
     intercept_scaling_ : float or None
         The value of the constant feature used (``intercept_scaling``, or
-        ``data_norm_`` for ``"auto"``); ``None`` when ``fit_intercept=False``.
+        ``"auto"``'s public ``c * data_norm_``); ``None`` when
+        ``fit_intercept=False``.
     eigenvalue_noise_scale_ : float or None
         Standard deviation of the noise on the released smallest eigenvalue
         of the unit-scale ``V`` (``alpha="auto"`` in ``fit``), else ``None``.
@@ -424,6 +431,7 @@ class PrivateQFTLRegressor(
                 self._check_rows_left(0, X.shape[0])     # public: refused, and refunded
                 self._mark_data_read()  # failures from here on are charged
                 self._resolve_auto_bounds(X, y, stream=True)
+            self._resolve_intercept(X.shape[0], fitting)   # public: shapes, parameters
             self._set_bounds()
             stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
@@ -431,13 +439,7 @@ class PrivateQFTLRegressor(
             # mu of the statistics (after the "auto" bounds' shares of epsilon, if any)
             mu = self._budget_split()[2]
             adassp = self.alpha == "auto"
-            # AdaSSP splits mu^2 between the eigenvalue and the statistics.
-            mu_stats = mu * math.sqrt(1.0 - qftl.EIGENVALUE_SHARE) if adassp else mu
-            # The statistics sum n records in float64: section 54.8's allowance (a
-            # record's packed atom is at most 1/sqrt(2) of the joint sensitivity).
-            fit_sensitivity = self.sensitivity() * sum_rounding_factor(
-                stats.n_rows, qftl.ATOM_NORM_FRACTION)
-            sigma = 0.0 if math.isinf(mu) else fit_sensitivity / mu_stats
+            fit_sensitivity, sigma = self._fit_noise(stats.n_rows, self._row_bound())
             summed = stats.sum(0, stats.n_rows)
             statistics = gaussian_release(summed, sigma, self._rng)
             if adassp:
@@ -485,10 +487,73 @@ class PrivateQFTLRegressor(
         self.prefix_sums_ = None if fitting else stream.name
         self.privacy_ = self._guarantee(mu, spent_fraction, fitting)
 
+    def _fit_noise(self, n_rows, row_bound):
+        """``(sensitivity, sigma)`` of ``fit``'s statistics for rows of unit-scale norm ``row_bound``.
+
+        Public: the count, the bound and the budget. The statistics sum
+        ``n_rows`` records in float64: section 54.8's allowance (a record's
+        packed atom is at most ``1/sqrt(2)`` of the joint sensitivity); AdaSSP
+        (``alpha="auto"``) splits ``mu^2`` between the eigenvalue and the
+        statistics.
+        """
+        mu = self._budget_split()[2]
+        mu_stats = mu * math.sqrt(1.0 - qftl.EIGENVALUE_SHARE) if self.alpha == "auto" else mu
+        sensitivity = self._sensitivity_at(row_bound) * sum_rounding_factor(
+            n_rows, qftl.ATOM_NORM_FRACTION)
+        return sensitivity, (0.0 if math.isinf(mu) else sensitivity / mu_stats)
+
+    def _resolve_intercept(self, n_rows, fitting):
+        """Fix the constant feature of ``intercept_scaling="auto"`` (``_intercept_unit``).
+
+        From public values only (``doc/privacy.md`` 56.4): ``fit`` reads its row
+        count ``n_rows`` (a shape) and the noise its statistics would get at
+        ``c = 1``; a new stream with a ``horizon`` reads the horizon and the
+        noise of its mechanism's last release at ``c = 1``; a stream with
+        ``horizon=None`` keeps ``c = 1``. The feature is inside the released
+        statistics, so a stream (and a stream continuing a ``fit``) keeps the
+        value it started with. Called before the statistics are computed.
+        """
+        if not self.fit_intercept or not isinstance(self.intercept_scaling, str):
+            self.__dict__.pop("_intercept_unit", None)
+            return
+        n_features = self.n_features_in_
+        if fitting:
+            noise = self._fit_noise(n_rows, _SQRT2)[1]
+            unit = auto_unit_intercept(noise, n_rows, n_features)
+        elif (self.__dict__.get("_stream") is not None
+              or getattr(self, "_base_samples", 0) > 0):
+            return          # the stream's own value, or the fit's it continues
+        elif self.horizon is None:
+            unit = 1.0
+        else:
+            steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
+            dim = qftl.packed_dim(n_features + 1)
+            mu = self._budget_split()[2]
+            if math.isinf(mu):
+                noise = 0.0
+            else:
+                mechanism = make_stream_mechanism(
+                    resolve_mechanism(self.prefix_sums, steps, first_rows=n_rows, dim=dim),
+                    dim=dim, sensitivity=self._sensitivity_at(_SQRT2), mu=mu, horizon=steps)
+                noise = math.sqrt(mechanism.prefix_variance(mechanism.horizon))
+            unit = auto_unit_intercept(noise, self.horizon, n_features)
+        self._intercept_unit = unit
+
     def _set_bounds(self):
         """The bounds in use as fitted attributes (public, or released quantiles)."""
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         self.intercept_scaling_ = _intercept_value(self)
+
+    def _prediction_bound(self):
+        """Predictions are clipped to ``[-y_bound_, y_bound_]`` (``doc/privacy.md`` 56.7).
+
+        Every training target was clipped there, so the clip is post-processing of
+        the release with a public (or, for ``y_bound="auto"``, released) constant;
+        it bounds the damage of a model whose statistics are mostly noise (an
+        ``"auto"`` bound at the bottom of its grid scales predictions by
+        ``y_bound_ / data_norm_``).
+        """
+        return float(self.y_bound_)
 
     def _set_alpha(self, alpha_unit):
         """``alpha_`` (units of ``X``) from the unit-scale ridge; ``None``: the parameter.
@@ -556,21 +621,34 @@ class PrivateQFTLRegressor(
             bounds), so ``R = sqrt(1 + (intercept_scaling_ / data_norm_)**2)``
             and ``B = 1``; with a margin of ``1e-9`` relative for rounding.
         """
+        return self._sensitivity_at(self._row_bound())
+
+    @staticmethod
+    def _sensitivity_at(row_bound):
+        """:meth:`sensitivity` for unit-scale rows of norm at most ``row_bound`` (``B = 1``)."""
         # Clipping rounds: a clipped row's norm can exceed data_norm by a few
         # ulps, so the bound carries a margin far above that and far below
         # anything that matters for the noise.
-        return qftl.joint_sensitivity(self._row_bound(), 1.0) * (1 + 1e-9)
+        return qftl.joint_sensitivity(row_bound, 1.0) * (1 + 1e-9)
 
-    def _row_bound(self):
-        """``R`` of the unit-scale rows: ``sqrt(1 + (intercept / data_norm)^2)``."""
+    def _row_bound(self, worst=False):
+        """``R`` of the unit-scale rows: ``sqrt(1 + (intercept / data_norm)^2)``.
+
+        ``worst``: for ``intercept_scaling="auto"``, the largest value its rule
+        can resolve to (``c = 1``), for checks made before it is resolved.
+        """
         intercept = _unit_intercept(self)
-        return 1.0 if intercept is None else math.hypot(1.0, intercept)
+        if intercept is None:
+            return 1.0
+        if worst and isinstance(self.intercept_scaling, str):
+            return _SQRT2
+        return math.hypot(1.0, intercept)
 
     # -- data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``) --------
     _auto_bound_params = ("data_norm", "y_bound")
 
     def _more_validate_params(self):
-        bound, y_bound = self._row_bound(), self._y_bound()
+        bound, y_bound = self._row_bound(worst=True), self._y_bound()
         data_norm = self._data_norm()
         if min(data_norm, y_bound) < 1e-100:
             raise ValueError(
@@ -581,7 +659,7 @@ class PrivateQFTLRegressor(
         # The unit-scale problem (statistics, sensitivity, ridge: R = bound, B = 1)...
         alpha = (self._alpha_floored(0.0) if self.alpha == "auto"
                  else float(self.alpha) / (data_norm * data_norm))
-        unit_ok = self.sensitivity() < 1e150 and alpha > 0.0 and bound / alpha < 1e300
+        unit_ok = self._sensitivity_at(bound) < 1e150 and alpha > 0.0 and bound / alpha < 1e300
         # ... and the same problem in the units of X and y (alpha_, coef_ and
         # intercept_ are released in them): the refusals of the bounds before the
         # statistics were computed in the unit scale, kept.
@@ -902,28 +980,62 @@ def _same_params(a, b):
     return all(type(x) is type(y) and (x is y or x == y) for x, y in zip(a, b))
 
 
-def _intercept_value(estimator):
-    """The constant feature in the units of ``X``: ``intercept_scaling``, or ``data_norm_`` for "auto".
+#: ``K`` of ``intercept_scaling="auto"`` (:func:`auto_unit_intercept`): ``c^4 = K rho_1``,
+#: ``rho_1`` the public noise-to-signal ratio of the intercept's direction at ``c = 1``.
+AUTO_INTERCEPT_K = 4.0
+#: ... and ``c^2`` at least this: below it the sensitivity gains at most 7% (``R^2 = 1.1``
+#: against 1) while the intercept's signal ``n c^2`` keeps shrinking.
+AUTO_INTERCEPT_C2_MIN = 0.1
+_SQRT2 = math.sqrt(2.0)
 
-    ``None`` without an intercept. Reads public parameters and ``_data_norm()``
-    only (so the dask workers' parameter copy can call it).
+
+def auto_unit_intercept(noise_std, n_rows, n_features):
+    """``c`` of ``intercept_scaling="auto"``, the constant feature of the unit-scale rows.
+
+    ``c^2 = clip(sqrt(K rho_1), C2_MIN, 1)`` with ``rho_1 = sqrt(2 (d + 1))
+    sigma_1 / n``: ``sigma_1`` the standard deviation of the statistics' noise
+    at ``c = 1`` (``R = sqrt 2``), ``n`` the rows (of ``fit``, or a stream's
+    ``horizon``), ``d`` the features, ``K = AUTO_INTERCEPT_K``, ``C2_MIN =
+    AUTO_INTERCEPT_C2_MIN``. The intercept's direction of ``V`` carries
+    ``n c^2`` against noise of spectral norm about ``sqrt(2 (d + 1)) sigma``
+    (:func:`~sklearn_dpol._core.qftl.noise_spectral_norm`, the solve's
+    eigenvalue floor), a ratio ``rho_1 / c^2``; a larger ``c`` raises the row
+    bound ``R^2 = 1 + c^2`` and with it the noise on every coordinate. The
+    rule balances the two, a cost ``rho_1 / c^2`` against one growing like
+    ``c^2`` (minimum at ``c^2`` proportional to ``sqrt(rho_1)``). No noise
+    (``epsilon=inf``): 1. Public values only (``doc/privacy.md`` 56.4).
+    """
+    if not noise_std > 0.0:
+        return 1.0
+    ratio = qftl.noise_spectral_norm(noise_std, int(n_features) + 1) / max(int(n_rows), 1)
+    return math.sqrt(min(max(math.sqrt(AUTO_INTERCEPT_K * ratio), AUTO_INTERCEPT_C2_MIN), 1.0))
+
+
+def _intercept_value(estimator):
+    """The constant feature in the units of ``X``: ``intercept_scaling``, or ``c data_norm_`` for "auto".
+
+    ``None`` without an intercept. Reads public parameters, ``_data_norm()`` and the
+    resolved ``c`` of "auto" only (so the dask workers' parameter copy can call it).
     """
     if not estimator.fit_intercept:
         return None
     if isinstance(estimator.intercept_scaling, str):      # "auto"
-        return estimator._data_norm()
+        unit, data_norm = _unit_intercept(estimator), estimator._data_norm()
+        return data_norm if unit == 1.0 else unit * data_norm
     return float(estimator.intercept_scaling)
 
 
 def _unit_intercept(estimator):
     """The constant feature of the unit-scale rows: ``intercept_scaling_ / data_norm_``.
 
-    Exactly 1.0 for ``intercept_scaling="auto"`` (and for equal values), no division.
+    For ``intercept_scaling="auto"``, ``c`` as resolved by ``_resolve_intercept``
+    (1.0 before: the rule's largest value), no division; exactly 1.0 for equal values.
     """
-    value = _intercept_value(estimator)
-    if value is None:
+    if not estimator.fit_intercept:
         return None
-    data_norm = estimator._data_norm()
+    if isinstance(estimator.intercept_scaling, str):      # "auto"
+        return float(getattr(estimator, "_intercept_unit", 1.0))
+    value, data_norm = float(estimator.intercept_scaling), estimator._data_norm()
     return 1.0 if value == data_norm else value / data_norm
 
 

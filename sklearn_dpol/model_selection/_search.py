@@ -21,12 +21,13 @@ from .._base import (
     PrivateEstimatorMixin,
     _call_lock,
     _refunded_on_failure,
+    _warn_large_delta,
     _silent_floats,
     _settle,
     make_generator,
 )
 from .._core import selection as core
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, _warn_at_caller
 from ..privacy import PrivacyAccountant, PrivacyGuarantee
 from ..privacy._accountant import noise_fingerprint
 from ..privacy._selection import (
@@ -554,6 +555,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _fit_locked(self, X, y):
         plan = self._plan()
+        _warn_large_delta(self, X)
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
@@ -620,10 +622,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return None, False
         if params["classes"] is not None:
             return params["classes"], False
-        warnings.warn(
+        _warn_at_caller(
             "The label set was taken from y and is released as classes_ without privacy "
             "protection. Pass classes=[...] from public knowledge to the estimator.",
-            PrivacyLeakWarning, stacklevel=4,
+            PrivacyLeakWarning,
         )
         return np.unique(y), True
 
