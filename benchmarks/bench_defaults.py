@@ -269,8 +269,10 @@ def run_igd(args):
     cache = {}
 
     # With solver="objective_perturbation", the last column is the rule before
-    # section 47 (public_alpha, IGD's output-noise balance), in the same run.
-    objective = args.igd_solver == "objective_perturbation"
+    # section 47 (public_alpha, IGD's output-noise balance), in the same run; with
+    # the default solver="auto" (objective perturbation here: log loss, dense X), the
+    # former default solver="igd" at alpha="auto"; with solver="igd", alpha="seed".
+    extra = {"objective_perturbation": "former", "auto": "igd"}.get(args.igd_solver, "seed")
 
     def former(eps):
         from sklearn_dpol._core import igd as igd_core
@@ -283,24 +285,31 @@ def run_igd(args):
     def score_of(eps, alpha, seed):
         key = (eps, alpha, seed)
         if key not in cache:
-            value = former(eps) if alpha == "former" else alpha
+            value = (former(eps) if alpha == "former" else "auto" if alpha == "igd"
+                     else alpha)
             clf = PrivateIGDClassifier(epsilon=eps, delta=DELTA, alpha=value, data_norm=1.0,
-                                       classes=[0, 1], solver=args.igd_solver,
+                                       classes=[0, 1],
+                                       solver="igd" if alpha == "igd" else args.igd_solver,
                                        random_state=seed).fit(X_tr, y_tr)
+            if alpha != "igd":
+                solvers.add(clf.solver_)
             cache[key] = (clf.score(X_te, y_te), clf.alpha_)
         return cache[key]
 
     print(f"covertype (class 2 vs rest): {len(y_tr):,} train / {len(y_te):,} test, "
           f"majority {max(y_te.mean(), 1 - y_te.mean()):.4f}; "
           f"sklearn LogisticRegression test accuracy = {baseline:.4f}")
+    solvers = set()
     rows, misses = compare("covertype", 0.02, baseline, score_of, IGD_GRID, args.seeds,
-                           extra="former" if objective else "seed")
+                           extra=extra)
     print(f"\nPrivateIGDClassifier(solver={args.igd_solver!r}).fit, test accuracy "
           f"(mean over seeds {seeds_text(args.seeds)}), "
           f"delta={DELTA:g}; target: gap <= 0.02\n")
     table(["data", "eps", "acc default", "alpha_ (mean)", "best acc", "best alpha", "gap",
            "se(gap)", "within", "default / LogReg", "best / LogReg",
-           "acc former rule" if objective else "acc alpha='seed'"], rows)
+           {"former": "acc former rule", "igd": "acc solver='igd' (former default)",
+            "seed": "acc alpha='seed'"}[extra]], rows)
+    print(f"solver_ of the fits at solver={args.igd_solver!r}: {sorted(solvers)}")
     return misses + run_igd_loose(args)
 
 
@@ -498,8 +507,10 @@ def main(argv=None):
     parser.add_argument("--radius", type=radius_option, default=None,
                         help="radius for the fw and md parts: a float or 'auto' (default: the "
                              "estimators' default)")
-    parser.add_argument("--igd-solver", default="igd", choices=["igd", "objective_perturbation"],
-                        help="solver of the igd part (default: the estimator's default, 'igd')")
+    parser.add_argument("--igd-solver", default="auto",
+                        choices=["auto", "igd", "objective_perturbation"],
+                        help="solver of the igd part (default: the estimator's default, "
+                             "'auto': objective perturbation for these dense log-loss fits)")
     args = parser.parse_args(argv)
     # The bounds passed are the public ones of the loaders; data_norm=1 and y_bound=1 coincide
     # with the estimators' defaults, which warn when left at them.

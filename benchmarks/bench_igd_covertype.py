@@ -157,6 +157,7 @@ def accuracy_rows(X_tr, y_tr, X_te, y_te, epsilons, alpha, seeds, max_iter):
             PrivateIGDClassifier(
                 epsilon=np.inf, delta=DELTA, data_norm=DATA_NORM, alpha=alpha,
                 loss="log_loss", max_iter=max_iter, random_state=seed, classes=[0, 1],
+                solver="igd",
             ).fit(X_tr, y_tr)
         )
         for seed in seeds
@@ -168,6 +169,7 @@ def accuracy_rows(X_tr, y_tr, X_te, y_te, epsilons, alpha, seeds, max_iter):
             clf = PrivateIGDClassifier(
                 epsilon=eps, delta=DELTA, data_norm=DATA_NORM, alpha=alpha,
                 loss="log_loss", max_iter=max_iter, random_state=seed, classes=[0, 1],
+                solver="igd",
             ).fit(X_tr, y_tr)
             accs.append(clf.score(X_te, y_te))
             sigma = clf.noise_scale_
@@ -315,13 +317,14 @@ def main(argv=None):
             f"PrivateIGDClassifier(max_iter=1), implicit, alpha={ALPHA:g}": (
                 lambda: PrivateIGDClassifier(
                     epsilon=1.0, delta=DELTA, data_norm=DATA_NORM, alpha=ALPHA,
-                    max_iter=1, random_state=0, classes=[0, 1],
+                    max_iter=1, random_state=0, classes=[0, 1], solver="igd",
                 )
             ),
             f"PrivateIGDClassifier(max_iter=1, update='gradient'), alpha={GIGA_ALPHA:g}": (
                 lambda: PrivateIGDClassifier(
                     epsilon=1.0, delta=DELTA, data_norm=DATA_NORM, alpha=GIGA_ALPHA,
                     max_iter=1, update="gradient", random_state=0, classes=[0, 1],
+                    solver="igd",
                 )
             ),
         }

@@ -28,8 +28,10 @@ def worst_case(n=12, d=3):
     return X, y, (e1, 1)
 
 
+# solver="igd": the replay audits recorded Gaussian releases only (output perturbation),
+# and solver="auto" is refused by it (objective perturbation on dense log-loss X).
 ATTAINED = dict(loss="hinge", alpha=1.0, data_norm=1.0, fit_intercept=False, max_iter=1,
-                epsilon=EPSILON, delta=DELTA)
+                epsilon=EPSILON, delta=DELTA, solver="igd")
 # The seed's stream; the DP-FTRL stream (the default) has its gates in test_igd_ftrl.py.
 SEED_STREAM = dict(ATTAINED, stream="iterate_perturbation")
 
@@ -106,12 +108,15 @@ def test_removed_noise_is_caught(broken_accountant, release, batch_size):
     assert result.epsilon_lower_bound > 5 * EPSILON
 
 
+# Defaults but the solver: output perturbation (solver="igd", the default before "auto"),
+# which the replay can audit; the default fit on dense log-loss data is objective
+# perturbation, tested in test_objective_perturbation*.py.
 DEFAULTS = [
-    PrivateIGDClassifier(),
-    PrivateIGDClassifier(loss="hinge"),
-    PrivateIGDClassifier(update="gradient"),
-    PrivateIGDClassifier(update="gradient", alpha=0.5),  # past its burn-in on 12 rows
-    PrivateIGDClassifier(horizon=12),
+    PrivateIGDClassifier(solver="igd"),
+    PrivateIGDClassifier(solver="igd", loss="hinge"),
+    PrivateIGDClassifier(solver="igd", update="gradient"),
+    PrivateIGDClassifier(solver="igd", update="gradient", alpha=0.5),  # past its burn-in
+    PrivateIGDClassifier(solver="igd", horizon=12),
 ]
 
 
@@ -130,7 +135,8 @@ def test_default_settings_within_the_claim(estimator, release, batch_size):
     assert result.epsilon_lower_bound <= EPSILON
 
 
-@pytest.mark.parametrize("params", [{}, dict(update="gradient", alpha=0.5)])
+@pytest.mark.parametrize("params", [dict(solver="igd"),
+                                    dict(solver="igd", update="gradient", alpha=0.5)])
 def test_default_settings_without_noise_are_caught(broken_accountant, params):
     broken_accountant(np.inf)
     X, y, canary = worst_case()

@@ -239,7 +239,7 @@ def classification_data(n=300, d=3, seed=0, n_classes=2):
 
 def test_igd_alpha_auto_is_the_default_and_a_public_rule():
     X, y = classification_data()
-    clf = PrivateIGDClassifier(classes=[0, 1], random_state=0)
+    clf = PrivateIGDClassifier(solver="igd", classes=[0, 1], random_state=0)
     assert clf.get_params()["alpha"] == "auto"
     clf.fit(X, y)
     assert clf.alpha == "auto"
@@ -251,7 +251,7 @@ def test_igd_alpha_auto_is_the_default_and_a_public_rule():
     expected = (2 * L ** 6 / (igd_module.LOGIT_SCALE ** 2 * 300 ** 2 * mu ** 2)) ** (1 / 3)
     assert clf.alpha_ == pytest.approx(max(expected, L * L / 300))
     # The sensitivity the noise is calibrated to uses the resolved value.
-    fixed = PrivateIGDClassifier(classes=[0, 1], alpha=clf.alpha_, random_state=0).fit(X, y)
+    fixed = PrivateIGDClassifier(solver="igd", classes=[0, 1], alpha=clf.alpha_, random_state=0).fit(X, y)
     assert fixed.noise_scale_ == pytest.approx(clf.noise_scale_)
     np.testing.assert_array_equal(fixed.coef_, clf.coef_)
 
@@ -262,15 +262,15 @@ def test_igd_rule_reads_no_data():
     for seed in range(4):
         X, y = classification_data(seed=seed)
         X = X * (0.1 + seed)
-        seen.add(PrivateIGDClassifier(classes=[0, 1], random_state=seed).fit(X, y).alpha_)
+        seen.add(PrivateIGDClassifier(solver="igd", classes=[0, 1], random_state=seed).fit(X, y).alpha_)
     assert len(seen) == 1
     X, y = classification_data(n=3000)
-    assert PrivateIGDClassifier(classes=[0, 1]).fit(X, y).alpha_ < seen.pop()
+    assert PrivateIGDClassifier(solver="igd", classes=[0, 1]).fit(X, y).alpha_ < seen.pop()
     X, y = classification_data(n_classes=3)
-    multi = PrivateIGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y).alpha_
-    binary = PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y % 2).alpha_
+    multi = PrivateIGDClassifier(solver="igd", classes=[0, 1, 2], random_state=0).fit(X, y).alpha_
+    binary = PrivateIGDClassifier(solver="igd", classes=[0, 1], random_state=0).fit(X, y % 2).alpha_
     assert multi == pytest.approx(binary * 3 ** (1 / 3))
-    loose = PrivateIGDClassifier(classes=[0, 1], epsilon=4.0).fit(X, y % 2).alpha_
+    loose = PrivateIGDClassifier(solver="igd", classes=[0, 1], epsilon=4.0).fit(X, y % 2).alpha_
     assert loose < binary
 
 
@@ -361,8 +361,8 @@ def test_igd_op_alpha_is_the_worst_case_balance_at_its_own_noise(n_classes):
     fixed = op_classifier(classes=classes, alpha=clf.alpha_).fit(X, y)
     assert fixed.noise_scale_ == clf.noise_scale_
     np.testing.assert_array_equal(fixed.coef_, clf.coef_)
-    # The default solver keeps its own rule.
-    igd = PrivateIGDClassifier(classes=classes, random_state=0).fit(X, y)
+    # solver="igd" keeps its own rule.
+    igd = PrivateIGDClassifier(classes=classes, random_state=0, solver="igd").fit(X, y)
     assert igd.alpha_ == pytest.approx(
         igd_module.public_alpha(L, n, gaussian_mu(1.0, 1e-6), K))
 

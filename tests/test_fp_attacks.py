@@ -49,7 +49,7 @@ def _release(params, data, seed, how):
 
 
 SETTINGS = [
-    ("fit", dict(shuffle=False)),
+    ("fit", dict(shuffle=False, solver="igd")),      # IGD's output perturbation by name
     ("fit", dict(shuffle=False, max_iter=1, loss="hinge")),
     ("stream", dict(horizon=500, stream="iterate_perturbation")),
 ]

@@ -71,12 +71,12 @@ def test_auto_reads_the_data_only_through_the_quantile(monkeypatch):
 
 def test_calibration_uses_the_rest_of_the_budget():
     X, y = _data()
-    model = PrivateIGDClassifier(data_norm="auto", classes=[0, 1], epsilon=1.0,
+    model = PrivateIGDClassifier(solver="igd", data_norm="auto", classes=[0, 1], epsilon=1.0,
                                  random_state=0).fit(X, y)
     mu = gaussian_mu(0.9, 1e-6)
     assert model.noise_scale_ == pytest.approx(model.sensitivity_ / mu)
     # Noise off: the noiseless best candidate, no noise, still a model.
-    off = PrivateIGDClassifier(data_norm="auto", classes=[0, 1], epsilon=np.inf).fit(X, y)
+    off = PrivateIGDClassifier(solver="igd", data_norm="auto", classes=[0, 1], epsilon=np.inf).fit(X, y)
     norms = np.sort(np.linalg.norm(X, axis=1))
     assert off.data_norm_ == AUTO_GRID[AUTO_GRID >= norms[round(0.98 * len(norms)) - 1]][0]
     assert off.noise_scale_ == 0.0
@@ -157,7 +157,10 @@ def test_private_selection_accounts_for_the_quantile():
     assert search.best_estimator_.data_norm_ in AUTO_GRID
     # Each candidate was planned with the rho of its spec: the quantile's epsilon^2/8
     # and the model's mu^2/2 (doc/privacy.md, "The privacy spec").
-    spec = PrivateIGDClassifier(data_norm="auto", classes=[0, 1], epsilon=1.0)._privacy_spec()
+    # solver="auto" candidates are planned and fitted with solver="igd" (their rho).
+    assert search.best_estimator_.solver_ == "igd"
+    spec = PrivateIGDClassifier(data_norm="auto", classes=[0, 1], epsilon=1.0,
+                                solver="igd")._privacy_spec()
     parts = {part.name: part for part in spec.parts}
     assert parts["data_norm_, a private quantile of the row norms"].epsilon == pytest.approx(0.1)
     assert spec.rho >= math.fsum(part.rho for part in spec.parts)

@@ -100,7 +100,7 @@ def reference_igd(X, y, alpha, data_norm, passes, loss="log_loss"):
 def test_infinite_epsilon_is_exactly_non_private_igd(loss):
     X, y = data(n=150)
     # The reference's constant feature is 1 (intercept_scaling="auto" would be 1.5).
-    clf = PrivateIGDClassifier(epsilon=np.inf, alpha=0.01, data_norm=1.5, loss=loss,
+    clf = PrivateIGDClassifier(solver="igd", epsilon=np.inf, alpha=0.01, data_norm=1.5, loss=loss,
                                intercept_scaling=1.0, max_iter=2, shuffle=False).fit(X, y)
     expected = reference_igd(X, y, 0.01, 1.5, passes=2, loss=loss)
     np.testing.assert_allclose(clf.coef_[0], expected[:-1], rtol=1e-9, atol=1e-12)
@@ -139,7 +139,7 @@ def test_without_noise_converges_to_the_regularised_minimiser(update):
 
 def test_noise_scale_is_the_analytic_gaussian_calibration():
     X, y = data()
-    clf = PrivateIGDClassifier(epsilon=0.7, delta=1e-7, alpha=0.02, max_iter=3,
+    clf = PrivateIGDClassifier(solver="igd", epsilon=0.7, delta=1e-7, alpha=0.02, max_iter=3,
                                random_state=0).fit(X, y)
     # intercept_scaling="auto": data_norm / sqrt(n_features) (doc/privacy.md 55.16).
     assert clf.intercept_scaling_ == 1 / np.sqrt(X.shape[1])
@@ -157,7 +157,7 @@ def test_noise_scale_is_the_analytic_gaussian_calibration():
 def test_empirical_noise_matches_the_calibration():
     """The released weights vary across seeds with exactly noise_scale_ std."""
     X, y = data(n=200)
-    fits = [PrivateIGDClassifier(epsilon=1.0, alpha=0.5, random_state=s).fit(X, y)
+    fits = [PrivateIGDClassifier(solver="igd", epsilon=1.0, alpha=0.5, random_state=s).fit(X, y)
             for s in range(400)]
     # The intercept is the noisy weight of the constant feature times its value.
     released = np.array([np.append(f.coef_, f.intercept_ / f.intercept_scaling_) for f in fits])
@@ -249,7 +249,7 @@ def test_batches_need_less_noise_than_rows():
 
 def test_partial_fit_after_fit_continues_from_the_released_model(monkeypatch):
     X, y = data(n=400)
-    clf = PrivateIGDClassifier(stream="iterate_perturbation", random_state=0).fit(X[:300], y[:300])
+    clf = PrivateIGDClassifier(solver="igd", stream="iterate_perturbation", random_state=0).fit(X[:300], y[:300])
     # The iterate's last weight is that of the constant feature intercept_scaling_.
     released = np.append(clf.coef_[0], clf.intercept_[0] / clf.intercept_scaling_)
     fit_guarantee = clf.privacy_

@@ -90,7 +90,8 @@ def test_random_neighbours_within_sensitivity(seed, index, loss, alpha, data_nor
     X, y = make_data(seed, n=30, d=3, scale=scale)
     rng = np.random.default_rng(seed + 1)
     row = rng.normal(scale=scale * 10, size=3)
-    params = dict(loss=loss, alpha=alpha, data_norm=data_norm, max_iter=2, random_state=0)
+    params = dict(loss=loss, alpha=alpha, data_norm=data_norm, max_iter=2, random_state=0,
+                  solver="igd")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(igd, "release", lambda W, sigma, radius, rng: W.copy())
         base = PrivateIGDClassifier(**params).fit(X, y)

@@ -204,7 +204,7 @@ def test_an_integer_seed_gives_every_clone_the_same_noise():
     releases on the same data at two epsilons give the noiseless model away.
     """
     def fold_models(**params):
-        estimator = PrivateIGDClassifier(alpha=1e-2, classes=[0, 1], **params)
+        estimator = PrivateIGDClassifier(solver="igd", alpha=1e-2, classes=[0, 1], **params)
         models = cross_validate(estimator, public_scale(X), Y_BINARY, cv=KFold(3),
                                 return_estimator=True)["estimator"]
         return [released(m) for m in models], models[0].noise_scale_
@@ -218,7 +218,7 @@ def test_an_integer_seed_gives_every_clone_the_same_noise():
     assert np.abs((fresh[0] - fresh[1]) - noiseless).max() > 0.1 * sigma
 
     def fit(epsilon):
-        return PrivateIGDClassifier(alpha=1e-2, classes=[0, 1], epsilon=epsilon,
+        return PrivateIGDClassifier(solver="igd", alpha=1e-2, classes=[0, 1], epsilon=epsilon,
                                     random_state=0).fit(public_scale(X), Y_BINARY)
 
     low, high, exact = fit(1.0), fit(2.0), fit(np.inf)

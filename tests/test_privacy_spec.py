@@ -72,6 +72,19 @@ CASES = [
      [(FIT, 120, {})]),
     ("igd-fit-gradient-hinge", PrivateIGDClassifier(epsilon=1.0, loss="hinge", **IGD), "c2",
      [(FIT, 120, {})]),
+    # solver="igd" explicitly (output perturbation): the values the default had before
+    # solver="auto" (branch s32p; see the last PINNED.update)
+    ("igd-fit-solver-igd", PrivateIGDClassifier(epsilon=1.0, solver="igd", **IGD), "c2",
+     [(FIT, 120, {})]),
+    ("igd-fit-multiclass-solver-igd",
+     PrivateIGDClassifier(epsilon=0.7, solver="igd", **{**IGD, "classes": [0, 1, 2]}), "c3",
+     [(FIT, 120, {})]),
+    ("igd-fit-then-ftrl-solver-igd", PrivateIGDClassifier(epsilon=1.0, stream="ftrl",
+                                                          horizon=200, solver="igd", **IGD),
+     "c2", [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("igd-fit-auto-norm-solver-igd", PrivateIGDClassifier(epsilon=1.0, data_norm="auto",
+                                                          solver="igd", **IGD), "c2",
+     [(FIT, 120, {})]),
     ("igd-op", PrivateIGDClassifier(epsilon=1.0, solver="objective_perturbation", **IGD),
      "c2", [(FIT, 120, {})]),
     ("igd-op-inf", PrivateIGDClassifier(epsilon=np.inf, solver="objective_perturbation",
@@ -4083,6 +4096,251 @@ PINNED.update({'igd-op': {'rho': "ValueError: PrivateIGDClassifier(solver='objec
                                                       'the stream up to its horizon of 200 '
                                                       'samples')}]}})
 
+
+# Re-pinned deliberately (branch s32p, issue 17 item 1): solver="auto" is the new default of
+# PrivateIGDClassifier, objective perturbation for the log loss on dense X. The fits below
+# left solver at its default, so their planned cost and privacy_ are now objective
+# perturbation's: the same (epsilon, delta), no GDP mu (nan), and its mechanism text. Their
+# selection rho is unchanged: private selection plans and fits solver="auto" candidates with
+# solver="igd" (model_selection/_candidates.py). The streams after these fits are unchanged.
+# The "-solver-igd" cases keep output perturbation pinned at the values the default had.
+PINNED.update({twin: PINNED[twin[:-len("-solver-igd")]] for twin in (
+    "igd-fit-solver-igd", "igd-fit-multiclass-solver-igd", "igd-fit-then-ftrl-solver-igd",
+    "igd-fit-auto-norm-solver-igd")})
+PINNED.update({'igd-fit': {'rho': 0.02801448191263024,
+             'steps': [{'planned': (1.0, 1e-06, math.nan),
+                        'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                        'texts': ('replace-one',
+                                  'objective perturbation: N(0, 13.43^2) linear term, '
+                                  'regularisation 1.551 (sum form), Jacobian term 0.1946, '
+                                  'gradient sensitivity 2.309 over 1 problem(s), plus Gaussian '
+                                  'output noise at mu=0.01719 for the certified solver gap; '
+                                  'exact profile of the privacy-loss bound plus the charge for '
+                                  'the noise-norm bound (doc/privacy.md, sections 7.3 and 7.6)',
+                                  'coef_ and intercept_ of the fitted model (one release)',
+                                  'the records passed to fit',
+                                  'this release')}]},
+ 'igd-fit-inf': {'rho': math.inf,
+                 'steps': [{'planned': (math.inf, 1e-06, math.nan),
+                            'numbers': (math.inf, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                            'texts': ('replace-one',
+                                      'none: epsilon=inf solves the regularised problem '
+                                      'without noise',
+                                      'coef_ and intercept_ of the fitted model (one release)',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'igd-fit-multiclass': {'rho': 0.014430402994837957,
+                        'steps': [{'planned': (0.7, 1e-06, math.nan),
+                                   'numbers': (0.7, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'objective perturbation: N(0, 43.3^2) linear '
+                                             'term, regularisation 5 (sum form), Jacobian term '
+                                             '0.1936, gradient sensitivity 2.309 over 3 '
+                                             'problem(s), plus Gaussian output noise at '
+                                             'mu=0.009238 for the certified solver gap; exact '
+                                             'profile of the privacy-loss bound plus the '
+                                             'charge for the noise-norm bound (doc/privacy.md, '
+                                             'sections 7.3 and 7.6)',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'igd-fit-alpha-seed': {'rho': 0.10050201972241131,
+                        'steps': [{'planned': (2.0, 1e-06, math.nan),
+                                   'numbers': (2.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                   'texts': ('replace-one',
+                                             'objective perturbation: N(0, 5.798^2) linear '
+                                             'term, regularisation 14.61 (sum form), Jacobian '
+                                             'term 0.02257, gradient sensitivity 2.309 over 1 '
+                                             'problem(s), plus Gaussian output noise at '
+                                             'mu=0.03983 for the certified solver gap; exact '
+                                             'profile of the privacy-loss bound plus the '
+                                             'charge for the noise-norm bound (doc/privacy.md, '
+                                             'sections 7.3 and 7.6)',
+                                             'coef_ and intercept_ of the fitted model (one '
+                                             'release)',
+                                             'the records passed to fit',
+                                             'this release')}]},
+ 'igd-fit-alpha-float': {'rho': 0.007701168113593885,
+                         'steps': [{'planned': (0.5, 1e-06, math.nan),
+                                    'numbers': (0.5, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                    'texts': ('replace-one',
+                                              'objective perturbation: N(0, 22.22^2) linear '
+                                              'term, regularisation 12 (sum form), Jacobian '
+                                              'term 0.0274, gradient sensitivity 2.309 over 1 '
+                                              'problem(s), plus Gaussian output noise at '
+                                              'mu=0.01039 for the certified solver gap; exact '
+                                              'profile of the privacy-loss bound plus the '
+                                              'charge for the noise-norm bound '
+                                              '(doc/privacy.md, sections 7.3 and 7.6)',
+                                              'coef_ and intercept_ of the fitted model (one '
+                                              'release)',
+                                              'the records passed to fit',
+                                              'this release')}]},
+ 'igd-fit-then-ftrl': {'rho': 0.02801448191263024,
+                       'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                  'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                  'texts': ('replace-one',
+                                            'objective perturbation: N(0, 13.43^2) linear '
+                                            'term, regularisation 1.551 (sum form), Jacobian '
+                                            'term 0.1946, gradient sensitivity 2.309 over 1 '
+                                            'problem(s), plus Gaussian output noise at '
+                                            'mu=0.01719 for the certified solver gap; exact '
+                                            'profile of the privacy-loss bound plus the charge '
+                                            'for the noise-norm bound (doc/privacy.md, '
+                                            'sections 7.3 and 7.6)',
+                                            'coef_ and intercept_ of the fitted model (one '
+                                            'release)',
+                                            'the records passed to fit',
+                                            'this release')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              1.0,
+                                              40.0,
+                                              0.18933431410835758),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 12.21 per step; the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')},
+                                 {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                  'numbers': (1.0,
+                                              1e-06,
+                                              0.2367043806634353,
+                                              2.0,
+                                              80.0,
+                                              0.2116798953588606),
+                                  'texts': ('replace-one',
+                                            "DP-FTRL on the stream's gradient sums, one step "
+                                            'per partial_fit call (at most 5 calls): BLT '
+                                            'matrix factorization (4 buffers) over at most 5 '
+                                            'steps (one batch per step), column norm 1.25, '
+                                            'noise 12.21 per step; the models are '
+                                            'post-processing',
+                                            'coef_ and intercept_ after every partial_fit call',
+                                            'the records passed to partial_fit since the '
+                                            'stream started (records of an earlier fit are '
+                                            'covered by its own release)',
+                                            'the stream up to its horizon of 200 samples')}]},
+ 'igd-fit-then-iterate': {'rho': 0.02801448191263024,
+                          'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                     'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                     'texts': ('replace-one',
+                                               'objective perturbation: N(0, 13.43^2) linear '
+                                               'term, regularisation 1.551 (sum form), '
+                                               'Jacobian term 0.1946, gradient sensitivity '
+                                               '2.309 over 1 problem(s), plus Gaussian output '
+                                               'noise at mu=0.01719 for the certified solver '
+                                               'gap; exact profile of the privacy-loss bound '
+                                               'plus the charge for the noise-norm bound '
+                                               '(doc/privacy.md, sections 7.3 and 7.6)',
+                                               'coef_ and intercept_ of the fitted model (one '
+                                               'release)',
+                                               'the records passed to fit',
+                                               'this release')},
+                                    {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                     'numbers': (1.0,
+                                                 1e-06,
+                                                 0.2367043806634353,
+                                                 1.0,
+                                                 40.0,
+                                                 0.10585741714708562),
+                                     'texts': ('replace-one',
+                                               'analytic Gaussian on the uncorrupted iterate, '
+                                               'GDP-composed over releases',
+                                               'coef_ and intercept_ after every partial_fit '
+                                               'call',
+                                               'the records passed to partial_fit since the '
+                                               'stream started (records of an earlier fit are '
+                                               'covered by its own release)',
+                                               'the stream up to its horizon of 200 '
+                                               'samples')}]},
+ 'igd-fit-auto-norm': {'rho': 0.02801448191263024,
+                       'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                  'numbers': (1.0, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                                  'texts': ('replace-one',
+                                            'objective perturbation: N(0, 3.375e-05^2) linear '
+                                            'term, regularisation 8.839e-12 (sum form), '
+                                            'Jacobian term 0.1773, gradient sensitivity '
+                                            '5.238e-06 over 1 problem(s), plus Gaussian output '
+                                            'noise at mu=0.01552 for the certified solver gap; '
+                                            'exact profile of the privacy-loss bound plus the '
+                                            'charge for the noise-norm bound (doc/privacy.md, '
+                                            'sections 7.3 and 7.6) at (0.9, 1e-06)-DP, after a '
+                                            '0.1-DP private quantile of the row norms '
+                                            "(data_norm='auto', exponential mechanism); basic "
+                                            'composition',
+                                            'coef_ and intercept_ of the fitted model (one '
+                                            'release) and data_norm_ (the private quantile of '
+                                            'the row norms)',
+                                            'the records passed to fit',
+                                            'this release')}]},
+ 'igd-fit-auto-norm-then-ftrl': {'rho': 0.02801448191263024,
+                                 'steps': [{'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        120.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      'objective perturbation: N(0, '
+                                                      '3.375e-05^2) linear term, '
+                                                      'regularisation 8.839e-12 (sum form), '
+                                                      'Jacobian term 0.1773, gradient '
+                                                      'sensitivity 5.238e-06 over 1 '
+                                                      'problem(s), plus Gaussian output noise '
+                                                      'at mu=0.01552 for the certified solver '
+                                                      'gap; exact profile of the privacy-loss '
+                                                      'bound plus the charge for the '
+                                                      'noise-norm bound (doc/privacy.md, '
+                                                      'sections 7.3 and 7.6) at (0.9, '
+                                                      '1e-06)-DP, after a 0.1-DP private '
+                                                      'quantile of the row norms '
+                                                      "(data_norm='auto', exponential "
+                                                      'mechanism); basic composition',
+                                                      'coef_ and intercept_ of the fitted '
+                                                      'model (one release) and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to fit',
+                                                      'this release')},
+                                           {'planned': (1.0, 1e-06, math.nan),
+                                            'numbers': (1.0,
+                                                        1e-06,
+                                                        math.nan,
+                                                        1.0,
+                                                        40.0,
+                                                        math.nan),
+                                            'texts': ('replace-one',
+                                                      "DP-FTRL on the stream's gradient sums, "
+                                                      'one step per partial_fit call (at most '
+                                                      '5 calls): BLT matrix factorization (4 '
+                                                      'buffers) over at most 5 steps (one '
+                                                      'batch per step), column norm 1.25, '
+                                                      'noise 3.054e-05 per step; the models '
+                                                      'are post-processing at (0.9, 1e-06)-DP; '
+                                                      'data_norm_ from the fit this stream '
+                                                      'continues (released by it), so the '
+                                                      "quantiles' share of epsilon is not "
+                                                      'spent again',
+                                                      'coef_ and intercept_ after every '
+                                                      'partial_fit call and data_norm_ (the '
+                                                      'private quantile of the row norms)',
+                                                      'the records passed to partial_fit since '
+                                                      'the stream started (records of an '
+                                                      'earlier fit are covered by its own '
+                                                      'release)',
+                                                      'the stream up to its horizon of 200 '
+                                                      'samples')}]}})
 
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint

@@ -66,19 +66,19 @@ def test_unseeded_generator_is_replaced_after_each_release(monkeypatch):
     monkeypatch.setattr(igd, "release",
                         lambda W, sigma, radius, rng: used.append(rng) or original(W, sigma, radius, rng))
     X, y = data()
-    clf = PrivateIGDClassifier(classes=[0, 1], stream="iterate_perturbation").fit(X, y)
+    clf = PrivateIGDClassifier(solver="igd", classes=[0, 1], stream="iterate_perturbation").fit(X, y)
     assert clf._rng is not used[-1]
     clf.partial_fit(X, y)
     assert clf._rng is not used[-1] and used[-1] is not used[0]
-    seeded = PrivateIGDClassifier(classes=[0, 1], random_state=3).fit(X, y)
+    seeded = PrivateIGDClassifier(solver="igd", classes=[0, 1], random_state=3).fit(X, y)
     assert seeded._rng is used[-1]  # reproducible by design with an integer seed
 
 
 def test_fit_and_stream_never_share_noise_under_one_seed(noise_draws):
     draws = noise_draws
     X, y = data()
-    PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
-    PrivateIGDClassifier(classes=[0, 1], stream="iterate_perturbation", random_state=0).partial_fit(X, y)
+    PrivateIGDClassifier(solver="igd", classes=[0, 1], random_state=0).fit(X, y)
+    PrivateIGDClassifier(solver="igd", classes=[0, 1], stream="iterate_perturbation", random_state=0).partial_fit(X, y)
     assert not np.allclose(draws[0], draws[1])
 
 
@@ -294,7 +294,7 @@ def test_measured_candidate_rho_equals_the_plan_exactly(kind):
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, size=(300, 3))
     estimator, y = {
-        "igd": (PrivateIGDClassifier(classes=[0, 1, 2], epsilon=0.7), rng.integers(0, 3, 300)),
+        "igd": (PrivateIGDClassifier(solver="igd", classes=[0, 1, 2], epsilon=0.7), rng.integers(0, 3, 300)),
         "qftl": (PrivateQFTLRegressor(epsilon=2.0), X[:, 0]),
         "frank_wolfe": (PrivateFrankWolfeLasso(epsilon=0.9, max_iter=20), X[:, 0]),
     }[kind]

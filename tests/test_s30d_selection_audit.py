@@ -328,7 +328,7 @@ def test_the_replay_still_audits_igd():
     X = np.zeros((10, 1))
     y = np.full(10, -1.0)
     X[0], y[0] = 1.0, 1.0
-    result = audit_estimator(PrivateIGDClassifier(data_norm=1.0, classes=[-1.0, 1.0],
+    result = audit_estimator(PrivateIGDClassifier(solver="igd", data_norm=1.0, classes=[-1.0, 1.0],
                                                   loss="hinge"),
                              X, y, 0, (np.array([-1.0]), 1.0), 400, random_state=0)
     assert result.instance_mu > 0 and math.isfinite(result.instance_mu)

@@ -117,7 +117,7 @@ def test_igd_default_at_unit_bound_is_the_intercept_of_one_over_root_d():
 
 def test_igd_auto_intercept_follows_the_released_data_norm():
     Z, y = _classification()
-    model = PrivateIGDClassifier(epsilon=2.0, data_norm="auto", classes=[0, 1],
+    model = PrivateIGDClassifier(solver="igd", epsilon=2.0, data_norm="auto", classes=[0, 1],
                                  random_state=0).fit(Z * 100, y)
     assert model.intercept_scaling_ == pytest.approx(model.data_norm_ / math.sqrt(5),
                                                      rel=1e-15)
@@ -129,7 +129,7 @@ def test_igd_auto_intercept_follows_the_released_data_norm():
         lipschitz, model.alpha_, "implicit", model.t_ - 1, model.max_iter,
         width=Z.shape[1] + 1, loss=model.loss), rel=1e-12)   # with 55.10's allowance
     # No intercept: nothing resolved but 0.
-    flat = PrivateIGDClassifier(fit_intercept=False, classes=[0, 1], random_state=0).fit(Z, y)
+    flat = PrivateIGDClassifier(solver="igd", fit_intercept=False, classes=[0, 1], random_state=0).fit(Z, y)
     assert flat.intercept_scaling_ == 0.0 and np.all(flat.intercept_ == 0.0)
 
 

@@ -134,7 +134,7 @@ def test_each_release_calibrates_on_its_own_steps_passes_and_width():
     L = math.hypot(1.0, 1 / math.sqrt(3))    # intercept_scaling="auto": 1/sqrt(d) (s31l)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = PrivateIGDClassifier(epsilon=1.0, alpha=0.1, data_norm=1.0, max_iter=4,
+        fit = PrivateIGDClassifier(solver="igd", epsilon=1.0, alpha=0.1, data_norm=1.0, max_iter=4,
                                    stream="iterate_perturbation", classes=[0, 1, 2],
                                    random_state=0).fit(X, y)
     exact = math.sqrt(3) * 4 * 2 * L / (0.1 * (4 * 400 + 1))
@@ -152,7 +152,7 @@ def test_too_many_steps_are_refused_before_the_data_is_read(monkeypatch):
     X = np.ones((100_000, 1))
     y = np.arange(100_000) % 2
     monkeypatch.setattr(igd, "run_pass", lambda *a, **k: pytest.fail("the data was read"))
-    est = PrivateIGDClassifier(epsilon=1.0, alpha=0.1, data_norm=1.0, max_iter=20_000,
+    est = PrivateIGDClassifier(solver="igd", epsilon=1.0, alpha=0.1, data_norm=1.0, max_iter=20_000,
                                classes=[0, 1], random_state=0)
     with pytest.raises(ValueError, match="too many for float64"):
         est.fit(X, y)

@@ -38,13 +38,14 @@ def test_the_rule_is_one_over_root_d_and_one_for_a_single_feature():
     assert auto_unit_intercept(54) == 1 / math.sqrt(54)
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(solver="objective_perturbation"),
-                                dict(data_norm="auto"), dict(data_norm=7.0)])
+@pytest.mark.parametrize("kw", [dict(solver="igd"), dict(solver="objective_perturbation"),
+                                dict(solver="igd", data_norm="auto"),
+                                dict(solver="igd", data_norm=7.0)])
 def test_fit_resolves_data_norm_over_root_d_and_calibrates_to_it(kw):
     X, y = _data()
     clf = PrivateIGDClassifier(epsilon=1.0, classes=[0, 1], random_state=0, **kw).fit(3 * X, y)
     assert clf.intercept_scaling_ == pytest.approx(clf.data_norm_ / math.sqrt(6), rel=1e-15)
-    if kw.get("solver") is None:
+    if kw["solver"] == "igd":
         lipschitz = igd.loss_lipschitz(clf.data_norm_, clf.intercept_scaling_)
         assert lipschitz == pytest.approx(clf.data_norm_ * math.sqrt(1 + 1 / 6), rel=1e-15)
         # The exact bound times the iterate's rounding allowance (privacy.md 55.10, helper K).
@@ -91,7 +92,8 @@ def test_a_loose_bound_no_longer_drowns_the_model_in_the_intercepts_noise():
 
     def score(**kw):
         return np.mean([PrivateIGDClassifier(epsilon=1.0, data_norm=32.0, alpha=1e-2,
-                                             classes=[0, 1], random_state=s, **kw)
+                                             classes=[0, 1], random_state=s, solver="igd",
+                                             **kw)
                         .fit(Xtr, ytr).score(Xte, yte) for s in range(5)])
 
     auto, session30 = score(), score(intercept_scaling=32.0)

@@ -30,8 +30,9 @@ def _released(est):
     return np.append(np.ravel(est.coef_), est.intercept_)
 
 
+# solver="igd" by name: the default "auto" fits dense log-loss X by objective perturbation.
 IGD_VARIANTS = [
-    dict(),
+    dict(solver="igd"),
     dict(loss="hinge", fit_intercept=False),
     dict(update="gradient", alpha=0.5),
 ]
@@ -69,9 +70,9 @@ def test_igd_csr_iterate_perturbation_stream_and_multiclass():
 
 def test_other_sparse_formats_are_converted_and_input_not_modified():
     X, dense, y, _ = _data(seed=2)
-    a = PrivateIGDClassifier(random_state=0, classes=[0, 1]).fit(dense, y)
+    a = PrivateIGDClassifier(solver="igd", random_state=0, classes=[0, 1]).fit(dense, y)
     for matrix in (X.tocoo(), X.tocsc(), sp.csr_array(X)):
-        b = PrivateIGDClassifier(random_state=0, classes=[0, 1]).fit(matrix, y)
+        b = PrivateIGDClassifier(solver="igd", random_state=0, classes=[0, 1]).fit(matrix, y)
         assert_allclose(b.coef_, a.coef_, rtol=1e-10, atol=1e-13)
     # Duplicate entries (non-canonical CSR) are summed, on a copy.
     dup = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])),

@@ -94,7 +94,7 @@ def test_verbose_is_bit_identical_and_prints_only_public_values(name, capsys):
 
 def test_igd_prints_one_epoch_line_per_pass(capsys):
     X, y = data(0, ESTIMATORS["igd"])
-    PrivateIGDClassifier(classes=[0, 1], max_iter=3, verbose=1, random_state=0).fit(X, y)
+    PrivateIGDClassifier(solver="igd", classes=[0, 1], max_iter=3, verbose=1, random_state=0).fit(X, y)
     lines = capsys.readouterr().out.splitlines()
     assert [line for line in lines if line.startswith("-- Epoch")] == [
         "-- Epoch 1", "-- Epoch 2", "-- Epoch 3"]

@@ -38,8 +38,16 @@ def candidate_rho(estimator):
     -------
     rho : float
         ``np.inf`` for ``epsilon=inf`` (no privacy).
+
+    Notes
+    -----
+    A :class:`PrivateIGDClassifier` with ``solver="auto"`` (the final step) is set
+    to ``solver="igd"`` here, the solver its ``rho`` is planned for
+    (:func:`pin_selection_solver`): the search calls this on its own candidate
+    copies, right before their fit.
     """
     check_supported(estimator)
+    pin_selection_solver(final_estimator(estimator))
     final = selection_spec(final_estimator(estimator)).selection_rho()
     return math.fsum([final] + [rho for _, _, rho in private_steps(estimator)])
 
@@ -67,8 +75,43 @@ def is_private_transformer(step):
 
 
 def selection_spec(estimator):
-    """The privacy spec of ``estimator.fit`` before any data (no shape, no metadata)."""
+    """The privacy spec of ``estimator.fit`` before any data (no shape, no metadata).
+
+    ``PrivateIGDClassifier(solver="auto")`` is planned with ``solver="igd"``, the
+    solver its candidates are fitted with (:func:`pin_selection_solver`).
+    """
+    solver = selection_solver(estimator)
+    if solver is not None:
+        return estimator._privacy_spec(None, fitting=True, solver=solver)
     return estimator._privacy_spec(None, fitting=True)
+
+
+def selection_solver(estimator):
+    """The solver private selection plans and fits ``estimator`` with, or ``None``.
+
+    ``"igd"`` for a :class:`PrivateIGDClassifier` with ``solver="auto"``: selection
+    composes its candidates' zCDP ``rho``, which objective perturbation (the
+    rule's choice for the dense ``X`` selection takes) does not have, while IGD's
+    output perturbation is Gaussian. A public rule on the parameters alone
+    (``doc/privacy.md``, "solver='auto' of PrivateIGDClassifier").
+    """
+    if isinstance(estimator, PrivateIGDClassifier) and estimator.get_params(
+            deep=False).get("solver") == "auto":
+        return "igd"
+    return None
+
+
+def pin_selection_solver(estimator):
+    """Set the solver of :func:`selection_solver` on a candidate (the search's own copy).
+
+    The candidate is then fitted as it was planned: its ``privacy_`` is the
+    Gaussian guarantee of ``rho`` that :func:`check_released_guarantee` checks,
+    and ``best_estimator_.solver`` says which solver was used.
+    """
+    solver = selection_solver(estimator)
+    if solver is not None:
+        estimator.set_params(solver=solver)
+    return estimator
 
 
 def declares_spec(estimator):
