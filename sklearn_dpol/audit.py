@@ -354,7 +354,7 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
     if release == "stream" and not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError("release='stream' needs batch_size, an integer >= 1.")
     if replay:
-        reason = _replay_refusal(estimator)
+        reason = _replay_refusal(estimator, X, release)
         if reason is not None:
             raise ValueError(
                 f"audit_estimator(replay=True) cannot audit {estimator!r}: {reason}. The "
@@ -410,7 +410,7 @@ def _refit_once(estimator, X, y, seed, release, batch_size, classes):
     return np.concatenate(outputs)
 
 
-def _replay_refusal(estimator):
+def _replay_refusal(estimator, X=None, release="final"):
     """Why the replay would not see every release of ``estimator``, or ``None``.
 
     The replay audits what ``gaussian_release`` recorded, so it is honest only
@@ -427,9 +427,13 @@ def _replay_refusal(estimator):
 
     kind = type(estimator)
     if kind is PrivateIGDClassifier:
-        if estimator.solver != "igd":
-            return (f"solver={estimator.solver!r} perturbs the objective: its recorded "
-                    "Gaussian draw is a term of the objective, not a release")
+        # A stream is IGD whatever the solver; a fit uses the solver the rule of
+        # solver="auto" resolves for this X (its format only, doc/privacy.md 56.10).
+        solver = estimator._fit_solver(X) if release == "final" else "igd"
+        if solver != "igd":
+            return (f"solver={estimator.solver!r} fits by objective perturbation here: its "
+                    "recorded Gaussian draw is a term of the objective, not a release "
+                    "(pass solver='igd' to audit output perturbation)")
     elif kind is PrivateFrankWolfeLasso:
         if estimator.selection != "gaussian":
             return (f"selection={estimator.selection!r} draws its noise with the "
