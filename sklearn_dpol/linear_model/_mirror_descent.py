@@ -300,6 +300,13 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     AUTO_RADIUS_FACTOR = 3.4
     AUTO_RADIUS_SLOPE = 1 / 3
     AUTO_RADIUS_RANGE = (0.5, 16.0)
+    #: radius="auto" on the L1 and group-L1 balls with a loss of bounded derivative
+    #: (huber, absolute): the row bound in the set's dual norm is taken as ``data_norm_ /
+    #: k^a``, ``k = d`` (L1) or the number of groups (group-L1), the dual norm of a row of
+    #: L2 norm ``data_norm_`` spread evenly at ``a = 1/2`` (``_dual_row_bound``; measured:
+    #: ``benchmarks/bench_radius_rule.py --parts dual-md``). Squared loss and the simplex
+    #: keep ``data_norm_`` (``a = 0``).
+    AUTO_RADIUS_DUAL_EXPONENT = 0.5
 
     def __init__(
         self,
@@ -415,6 +422,21 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             The estimator, with the new release in ``coef_`` and ``intercept_``.
         """
         return self._release_stream_batch(X, y, sample_weight=sample_weight)
+
+    def _dual_row_bound(self, row_bound, n_features):
+        """``radius="auto"``'s bound on a row's dual norm of the set (public: ``d``, the set).
+
+        ``row_bound / k^a`` (``AUTO_RADIUS_DUAL_EXPONENT``) on the L1 and group-L1 balls
+        with the huber or absolute loss, else ``row_bound`` (``doc/privacy.md``,
+        "radius='auto' on the L1 and group-L1 balls").
+        """
+        if (n_features is None or self.loss == md.SQUARED
+                or self.constraint not in (md.L1, md.GROUP_L1)):
+            return row_bound
+        k = int(n_features)
+        if self.constraint == md.GROUP_L1:
+            k = -(-k // int(self.group_size))   # the number of groups
+        return row_bound / float(max(k, 1)) ** self.AUTO_RADIUS_DUAL_EXPONENT
 
     def _more_validate_params(self):
         if self.constraint == md.GROUP_L1 and self.group_size is None:
