@@ -284,21 +284,7 @@ class AutoBoundsMixin:
             shape = self.__dict__.get("_auto_radius_shape")
         factor = (float(self.AUTO_RADIUS_RANGE[1]) if worst or shape is None
                   else self._radius_factor(*shape))
-        dual = self._dual_row_bound(row_bound, None if shape is None else shape[1])
-        return auto_radius(factor, self._y_bound(worst=worst), dual)
-
-    def _dual_row_bound(self, row_bound, n_features):
-        """``B``: the bound on a row's dual norm of the set that the rule divides by.
-
-        A public function of the row bound in use and ``d`` (``n_features``),
-        increasing in the row bound and at most the row bound (``None``: ``d`` not
-        known yet, the row bound itself, the rule's smallest radius). Here the row
-        bound itself (an L2 ball's dual norm is L2; Frank-Wolfe's ``feature_bound``
-        is already an L-infinity bound); mirror descent's L1, group-L1 and simplex
-        sets override it (``doc/privacy.md``, "radius='auto' on the L1 and group-L1
-        balls").
-        """
-        return row_bound
+        return auto_radius(factor, self._y_bound(worst=worst), row_bound)
 
     def _bound_cases(self, resolve, shape=None):
         """``(radius, row bound, y_bound)`` triples a parameter check must pass.
@@ -316,11 +302,9 @@ class AutoBoundsMixin:
         norms = (lo, hi) if self._auto_norm() else (self._data_norm(),)
         ys = (lo, hi) if self._auto_y() else (self._y_bound(),)
         if self._auto_radius():
-            # B (_dual_row_bound) grows with the row bound: the two ends at the shape's d.
             low, high = self.AUTO_RADIUS_RANGE
-            d = None if shape is None else shape[1]
-            radii = (auto_radius(float(low), min(ys), self._dual_row_bound(max(norms), d)),
-                     auto_radius(float(high), max(ys), self._dual_row_bound(min(norms), d)))
+            radii = (auto_radius(float(low), min(ys), max(norms)),
+                     auto_radius(float(high), max(ys), min(norms)))
         else:
             radii = (float(self.radius),)
         return [(r, b, y) for r in radii for b in norms for y in ys]

@@ -73,9 +73,11 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         Size of the set, ``> 0``. ``"auto"``: the public rule ``radius_ = c *
         y_bound_ / data_norm_``: as ``|<x, w>| <= data_norm ||w||_2``, the L2
         ball holds the models whose predictions reach ``c`` times the target
-        bound (``data_norm`` also bounds the dual norms of the other sets,
-        ``||x||_inf`` and the groups' largest L2 norm, so their ball holds at
-        least as much), with ``c = 3.4 (noise / noise_ref)^(-1/3)`` in ``[0.5,
+        bound; on the L1 and group-L1 balls with the huber or absolute loss
+        the row bound is ``data_norm_ / sqrt(k)`` (``k``: ``d``, or the number
+        of groups), the dual norm of a row spread evenly, so the ball is the
+        smallest one holding that L2 ball (the squared loss and the simplex
+        keep ``data_norm_``: ``AUTO_RADIUS_DUAL_EXPONENT``), with ``c = 3.4 (noise / noise_ref)^(-1/3)`` in ``[0.5,
         16]``, ``noise = sqrt(d) / (n mu*(epsilon, delta))`` (``n``, ``d``:
         the fit's shape, or a stream's first call's; ``noise_ref`` at ``n =
         20,000``, ``d = 10``, ``epsilon = 1``): a larger ball when the noise
