@@ -1,8 +1,9 @@
 """Session 32 (helper Q, review 118 H2): mirror descent's radius="auto" on the L1 and
-group-L1 balls divides by a bound on a row's dual norm of the set, ``data_norm_ / k^a``
-(``k = d`` or the number of groups, ``a = AUTO_RADIUS_DUAL_EXPONENT = 1/2``) for the
-losses of bounded derivative (huber, absolute); the L2 ball, the simplex and the squared
-loss keep ``data_norm_``. The demo's mirror-descent row runs radius="auto"."""
+group-L1 balls and the simplex divides by a bound on a row's dual norm of the set,
+``data_norm_ / k^a`` (``k = d`` or the number of groups; ``a = 1/2`` for the losses of
+bounded derivative on the L1 and group-L1 balls, ``1/4`` for the squared loss and on the
+simplex); the L2 ball keeps ``data_norm_``. The demo's mirror-descent and Frank-Wolfe rows
+run radius="auto"."""
 
 import math
 
@@ -26,25 +27,25 @@ def _fit(X, y, **params):
     return PrivateMirrorDescentRegressor(**params).fit(X, y)
 
 
-@pytest.mark.parametrize("constraint, loss, group_size, k", [
-    ("l2", "huber", None, 1),
-    ("l2", "squared", None, 1),
-    ("l1", "huber", None, 12),
-    ("l1", "absolute", None, 12),
-    ("l1", "squared", None, 1),
-    ("group_l1", "huber", 5, 3),      # groups of 5, 5, 2
-    ("group_l1", "absolute", 4, 3),
-    ("group_l1", "huber", 50, 1),     # one group: its L2 norm is the row's
-    ("group_l1", "squared", 5, 1),
-    ("simplex", "huber", None, 1),
-    ("simplex", "squared", None, 1),
+@pytest.mark.parametrize("constraint, loss, group_size, k, a", [
+    ("l2", "huber", None, 12, 0.0),
+    ("l2", "squared", None, 12, 0.0),
+    ("l1", "huber", None, 12, 0.5),
+    ("l1", "absolute", None, 12, 0.5),
+    ("l1", "squared", None, 12, 0.25),
+    ("group_l1", "huber", 5, 3, 0.5),      # groups of 5, 5, 2
+    ("group_l1", "absolute", 4, 3, 0.5),
+    ("group_l1", "huber", 50, 1, 0.5),     # one group: its L2 norm is the row's
+    ("group_l1", "squared", 5, 3, 0.25),
+    ("simplex", "huber", None, 12, 0.25),
+    ("simplex", "squared", None, 12, 0.25),
 ])
-def test_the_rule_per_set(constraint, loss, group_size, k):
+def test_the_rule_per_set(constraint, loss, group_size, k, a):
     X, y = _data()
     est = _fit(X, y, constraint=constraint, loss=loss, group_size=group_size,
                data_norm=2.0, y_bound=1.5)
     c = est._radius_factor(*X.shape)
-    expected = c * 1.5 / (2.0 / math.sqrt(k))
+    expected = c * 1.5 / (2.0 / k ** a)
     assert est.radius_ == pytest.approx(expected, rel=1e-12)
     # The L1 ball of the rule is the smallest one holding the L2 ball of the rule.
     if constraint == "l1" and loss != "squared":
@@ -82,6 +83,9 @@ def test_the_pre_read_cases_hold_the_rule_at_both_ends():
                 assert min(radii) * (1 - 1e-12) <= r <= max(radii) * (1 + 1e-12)
     squared = PrivateMirrorDescentRegressor(constraint="l1", data_norm="auto", y_bound="auto")
     assert max(c[0] for c in squared._bound_cases(True, (1000, d))) == pytest.approx(
+        high * hi / (lo / d ** 0.25), rel=1e-12)
+    l2 = PrivateMirrorDescentRegressor(loss="huber", data_norm="auto", y_bound="auto")
+    assert max(c[0] for c in l2._bound_cases(True, (1000, d))) == pytest.approx(
         high * hi / lo, rel=1e-12)
 
 
@@ -95,11 +99,11 @@ def test_a_radius_overflowing_only_through_the_dual_bound_is_refused_before_read
     high = PrivateMirrorDescentRegressor.AUTO_RADIUS_RANGE[1]
     top = high * float(AUTO_GRID[-1]) / data_norm
     assert top ** 2 < 1e300 < (top * math.sqrt(d)) ** 2
-    kwargs = dict(constraint="l1", data_norm=data_norm, y_bound="auto", epsilon=2.0,
+    kwargs = dict(loss="huber", data_norm=data_norm, y_bound="auto", epsilon=2.0,
                   random_state=0, max_iter=2)
-    PrivateMirrorDescentRegressor(loss="squared", **kwargs).fit(X, y)   # no dual factor
+    PrivateMirrorDescentRegressor(constraint="l2", **kwargs).fit(X, y)   # no dual factor
     accountant = PrivacyAccountant(epsilon=10.0, delta=1e-5)
-    est = PrivateMirrorDescentRegressor(loss="huber", accountant=accountant, **kwargs)
+    est = PrivateMirrorDescentRegressor(constraint="l1", accountant=accountant, **kwargs)
     with pytest.raises(ValueError, match="overflows"):
         est.fit(X, y)
     assert accountant.spent().n_charges == 0 and not hasattr(est, "y_bound_")
