@@ -33,6 +33,14 @@ old constants; ``check-*`` fits ``radius="auto"`` for real on the saved tasks::
     python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --load /tmp/sweep
     python benchmarks/bench_radius_rule.py --parts check-fw check-md --load /tmp/sweep
 
+Mirror descent's dual-norm bound on the L1, group-L1 and simplex sets (``doc/privacy.md``,
+"radius='auto' on the L1 and group-L1 balls"): ``B = data_norm k^-a`` for ``a`` in {0, 1/4,
+1/2, 3/4}, ``k = d`` or the number of groups, on synthetic tasks with rows spread or
+concentrated (``dual_task``), per loss::
+
+    python benchmarks/bench_radius_rule.py --parts dual-md --seeds 0 1
+    python benchmarks/bench_radius_rule.py --parts dual-md --seeds 0 1 --dual-loss huber
+
 Two checks on the real sets (``../shared/data``, ``bench_defaults.py``'s loaders and
 bounds; never used to choose ``c``)::
 
