@@ -118,3 +118,16 @@ def test_the_demo_runs_mirror_descent_on_radius_auto():
     assert params["constraint"] == "l1"
     _, _, _, fw, fw_params, _ = _demo.sparse_task(1000)
     assert "radius" not in fw_params and fw(**fw_params).radius == "auto"
+
+
+@pytest.mark.parametrize("constraint, loss", [("l1", "huber"), ("group_l1", "absolute"),
+                                              ("simplex", "squared")])
+def test_the_rule_is_post_processing_a_public_radius_of_its_value_gives_the_same_release(
+        constraint, loss):
+    X, y = _data()
+    extra = dict(group_size=5) if constraint == "group_l1" else {}
+    auto = _fit(X, y, constraint=constraint, loss=loss, **extra)
+    fixed = _fit(X, y, constraint=constraint, loss=loss, radius=auto.radius_, **extra)
+    assert np.array_equal(auto.coef_, fixed.coef_) and auto.intercept_ == fixed.intercept_
+    assert auto.privacy_ == fixed.privacy_
+    assert auto._privacy_spec(X) == fixed._privacy_spec(X)
