@@ -421,7 +421,7 @@ def run_dual(args):
     (only the budget, the bounds, the set and the radius passed), mean over seeds.
     """
     start = time.time()
-    specs = [(d, rows, sparse) for d in (10, 50) for rows in ("spread", "concentrated")
+    specs = [(d, rows, sparse) for d in args.dual_d for rows in ("spread", "concentrated")
              for sparse in (False, True)]
     constraints = args.dual_constraints
     print(f"\nPrivateMirrorDescentRegressor (loss={args.dual_loss!r}): radius = c y_bound / "
@@ -479,6 +479,8 @@ def main(argv=None):
                                  "check-fw", "check-md", "dual-md"])
     parser.add_argument("--dual-constraints", nargs="+", default=["l1", "group_l1", "simplex"],
                         help="dual-md: the sets measured")
+    parser.add_argument("--dual-d", nargs="+", type=int, default=[10, 50],
+                        help="dual-md: the feature counts")
     parser.add_argument("--dual-loss", default="squared", help="dual-md: the loss")
     parser.add_argument("--dual-n", type=int, default=N_TRAIN, help="dual-md: training rows")
     parser.add_argument("--save", default=None,
