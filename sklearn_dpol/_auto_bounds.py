@@ -293,7 +293,7 @@ class AutoBoundsMixin:
         return auto_radius(factor, self._y_bound(worst=worst), dual)
 
     def _dual_row_bound(self, row_bound, n_features):
-        """``B``: the bound on a row's dual norm of the set that the rule divides by.
+        """``B``: the value of a row's dual norm of the set that the rule divides by.
 
         A public function of the row bound in use and ``d`` (``n_features``),
         increasing in the row bound and at most the row bound (``None``: ``d`` not

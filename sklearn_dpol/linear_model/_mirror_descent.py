@@ -79,8 +79,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         of groups), the dual norm of a row spread evenly, so the ball is the
         smallest one holding that L2 ball; ``data_norm_ / k^(1/4)`` with the
         squared loss (whose noise grows with the radius) and on the simplex
-        (``AUTO_RADIUS_DUAL_EXPONENTS``), with ``c = 3.4 (noise / noise_ref)^(-1/3)`` in ``[0.5,
-        16]``, ``noise = sqrt(d) / (n mu*(epsilon, delta))`` (``n``, ``d``:
+        (``AUTO_RADIUS_DUAL_EXPONENTS``); ``c = 3.4 (noise /
+        noise_ref)^(-1/3)`` in ``[0.5, 16]``, ``noise = sqrt(d) / (n mu*(epsilon, delta))`` (``n``, ``d``:
         the fit's shape, or a stream's first call's; ``noise_ref`` at ``n =
         20,000``, ``d = 10``, ``epsilon = 1``): a larger ball when the noise
         is smaller. It reads the shape, the budget and the bounds in use only
