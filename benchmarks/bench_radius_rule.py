@@ -33,6 +33,14 @@ old constants; ``check-*`` fits ``radius="auto"`` for real on the saved tasks::
     python benchmarks/bench_radius_rule.py --parts sweep-fw sweep-md --load /tmp/sweep
     python benchmarks/bench_radius_rule.py --parts check-fw check-md --load /tmp/sweep
 
+Mirror descent's dual-norm bound on the L1, group-L1 and simplex sets (``doc/privacy.md``,
+"radius='auto' on the L1 and group-L1 balls"): ``B = data_norm k^-a`` for ``a`` in {0, 1/4,
+1/2, 3/4}, ``k = d`` or the number of groups, on synthetic tasks with rows spread or
+concentrated (``dual_task``), per loss::
+
+    python benchmarks/bench_radius_rule.py --parts dual-md --seeds 0 1
+    python benchmarks/bench_radius_rule.py --parts dual-md --seeds 0 1 --dual-loss huber
+
 Two checks on the real sets (``../shared/data``, ``bench_defaults.py``'s loaders and
 bounds; never used to choose ``c``)::
 
@@ -364,12 +372,117 @@ def analyse_sweep(part, table, specs):
     return results
 
 
+# -- the dual-norm bound of mirror descent's L1 / group-L1 / simplex sets (session 32) --------
+DUAL_EXPONENTS = (0.0, 0.25, 0.5, 0.75)
+DUAL_EPSILONS = (0.5, 2.0)
+DUAL_GROUP_SIZE = 5
+
+
+def dual_task(d, rows, sparse, nonneg, rng, n_train=N_TRAIN):
+    """A synthetic task for the dual-norm bound, rows "spread" or "concentrated".
+
+    ``data_norm = 1`` (an L2 bound) either way. "spread": the latent-factor Gaussian
+    features of :func:`task` (``rho = 0``, clipped at 2.5 sd) scaled into
+    ``[-1/sqrt(d), 1/sqrt(d)]`` (``||x||_inf`` about ``data_norm / sqrt(d)``).
+    "concentrated": two nonzero features per row, each in ``[-1/sqrt(2), 1/sqrt(2)]``
+    (``||x||_inf`` about ``data_norm``). ``beta`` dense or 3-sparse, nonnegative for the
+    simplex; signal share 0.7; ``y_bound`` 2.5 times the population RMS of ``y``.
+    """
+    n = n_train + N_TEST
+    if rows == "spread":
+        X = np.clip(rng.normal(size=(n, d)), -2.5, 2.5) / 2.5 / np.sqrt(d)
+    else:
+        X = np.zeros((n, d))
+        cols = np.argsort(rng.random((n, d)), axis=1)[:, :2]
+        vals = np.clip(rng.normal(size=(n, 2)), -2.5, 2.5) / 2.5 / np.sqrt(2.0)
+        np.put_along_axis(X, cols, vals, axis=1)
+    beta = rng.normal(size=d)
+    if nonneg:
+        beta = np.abs(beta)
+    if sparse:
+        beta[3:] = 0.0
+    signal = X @ beta
+    signal = signal / signal.std() * np.sqrt(0.7)
+    y = signal + np.sqrt(0.3) * rng.normal(size=n)
+    y_bound = 2.5
+    y = np.clip(y, -y_bound, y_bound)
+    bounds = dict(data_norm=1.0, y_bound=y_bound)
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:], bounds
+
+
+def run_dual(args):
+    """Mirror descent's radius for the L1 / group-L1 / simplex sets: ``B = data_norm k^-a``.
+
+    ``radius = c y_bound / B`` with the class's ``c`` (``_radius_factor``) and the
+    dual-norm bound ``B = data_norm * k^(-a)``, ``k = d`` (L1, simplex) or the number of
+    groups (group-L1, groups of ``DUAL_GROUP_SIZE``), for ``a`` in ``DUAL_EXPONENTS``
+    (``a = 0``: the L2 bound itself, the rule before session 32; ``a = 1/2``: the dual
+    norm of a row of L2 norm ``data_norm`` spread evenly). Test R^2 at defaults
+    (only the budget, the bounds, the set and the radius passed), mean over seeds.
+    """
+    start = time.time()
+    specs = [(d, rows, sparse) for d in args.dual_d for rows in ("spread", "concentrated")
+             for sparse in (False, True)]
+    constraints = args.dual_constraints
+    print(f"\nPrivateMirrorDescentRegressor (loss={args.dual_loss!r}): radius = c y_bound / "
+          f"(data_norm k^-a), n = {args.dual_n}, seeds {args.seeds}, eps {DUAL_EPSILONS}\n")
+    print("| set | d | rows | beta | eps | " + " | ".join(f"a={a:g}" for a in DUAL_EXPONENTS)
+          + " |")
+    print("|---|---|---|---|---|" + "---|" * len(DUAL_EXPONENTS))
+    means = {(con, a): [] for con in constraints for a in DUAL_EXPONENTS}
+    gaps = {(con, a): [] for con in constraints for a in DUAL_EXPONENTS}
+    by_rows = {(con, rows, a): [] for con in constraints for rows in ("spread", "concentrated")
+               for a in DUAL_EXPONENTS}
+    for ti, (d, rows, sparse) in enumerate(specs):
+        for con in constraints:
+            data = dual_task(d, rows, sparse, con == "simplex",
+                             np.random.default_rng(2000 + ti), n_train=args.dual_n)
+            X_tr, y_tr, X_te, y_te, bounds = data
+            k = -(-d // DUAL_GROUP_SIZE) if con == "group_l1" else d
+            for eps in DUAL_EPSILONS:
+                c = PrivateMirrorDescentRegressor(epsilon=eps)._radius_factor(len(y_tr), d)
+                row = []
+                for a in DUAL_EXPONENTS:
+                    radius = c * bounds["y_bound"] / (bounds["data_norm"] * k ** -a)
+                    extra = dict(group_size=DUAL_GROUP_SIZE) if con == "group_l1" else {}
+                    scores = []
+                    for s in args.seeds:
+                        reg = PrivateMirrorDescentRegressor(
+                            epsilon=eps, delta=DELTA, constraint=con, radius=radius,
+                            data_norm=bounds["data_norm"], y_bound=bounds["y_bound"],
+                            loss=args.dual_loss, random_state=s, **extra).fit(X_tr, y_tr)
+                        scores.append(r2_score(y_te, reg.predict(X_te)))
+                    row.append(statistics.mean(scores))
+                best = max(row)
+                for a, score in zip(DUAL_EXPONENTS, row):
+                    means[(con, a)].append(score)
+                    gaps[(con, a)].append(best - score)
+                    by_rows[(con, rows, a)].append(best - score)
+                print(f"| {con} | {d} | {rows} | {'sparse' if sparse else 'dense'} | {eps:g} | "
+                      + " | ".join(f"{v:.3f}" for v in row) + " |", flush=True)
+    print(f"\nmean R^2 / mean gap to the best a / worst gap ({time.time() - start:.0f} s)\n")
+    print("| set | a | mean R^2 | mean gap | worst gap | gap, spread rows | gap, concentrated |")
+    print("|---|---|---|---|---|---|---|")
+    for con in constraints:
+        for a in DUAL_EXPONENTS:
+            print(f"| {con} | {a:g} | {statistics.mean(means[(con, a)]):.4f} | "
+                  f"{statistics.mean(gaps[(con, a)]):.4f} | {max(gaps[(con, a)]):.4f} | "
+                  f"{statistics.mean(by_rows[(con, 'spread', a)]):.4f} | "
+                  f"{statistics.mean(by_rows[(con, 'concentrated', a)]):.4f} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     parser.add_argument("--parts", nargs="+", default=["fw", "md"],
                         choices=["fw", "md", "grid", "private", "sweep-fw", "sweep-md",
-                                 "check-fw", "check-md"])
+                                 "check-fw", "check-md", "dual-md"])
+    parser.add_argument("--dual-constraints", nargs="+", default=["l1", "group_l1", "simplex"],
+                        help="dual-md: the sets measured")
+    parser.add_argument("--dual-d", nargs="+", type=int, default=[10, 50],
+                        help="dual-md: the feature counts")
+    parser.add_argument("--dual-loss", default="squared", help="dual-md: the loss")
+    parser.add_argument("--dual-n", type=int, default=N_TRAIN, help="dual-md: training rows")
     parser.add_argument("--save", default=None,
                         help="sweep: write the table of R^2 to SAVE.<part>.json")
     parser.add_argument("--load", default=None,
@@ -381,6 +494,8 @@ def main(argv=None):
         run_grid(args)
     if "private" in args.parts:
         run_private(args)
+    if "dual-md" in args.parts:
+        run_dual(args)
     for part in ("fw", "md"):
         if f"sweep-{part}" in args.parts:
             if args.load:

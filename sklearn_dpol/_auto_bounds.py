@@ -259,11 +259,15 @@ class AutoBoundsMixin:
     def _radius(self, worst=False, shape=None):
         """The radius in use: ``radius``, or ``c * y_bound / B`` for ``radius="auto"``.
 
-        ``B`` is the row bound of the class (``_auto_norm_param``) in the dual
-        norm of the constraint set, or one above it, so that ``|<x, w>| <= B
-        ||w||`` and the ball of ``radius_`` holds the models whose predictions
-        reach ``c`` times ``y_bound`` (``doc/privacy.md``, "radius='auto' for
-        Frank-Wolfe and mirror descent"). ``c`` (:meth:`_radius_factor`) is a
+        ``B`` (:meth:`_dual_row_bound` of the row bound ``_auto_norm_param`` and
+        the shape's ``d``) is a public value for the rows' dual norm of the
+        constraint set: the row bound itself, so that ``|<x, w>| <= B ||w||``
+        and the ball of ``radius_`` holds the models whose predictions reach
+        ``c`` times ``y_bound`` (``doc/privacy.md``, "radius='auto' for
+        Frank-Wolfe and mirror descent"), or, for mirror descent's L1,
+        group-L1 and simplex sets, a smaller one (the dual norm of a row
+        spread over its coordinates; "radius='auto' on the L1 and group-L1
+        balls"). ``c`` (:meth:`_radius_factor`) is a
         public function of ``shape = (n, d)`` (the rows and features of the
         fit, or of a stream's first call: :meth:`_radius_shape`), ``epsilon``
         and ``delta``; without ``shape``, the shape of the last release
@@ -274,7 +278,8 @@ class AutoBoundsMixin:
         times the largest ``y_bound`` candidate over the smallest row-bound
         candidate), which the parameter checks pair with the bounds' worst
         cases (:meth:`_data_norm`): every checked quantity grows with each of
-        the three.
+        the three (``B`` at ``d`` unknown is the row bound itself: Frank-Wolfe's;
+        mirror descent checks :meth:`_bound_cases` at the call's shape instead).
         """
         if not self._auto_radius():
             return float(self.radius)
@@ -284,7 +289,21 @@ class AutoBoundsMixin:
             shape = self.__dict__.get("_auto_radius_shape")
         factor = (float(self.AUTO_RADIUS_RANGE[1]) if worst or shape is None
                   else self._radius_factor(*shape))
-        return auto_radius(factor, self._y_bound(worst=worst), row_bound)
+        dual = self._dual_row_bound(row_bound, None if shape is None else shape[1])
+        return auto_radius(factor, self._y_bound(worst=worst), dual)
+
+    def _dual_row_bound(self, row_bound, n_features):
+        """``B``: the value of a row's dual norm of the set that the rule divides by.
+
+        A public function of the row bound in use and ``d`` (``n_features``),
+        increasing in the row bound and at most the row bound (``None``: ``d`` not
+        known yet, the row bound itself, the rule's smallest radius). Here the row
+        bound itself (an L2 ball's dual norm is L2; Frank-Wolfe's ``feature_bound``
+        is already an L-infinity bound); mirror descent's L1, group-L1 and simplex
+        sets override it (``doc/privacy.md``, "radius='auto' on the L1 and group-L1
+        balls").
+        """
+        return row_bound
 
     def _bound_cases(self, resolve, shape=None):
         """``(radius, row bound, y_bound)`` triples a parameter check must pass.
@@ -302,9 +321,11 @@ class AutoBoundsMixin:
         norms = (lo, hi) if self._auto_norm() else (self._data_norm(),)
         ys = (lo, hi) if self._auto_y() else (self._y_bound(),)
         if self._auto_radius():
+            # B (_dual_row_bound) grows with the row bound: the two ends at the shape's d.
             low, high = self.AUTO_RADIUS_RANGE
-            radii = (auto_radius(float(low), min(ys), max(norms)),
-                     auto_radius(float(high), max(ys), min(norms)))
+            d = None if shape is None else shape[1]
+            radii = (auto_radius(float(low), min(ys), self._dual_row_bound(max(norms), d)),
+                     auto_radius(float(high), max(ys), self._dual_row_bound(min(norms), d)))
         else:
             radii = (float(self.radius),)
         return [(r, b, y) for r in radii for b in norms for y in ys]

@@ -96,7 +96,7 @@ def friedman_task(n_samples, mode):
 
 
 def sparse_task(n_samples):
-    """A sparse linear model in 50 features, LASSO over the L1 ball of radius 2.
+    """A sparse linear model in 50 features, LASSO over the L1 ball of ``radius="auto"``.
 
     Features are uniform on [-1, 1] by construction (``feature_bound=1``) and
     the target is clipped to [-1, 1]; three of the 50 weights are nonzero.
@@ -105,7 +105,7 @@ def sparse_task(n_samples):
     X = rng.uniform(-1.0, 1.0, size=(n_samples, 50))
     y = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.25 * X[:, 2]
                 + 0.1 * rng.standard_normal(n_samples), -1.0, 1.0)
-    params = dict(radius=2.0, feature_bound=1.0, y_bound=1.0)
+    params = dict(feature_bound=1.0, y_bound=1.0)   # radius="auto", the default
     return "sparse regression (50 features)", X, y, PrivateFrankWolfeLasso, params, "fit"
 
 
@@ -117,7 +117,10 @@ def mirror_descent_task(n_samples):
     of the rows to keep the demonstration short.
     """
     name, X, y, _, _, mode = sparse_task(n_samples // 10)
-    params = dict(constraint="l1", radius=2.0, loss="huber", epsilon_huber=0.5,
+    # The model (Huber loss of threshold 0.5, L1 ball) and the public bounds; the radius
+    # is the default "auto" (on the L1 ball its row bound is data_norm / sqrt(50) = 1, the
+    # features' bound: doc/privacy.md, "radius='auto' on the L1 and group-L1 balls").
+    params = dict(constraint="l1", loss="huber", epsilon_huber=0.5,
                   data_norm=float(np.sqrt(50.0)), y_bound=1.0)
     return name, X, y, PrivateMirrorDescentRegressor, params, mode
 
