@@ -40,7 +40,7 @@ def release(params, data, seed, how):
     X, y = data
     # A fixed alpha: the attack compares with the epsilon=inf release of the same
     # model, and alpha="auto" resolves differently for each epsilon.
-    est = PrivateIGDClassifier(classes=[0, 1], random_state=seed, **{"alpha": 1e-3, **params})
+    est = PrivateIGDClassifier(classes=[0, 1], random_state=seed, **{"alpha": 1e-3, "solver": "igd", **params})
     if how == "fit":
         est.fit(X, y)
     else:

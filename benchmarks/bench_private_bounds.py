@@ -173,7 +173,8 @@ def part_igd(path, seeds=3, scale=20.0, n_train=70_000):
         cells = []
         for data_norm in (scale, "auto"):
             cells.append(run(lambda seed: PrivateIGDClassifier(
-                classes=[0, 1], data_norm=data_norm, epsilon=eps, random_state=seed, **extra),
+                classes=[0, 1], data_norm=data_norm, epsilon=eps, solver="igd",
+                random_state=seed, **extra),
                 stream))
         print(f"| {label} | {eps:g} | {cells[0][0]:.3f} | {cells[1][0]:.3f} | "
               f"{', '.join(f'{b:.3g}' for b in cells[1][1])} |")

@@ -48,7 +48,7 @@ def cases(n):
             est.partial_fit(X90[start:start + 1000], y90[start:start + 1000])
 
     return [
-        ("IGD fit (d=54)", lambda: PrivateIGDClassifier(classes=[0, 1], random_state=0).fit(X54, c54), n),
+        ("IGD fit (d=54)", lambda: PrivateIGDClassifier(classes=[0, 1], solver="igd", random_state=0).fit(X54, c54), n),
         ("QFTL fit (d=90)", lambda: PrivateQFTLRegressor(random_state=0).fit(X90, y90), n),
         ("QFTL stream (d=90, batches 1000)", stream, n),
         ("Frank-Wolfe gaussian (d=54)",

@@ -77,12 +77,12 @@ def data(n, d, seed=0):
 
 # name, ours, counterpart, target kind ("reg" or "clf")
 CASES = [
-    ("IGD / SGDClassifier(5 ep)",
-     lambda: PrivateIGDClassifier(classes=[0, 1], random_state=0),
+    ("IGD / SGDClassifier(5 ep)",   # output perturbation (solver="auto" is OP on dense X)
+     lambda: PrivateIGDClassifier(classes=[0, 1], solver="igd", random_state=0),
      lambda: SGDClassifier(loss="log_loss", alpha=1e-3, max_iter=5, tol=None, random_state=0),
      "clf"),
     ("IGD / LogisticRegression",
-     lambda: PrivateIGDClassifier(classes=[0, 1], random_state=0),
+     lambda: PrivateIGDClassifier(classes=[0, 1], solver="igd", random_state=0),
      lambda: LogisticRegression(), "clf"),
     ("QFTL / Ridge",
      lambda: PrivateQFTLRegressor(random_state=0), lambda: Ridge(alpha=1.0), "reg"),
@@ -352,7 +352,8 @@ for name, make, target in CASES:
 """
 
 COMPILE_CASES = [
-    ("PrivateIGDClassifier", "lm.PrivateIGDClassifier(random_state=0)", "y > 0"),
+    ("PrivateIGDClassifier(solver='igd')",
+     "lm.PrivateIGDClassifier(solver='igd', random_state=0)", "y > 0"),
     ("PrivateIGDClassifier(solver='objective_perturbation')",
      "lm.PrivateIGDClassifier(solver='objective_perturbation', random_state=0)", "y > 0"),
     ("PrivateQFTLRegressor", "lm.PrivateQFTLRegressor(random_state=0)", "y"),

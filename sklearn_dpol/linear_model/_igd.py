@@ -779,7 +779,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             if fitting and self.solver_ == "objective_perturbation":
                 # Bounds whose square overflows or underflows break the plan's arithmetic
                 # (OverflowError, ZeroDivisionError): refused first with IGD's messages
-                # (they fail on L alone), before anything is read (doc 56.22).
+                # (they fail on L alone), before anything is read (doc/privacy.md 56.12).
                 if not 0.0 < lipschitz * lipschitz < 1e300:
                     igd.check_geometry(lipschitz, alpha, self.update)
                 try:
