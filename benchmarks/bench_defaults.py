@@ -164,6 +164,18 @@ def run_qftl(args):
     return misses + run_qftl_loose(args)
 
 
+def loose_cal_housing(args):
+    """cal_housing's features back in ``[0, 1]`` by their public ranges, and the honest
+    L2 bound ``sqrt(8)`` of eight such values (the rows' median norm is about a third
+    of it): ``(X, y, bounds, data_norm)``, ``y`` and ``bounds`` as ``bench_qftl.py``'s
+    loader gives them."""
+    from bench_qftl import load_cal_housing
+
+    X, y, bounds, _ = load_cal_housing(Path(args.data_dir) / "cal_housing.data.gz")
+    X = X * np.sqrt(X.shape[1] / 4.0) + 0.5            # back to [0, 1] per feature (public)
+    return X, y, bounds, float(np.sqrt(X.shape[1]))
+
+
 def run_qftl_loose(args):
     """A loose public bound for QFTL: cal_housing's features in [0, 1] by their public ranges.
 
@@ -173,11 +185,7 @@ def run_qftl_loose(args):
     ``intercept_scaling = data_norm_`` (``c = 1``), in the same run; the default is
     ``intercept_scaling="auto"``, the public noise-to-signal rule of section 56.4.
     """
-    from bench_qftl import load_cal_housing
-
-    X, y, bounds, _ = load_cal_housing(Path(args.data_dir) / "cal_housing.data.gz")
-    X = X * np.sqrt(X.shape[1] / 4.0) + 0.5            # back to [0, 1] per feature (public)
-    data_norm = float(np.sqrt(X.shape[1]))             # the honest bound of [0, 1]^8
+    X, y, bounds, data_norm = loose_cal_housing(args)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.2, random_state=0)
     baseline = r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te))
     cache = {}
@@ -322,11 +330,9 @@ def run_igd_loose(args):
     ``intercept_scaling="auto"`` (``data_norm_``), the rule before ``doc/privacy.md``
     55.16 (``data_norm_ / sqrt(n_features)``), in the same run.
     """
-    from bench_qftl import CAL_TARGET_CAP, load_cal_housing
+    from bench_qftl import CAL_TARGET_CAP
 
-    X, y, _, _ = load_cal_housing(Path(args.data_dir) / "cal_housing.data.gz")
-    X = X * np.sqrt(X.shape[1] / 4.0) + 0.5            # back to [0, 1] per feature (public)
-    data_norm = float(np.sqrt(X.shape[1]))             # the honest bound of [0, 1]^8
+    X, y, _, data_norm = loose_cal_housing(args)
     labels = (y > 180_000 / CAL_TARGET_CAP - 0.5).astype(int)
     X_tr, X_te, y_tr, y_te = train_test_split(X, labels, test_size=0.2, random_state=0,
                                               stratify=labels)
