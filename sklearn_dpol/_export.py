@@ -18,12 +18,7 @@ proof:
   the check runs on rows of the data and warns);
 - ``Normalizer``, ``Binarizer`` (stateless);
 - ``PolynomialFeatures`` (its fitted state is computed from the number of
-  features only);
-- ``OneHotEncoder`` with public categories: ``categories`` a list (not
-  ``"auto"``), ``min_frequency`` and ``max_categories`` None (their infrequent
-  categories are counts of the records), and ``handle_unknown`` not
-  ``"error"`` (with ``"error"``, fit raises when a record holds a category
-  outside the list: a failure that depends on one record).
+  features only).
 
 Scalers fitted on the data (``StandardScaler``, ``MinMaxScaler``, ...) are not
 public: their means and ranges are statistics of the records.
@@ -33,13 +28,7 @@ import copy
 
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import (
-    Binarizer,
-    FunctionTransformer,
-    Normalizer,
-    OneHotEncoder,
-    PolynomialFeatures,
-)
+from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, PolynomialFeatures
 
 PUBLIC_STEPS = (FunctionTransformer, Normalizer, Binarizer, PolynomialFeatures)
 
@@ -52,14 +41,7 @@ def is_public_step(step):
             and step.check_inverse:
         # fit would test the inverse on rows of the data and warn: a data-dependent output.
         return False
-    if type(step) is OneHotEncoder:
-        return _public_one_hot(step)
     return type(step) in PUBLIC_STEPS
-
-
-def _public_one_hot(step):
-    return (not isinstance(step.categories, str) and step.min_frequency is None
-            and step.max_categories is None and step.handle_unknown != "error")
 
 
 def public_step_error(name, step):
@@ -72,22 +54,14 @@ def public_step_error(name, step):
             "inverse on rows of the data in fit and warns when it fails, an output that "
             "depends on the records; pass check_inverse=False."
         )
-    if type(step) is OneHotEncoder:
-        return (
-            f"Pipeline step {name!r}: OneHotEncoder is public only with categories given "
-            "as a list (not 'auto', which reads them from the records), min_frequency and "
-            "max_categories None (infrequent categories are counts of the records) and "
-            "handle_unknown='ignore' or 'infrequent_if_exist' (with 'error', fit raises "
-            "when one record holds a category outside the list)."
-        )
     reason = (
         f"{kind} is a private estimator used as a transformer, and private selection "
         "accounts only private transformers that state their zCDP rho before fit "
         "(sklearn_dpol.preprocessing.PrivateRangeScaler)" if private else
         f"{kind} is not on the allow-list of public transformers (FunctionTransformer "
         "with a public function and, with an inverse_func, check_inverse=False; "
-        "Normalizer, Binarizer, PolynomialFeatures, OneHotEncoder with public "
-        "categories, 'passthrough'): its fitted state may be a statistic of the records, released "
+        "Normalizer, Binarizer, PolynomialFeatures, "
+        "'passthrough'): its fitted state may be a statistic of the records, released "
         "without noise"
     )
     return (
