@@ -353,8 +353,11 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         raise ValueError(f"release must be 'final' or 'stream'; got {release!r}.")
     if release == "stream" and not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError("release='stream' needs batch_size, an integer >= 1.")
+    X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
     if replay:
-        reason = _replay_refusal(estimator, X, release)
+        # On the array the fits use: solver="auto" resolves from the input's format, and
+        # the fits below see X0 (dense), whatever format X came in (review 119).
+        reason = _replay_refusal(estimator, X0, release)
         if reason is not None:
             raise ValueError(
                 f"audit_estimator(replay=True) cannot audit {estimator!r}: {reason}. The "
@@ -363,7 +366,6 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
                 "PrivateFrankWolfeLasso with selection='gaussian', without 'auto' bounds); "
                 "use replay=False (real fits) for the others."
             )
-    X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
     X1, y1 = _neighbour(X0, y0, index, replacement)
     classes = np.unique(np.concatenate([y0, y1])) if is_classifier(estimator) else None
     delta = estimator.delta if delta is None else delta
