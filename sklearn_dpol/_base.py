@@ -453,6 +453,7 @@ class PrivateEstimatorMixin:
                 "charge (doc/privacy.md 56.3), so this stream cannot continue. Call fit to "
                 "start afresh, or start a new stream on sklearn.base.clone(est)."
             )
+        params = _parameter_objects(self)
         if hasattr(self, "_frozen_params"):
             # scikit-learn validates the parameters of a fitted estimator's
             # partial_fit only once; a parameter set between calls (one the
@@ -461,13 +462,11 @@ class PrivateEstimatorMixin:
             # object changed since this estimator's last call (whose
             # parameters scikit-learn validated on entry, unless the user
             # skipped validation).
-            params = _parameter_objects(self)
             last = _VALIDATED_PARAMS.get(self)
             if last is None or any(a is not b for a, b in zip(params, last)):
                 self._validate_params()
                 self._more_validate_params()
                 _VALIDATED_PARAMS[self] = params
-        params = _parameter_objects(self)
         with self._atomic(stream=True), _silent_floats():
             if not hasattr(self, "_frozen_params"):
                 self._more_validate_params()

@@ -130,8 +130,9 @@ class PrivateQFTLRegressor(
         the intercept's noise-to-signal ratio against the row bound
         ``sqrt(1 + c^2)`` that scales all the noise. A ``partial_fit``
         stream fixes it at its first call: from ``horizon`` and its mechanism's
-        last release, or ``c = 1`` with ``horizon=None``; a stream continuing a
-        ``fit`` keeps the fit's. Resolved into ``intercept_scaling_``
+        last release, or with ``horizon=None`` the minimax over 1 to 128 calls
+        of the first batch's size (``doc/privacy.md`` 56.9); a stream continuing
+        a ``fit`` keeps the fit's. Resolved into ``intercept_scaling_``
         (``doc/privacy.md`` 56.4).
     horizon : int or None, default=None
         Samples a ``partial_fit`` stream may contain; running past it raises
@@ -527,18 +528,26 @@ class PrivateQFTLRegressor(
         elif self.horizon is None:
             unit = self._unbounded_unit_intercept(n_rows, n_features)
         else:
-            steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
-            dim = qftl.packed_dim(n_features + 1)
-            mu = self._budget_split()[2]
-            if math.isinf(mu):
-                noise = 0.0
-            else:
-                mechanism = make_stream_mechanism(
-                    resolve_mechanism(self.prefix_sums, steps, first_rows=n_rows, dim=dim),
-                    dim=dim, sensitivity=self._sensitivity_at(_SQRT2), mu=mu, horizon=steps)
-                noise = math.sqrt(mechanism.prefix_variance(mechanism.horizon))
+            mechanism = self._mechanism_at_unit_feature(
+                calibration_horizon(self.prefix_sums, self.horizon, n_rows), n_rows, n_features)
+            noise = (0.0 if mechanism is None
+                     else math.sqrt(mechanism.prefix_variance(mechanism.horizon)))
             unit = auto_unit_intercept(noise, self.horizon, n_features)
         self._intercept_unit = unit
+
+    def _mechanism_at_unit_feature(self, steps, n_rows, n_features):
+        """The stream mechanism this stream would build, calibrated at ``c = 1`` (public).
+
+        ``None`` without noise (``epsilon=inf``). Its release variances set the
+        constant feature of ``intercept_scaling="auto"`` (56.4, 56.9).
+        """
+        mu = self._budget_split()[2]
+        if math.isinf(mu):
+            return None
+        dim = qftl.packed_dim(n_features + 1)
+        return make_stream_mechanism(
+            resolve_mechanism(self.prefix_sums, steps, first_rows=n_rows, dim=dim),
+            dim=dim, sensitivity=self._sensitivity_at(_SQRT2), mu=mu, horizon=steps)
 
     def _unbounded_unit_intercept(self, n_rows, n_features):
         """``c`` of an unbounded stream (``horizon=None``): minimax over its length.
@@ -554,14 +563,10 @@ class PrivateQFTLRegressor(
         """
         from .._core.matrix_factorization import DENSE_MAX_STEPS
 
-        mu = self._budget_split()[2]
-        if math.isinf(mu):
+        mechanism = self._mechanism_at_unit_feature(None, n_rows, n_features)
+        if mechanism is None:
             return 1.0
-        dim = qftl.packed_dim(n_features + 1)
-        name = resolve_mechanism(self.prefix_sums, None, first_rows=n_rows, dim=dim)
-        mechanism = make_stream_mechanism(name, dim=dim, sensitivity=self._sensitivity_at(_SQRT2),
-                                          mu=mu, horizon=None)
-        per_call = n_rows if name in ("tree", "honaker") else 1   # trees count rows
+        per_call = n_rows if mechanism.name in ("tree", "honaker") else 1   # trees count rows
         units = [auto_unit_intercept(math.sqrt(mechanism.prefix_variance(calls * per_call)),
                                      calls * n_rows, n_features)
                  for calls in (1, DENSE_MAX_STEPS)]
