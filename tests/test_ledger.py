@@ -172,7 +172,7 @@ def test_sqlite_file_truncated_halfway_refuses(tmp_path):
 def test_dropped_entries_refuse(ledger):
     path, live = ledger
     Raw(path).query(f"DELETE FROM {ENTRIES} WHERE seq = 3")
-    error = refuses(path, live, match="holds 5 entries where its head records 6")
+    refuses(path, live, match="holds 5 entries where its head records 6")
 
 
 def test_dropped_last_entries_refuse(ledger):

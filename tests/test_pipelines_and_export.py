@@ -1,6 +1,5 @@
 """Pipelines of public transformers in private selection; export_public on a Pipeline."""
 
-import io
 import pickle
 from functools import partial
 

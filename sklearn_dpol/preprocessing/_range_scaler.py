@@ -11,7 +11,7 @@ from .._validate import validate_data
 
 from .._base import EPSILON_CONSTRAINT, PrivateEstimatorMixin
 from .._verbose import reports_release
-from ..privacy import PrivacyAccountant, PrivacyGuarantee
+from ..privacy import PrivacyAccountant
 from ..privacy._quantile import geometric_grid, private_quantile, quantile_scale
 from ..privacy._spec import ONE_RELEASE, Part, PrivacySpec
 from ..privacy._zcdp import exponential_mechanism_zcdp, zcdp_rho
