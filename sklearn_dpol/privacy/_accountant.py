@@ -409,6 +409,8 @@ _EVENT_FIELDS = {
     "increase": ({"op", "id", "cost"}, {"calls"}),
     "settle": ({"op", "id", "cost"}, set()),
     "refund": ({"op", "id"}, set()),
+    # The machine an SQLite ledger serves from now on (PrivacyAccountant(adopt_host=True)).
+    "host": ({"op", "host"}, set()),
 }
 
 
@@ -458,6 +460,7 @@ class _Ledger:
     def __init__(self, events=()):
         self.budget = None
         self.ledger_id = None
+        self.host = None  # the machine an SQLite ledger serves (None: not recorded)
         self.charges = {}
         self.n_events = 0
         self._ids = set()
@@ -497,6 +500,11 @@ class _Ledger:
         if not 0.0 <= delta < 1.0:
             raise _InvalidEntry(f"has an invalid budget delta {delta!r}")
         self.budget, self.ledger_id = (float(epsilon), float(delta)), ledger_id
+        if "host" in event:
+            self.host = _field(event, "host", str)
+
+    def _host(self, event):
+        self.host = _field(event, "host", str)
 
     def _open(self, event):
         charge_id = _field(event, "id", str)
@@ -550,6 +558,7 @@ class _Ledger:
         """A copy that later events, applied by other threads, leave unchanged."""
         copy = _Ledger()
         copy.budget, copy.ledger_id, copy.n_events = self.budget, self.ledger_id, self.n_events
+        copy.host = self.host
         copy.charges = {cid: dict(c) for cid, c in self.charges.items()}
         return copy
 
@@ -627,6 +636,13 @@ class PrivacyAccountant:
         garbage collected in the process that created it. A given path or URL
         persists, so a data set's budget is tracked across sessions; opening
         an existing ledger requires the same budget.
+    adopt_host : bool, default=False
+        An SQLite ledger serves the host that created it: an accountant on
+        another host refuses to charge it. ``True`` makes this machine the
+        ledger's host (a chained entry; accountants of the former host refuse
+        from then on): for a renamed host or a replaced container, never for
+        two machines at once (doc/accountant.md, "One machine per SQLite
+        ledger, moved on purpose"). Ignored for PostgreSQL ledgers.
 
     See Also
     --------
@@ -656,8 +672,9 @@ class PrivacyAccountant:
     and an accountant that finds them truncated, reordered, edited, emptied
     or replaced, or that cannot reach the ledger's file or server, raises
     :class:`~sklearn_dpol.exceptions.LedgerError` and charges nothing (never
-    another ledger). An SQLite ledger serves one machine: a pickled copy that
-    arrives on another host refuses to charge it.
+    another ledger). An SQLite ledger serves one machine: an accountant on
+    another host (a pickled copy, or one opened at the same path through a
+    shared file system) refuses to charge it.
 
     Examples
     --------
@@ -669,7 +686,7 @@ class PrivacyAccountant:
     0.5 1
     """
 
-    def __init__(self, epsilon, delta, path=None):
+    def __init__(self, epsilon, delta, path=None, *, adopt_host=False):
         self.epsilon = check_epsilon(epsilon)
         self.delta = float(delta)
         if not 0.0 <= self.delta < 1.0:
@@ -688,7 +705,7 @@ class PrivacyAccountant:
         self._store = open_store(path, temporary=self._temporary)
         if self._temporary:
             weakref.finalize(self, _remove_store, self._store, os.getpid())
-        self._attach_or_create()
+        self._attach_or_create(adopt_host=bool(adopt_host))
 
     # -- copies ---------------------------------------------------------------
 
@@ -888,13 +905,19 @@ class PrivacyAccountant:
 
     # -- the ledger -----------------------------------------------------------
 
-    def _attach_or_create(self):
+    def _attach_or_create(self, adopt_host=False):
         header = {"op": "budget", "epsilon": self.epsilon, "delta": self.delta,
                   "version": LEDGER_VERSION, "ledger": uuid.uuid4().hex, "host": self._host}
         with _thread_lock(self.path):
             # create() is False when another process created the ledger first.
             created = not self._store.exists() and self._store.create(header)
-            self._read()  # verifies the whole chain, and the budget
+            ledger = self._read()  # verifies the whole chain, and the budget
+            if adopt_host and not is_url(self.path) and ledger.host != self._host:
+                # This machine takes the SQLite ledger over (doc/accountant.md): a chained
+                # entry, so every accountant of the former host refuses from now on.
+                self._transact(lambda _: {"op": "host", "host": self._host}, adopting=True)
+            else:
+                self._check_ledger_host(ledger)
             if not created:  # a PostgreSQL ledger made by an earlier version
                 self._store.register(self._ledger_id)
             if created and self._ledger_id != header["ledger"]:  # pragma: no cover
@@ -940,6 +963,29 @@ class PrivacyAccountant:
                 "PrivacyAccountant(epsilon, delta, path='postgresql://user@host/db#name')."
             )
 
+    def _check_ledger_host(self, ledger):
+        """Refuse an SQLite ledger whose recorded host is not this machine (issue 18, item 7).
+
+        The budget entry records the host that created the file, and a ``host`` entry
+        the host that took it over since (``adopt_host=True``); an accountant on any
+        other machine, new or old, refuses before it charges: SQLite's locks do not
+        span machines (a file on a network share), so two hosts charging one file
+        could overspend the budget silently. Ledgers of version 0.1 record no host.
+        """
+        if is_url(self.path) or ledger.host is None or ledger.host == hostname():
+            return
+        raise LedgerError(
+            f"The SQLite ledger {self.path} serves host {ledger.host}, and this "
+            f"accountant runs on host {hostname()}. SQLite's locks do not span machines, "
+            "so charging it from here could overspend the budget. Nothing was charged. "
+            "For processes on several machines use a PostgreSQL ledger "
+            "(path='postgresql://user@host/db#name'). If this machine replaced the "
+            f"other one (a renamed host, a new container on the same volume) and host "
+            f"{ledger.host} will never charge this file again, take it over with "
+            "PrivacyAccountant(epsilon, delta, path, adopt_host=True) "
+            "(doc/accountant.md, 'One machine per SQLite ledger')."
+        )
+
     def _refresh(self, tx, cache):
         """The ledger up to its last entry, verifying only what is new to ``cache``."""
         head, ledger = cache if cache is not None else (_Head(), None)
@@ -967,7 +1013,7 @@ class PrivacyAccountant:
                 )
         return head, ledger
 
-    def _transact(self, decide, write=True, durable=True):
+    def _transact(self, decide, write=True, durable=True, adopting=False):
         """Read the ledger, let ``decide(ledger)`` make one event, append it: atomically.
 
         ``decide`` may raise (nothing is appended) or return ``None`` (no
@@ -978,12 +1024,12 @@ class PrivacyAccountant:
         """
         for attempt in range(3):
             try:
-                return self._transact_once(decide, write, durable)
+                return self._transact_once(decide, write, durable, adopting)
             except RetryTransaction:
                 if attempt == 2:
                     raise
 
-    def _transact_once(self, decide, write, durable):
+    def _transact_once(self, decide, write, durable, adopting=False):
         self._check_host()
         with _thread_lock(self.path):
             # Set again only once the transaction has committed (or wrote nothing).
@@ -991,6 +1037,10 @@ class PrivacyAccountant:
             with self._store.transaction(write, self._missing, durable) as tx:
                 head, ledger = self._refresh(tx, cache)
                 try:
+                    if write and not adopting:
+                        # In the transaction: a takeover by another host, committed
+                        # since this accountant last read, is seen before it writes.
+                        self._check_ledger_host(ledger)
                     event = decide(ledger)
                 except BaseException:
                     self._cache = (head, ledger)  # verified, and nothing was written
