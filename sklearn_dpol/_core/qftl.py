@@ -61,6 +61,26 @@ ATOM_NORM_FRACTION = 1.0 / SQRT2
 ATOM_COORDINATE_FRACTION = 1.0 / SQRT2
 
 
+#: Largest number of augmented features (the intercept's included) QFTL takes: its
+#: statistics are the packed ``d (d + 1) / 2 + d`` sums of ``(v v^T, y v)`` and every
+#: release solves a ``d x d`` system, so the work and memory grow as ``d^2`` (here
+#: 8.4 million packed values, 67 MB a copy; the stream mechanisms keep several). The
+#: limit of the Gram paths of Frank-Wolfe and mirror descent, which take wider data
+#: without a Gram matrix (so does IGD); checked on the shape before any data is read.
+MAX_FEATURES = 4096
+
+
+def check_dimension(n_augmented, estimator="PrivateQFTLRegressor"):
+    """Refuse more than :data:`MAX_FEATURES` augmented features (public: a shape)."""
+    if n_augmented > MAX_FEATURES:
+        raise ValueError(
+            f"{estimator} keeps d x d statistics and supports at most {MAX_FEATURES} "
+            f"features (the intercept's included); got {n_augmented}. For wider data "
+            "(for example sparse one-hot or text features) use PrivateFrankWolfeLasso, "
+            "PrivateMirrorDescentRegressor or PrivateIGDClassifier, whose cost grows "
+            "linearly in the features, or select fewer features with a public rule.")
+
+
 @lru_cache(maxsize=8)
 def _packing(n_features):
     """Upper-triangle indices and packing scales for ``n_features`` (fixed for a stream)."""

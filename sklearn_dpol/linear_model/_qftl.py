@@ -399,6 +399,8 @@ class PrivateQFTLRegressor(
         if not fitting:
             self._check_statistics_format()   # public, before anything is read
         if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
+            if len(X.shape) == 2:   # public: a shape (dask_statistics checks the rest)
+                qftl.check_dimension(int(X.shape[1]) + bool(self.fit_intercept))
             if sample_weight is not None or self._any_auto_bound():
                 raise ValueError(
                     "fit on a dask array takes neither sample_weight nor data_norm='auto' "
@@ -416,6 +418,7 @@ class PrivateQFTLRegressor(
             else:
                 X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                      accept_sparse="csr", reset=first_call)
+                qftl.check_dimension(X.shape[1] + bool(self.fit_intercept))  # public
                 X = canonical_csr(X)
                 y = _as_float64_targets(y)
                 sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
@@ -434,6 +437,13 @@ class PrivateQFTLRegressor(
                 self._resolve_auto_bounds(X, y, stream=True)
             self._resolve_intercept(X.shape[0], fitting)   # public: shapes, parameters
             self._set_bounds()
+            if not fitting:
+                # The stream's public checks (shapes) before its rows are read: the
+                # statistics below clip them (doc/privacy.md 57.1).
+                stream = self._stream_to_advance(
+                    qftl.packed_dim(X.shape[1] + bool(self.fit_intercept)), X.shape[0])
+                self._check_horizon_left(stream, X.shape[0])  # public: the shapes
+                self._mark_data_read()  # failures from here on are charged
             stats = self._statistics(X, y, sample_weight)
         eigenvalue_noise = eigenvalue_sensitivity = None
         if fitting:
@@ -460,10 +470,7 @@ class PrivateQFTLRegressor(
             n_samples, spent_fraction = stats.n_rows, 1.0
             noise_std = sigma
         else:
-            stream = self._stream_to_advance(stats.dim, stats.n_rows)
             mu = stream.mu
-            self._check_horizon_left(stream, stats.n_rows)  # public: the shapes
-            self._mark_data_read()  # failures from here on are charged
             # Per-release work (a batch's gram, the mechanism's buffers): one BLAS
             # thread, so competing processes cannot make it collapse; work too
             # small for BLAS to thread skips the context (it costs ~30 us).

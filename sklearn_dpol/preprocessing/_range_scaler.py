@@ -41,7 +41,9 @@ class PrivateRangeScaler(PrivateEstimatorMixin, OneToOneFeatureMixin, Transforme
     ``eps0**2 / 8``-zCDP) when that allows a larger ``eps0``. A Pipeline of
     this scaler and a private estimator fitted on the same records is
     ``(epsilon_1 + epsilon_2, delta_1 + delta_2)``-DP (sequential
-    composition); with an ``accountant`` both are charged.
+    composition). An accountant charges only the steps it is passed to:
+    give the same ``accountant`` to the scaler and to the estimator (review
+    121: passed to the estimator alone, it records the estimator's share).
 
     Each quantile needs rows: ``fit`` warns with
     :class:`~sklearn_dpol.exceptions.SmallDataWarning`, before reading the
