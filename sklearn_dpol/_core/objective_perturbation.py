@@ -33,6 +33,7 @@ from ..privacy import gaussian_mu
 from ..privacy._objective_perturbation import objective_perturbation_mu
 from . import losses
 from .losses import HUBER, LOG_LOSS
+from ._weights import float64_csr as _float64_csr
 from .noise import gaussian_release, noise_grid, released_scale
 
 # The smooth losses of this solver and their curvature bounds sup f'' (.losses).
@@ -907,19 +908,6 @@ def _csr_rows(X, start=0, stop=None, values=None):
         data = values(data)
     return csr_matrix((data, X.indices[lo:hi], X.indptr[start:stop + 1] - lo),
                       shape=(stop - start, X.shape[1]), copy=False)
-
-
-def _float64_csr(X):
-    """A sparse ``X`` as canonical float64 CSR: CSC and COO converted, float32 values
-    converted exactly, duplicate entries summed (``canonical_csr``); never densified,
-    and the caller's matrix is never modified."""
-    from ._weights import canonical_csr
-
-    X = X.tocsr()
-    if X.dtype != np.float64:
-        X = csr_matrix((np.asarray(X.data, dtype=np.float64), X.indices, X.indptr),
-                       shape=X.shape)
-    return canonical_csr(X)
 
 
 def _sparse_clipped_design(X, max_norm, intercept_value):
