@@ -498,3 +498,17 @@ def test_export_and_replay_audit_on_sparse_x():
     result = audit_estimator(PrivateIGDClassifier(classes=[0, 1], epsilon=1.0), X, y, 0,
                              (np.ones(30) * 0.1, 1), 20, random_state=0)
     assert np.isfinite(result.instance_mu)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps >= np.finfo(np.float64).eps,
+                    reason="long double is double on this platform")
+def test_long_margins_accumulate_in_long_double():
+    """SciPy's CSR product sums in the data's type: with long-double data the margins the
+    certificate's last resort uses keep a term that float64 accumulation loses."""
+    X = sp.csr_matrix(np.array([[1.0, 2.0**-60, -1.0], [0.5, 0.0, 0.25]]))
+    design = op.clipped_design(X, 10.0, 0.5)
+    theta = np.array([1.0, 1.0, 1.0, 0.0])
+    assert design.matvec(theta)[0] == 0.0                       # 2^-60 lost in float64
+    np.testing.assert_array_equal(design.long_margins(theta, 1), [2.0**-60, 0.75])
+    theta[3] = 2.0                                              # the intercept's term too
+    np.testing.assert_array_equal(design.long_margins(theta, 1), [1.0, 1.75])
