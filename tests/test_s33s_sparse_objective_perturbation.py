@@ -512,3 +512,41 @@ def test_long_margins_accumulate_in_long_double():
     np.testing.assert_array_equal(design.long_margins(theta, 1), [2.0**-60, 0.75])
     theta[3] = 2.0                                              # the intercept's term too
     np.testing.assert_array_equal(design.long_margins(theta, 1), [1.0, 1.75])
+
+
+def test_auto_bounds_on_csr_are_those_of_the_dense_input():
+    """data_norm='auto' (and y_bound='auto'): the private quantiles read the stored
+    entries, then objective perturbation fits as for dense input."""
+    X, dense, y, _, t = _data(n=3000, p=20, density=0.2, seed=6)
+    kwargs = dict(solver="objective_perturbation", data_norm="auto", random_state=0)
+    a = PrivateIGDClassifier(classes=[0, 1], **kwargs).fit(dense, y)
+    b = PrivateIGDClassifier(classes=[0, 1], **kwargs).fit(X, y)
+    assert a.data_norm_ == b.data_norm_
+    _close(_released(b), _released(a))
+    a = PrivateMirrorDescentRegressor(y_bound="auto", **kwargs).fit(dense, t)
+    b = PrivateMirrorDescentRegressor(y_bound="auto", **kwargs).fit(X, t)
+    assert (a.data_norm_, a.y_bound_) == (b.data_norm_, b.y_bound_)
+    _close(_released(b), _released(a))
+
+
+def test_csr_is_never_densified(monkeypatch):
+    """No toarray/todense of a matrix with the data's rows, in either estimator's
+    objective-perturbation fit (the (p, p) Hessian products aside)."""
+    X, dense, y, _, t = _data()
+    called = []
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array):
+        for name in ("toarray", "todense"):
+            original = getattr(cls, name)
+
+            def spy(self, *args, _original=original, **kw):
+                if X.shape[0] in self.shape:
+                    called.append(self.shape)
+                return _original(self, *args, **kw)
+
+            monkeypatch.setattr(cls, name, spy)
+    for weights in (None, np.linspace(0, 1, X.shape[0])):
+        PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1],
+                             random_state=0).fit(X, y, sample_weight=weights)
+        PrivateMirrorDescentRegressor(solver="objective_perturbation", loss="huber",
+                                      random_state=0).fit(X, t, sample_weight=weights)
+    assert called == []
