@@ -550,3 +550,37 @@ def test_csr_is_never_densified(monkeypatch):
         PrivateMirrorDescentRegressor(solver="objective_perturbation", loss="huber",
                                       random_state=0).fit(X, t, sample_weight=weights)
     assert called == []
+
+
+@pytest.mark.parametrize("intercept", [None, 0.7])
+def test_sparse_design_operations_match_the_dense_design(intercept):
+    """Every operation of the solver on the sparse design equals the dense design's to
+    rounding; the Gram matrix is exactly symmetric (chunks, strides and weights)."""
+    rng = np.random.default_rng(8)
+    X = sp.random(3000, 50, density=0.1, random_state=8, format="csr") * 3.0
+    X.data -= 1.0
+    a, b = op.clipped_design(X.toarray(), 1.0, intercept), op.clipped_design(X, 1.0, intercept)
+    assert b.shape == a.shape and np.array_equal(b.scale is None, a.scale is None)
+    theta, v = rng.normal(size=a.shape[1]), rng.normal(size=3000)
+    curvature = rng.uniform(size=3000)
+
+    def close(x, y):
+        np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-13 * np.max(np.abs(y)))
+
+    close(b.matvec(theta), a.matvec(theta))
+    close(b.long_margins(theta, 256), a.long_margins(theta, 256))
+    close(b.rmatvec(v[256:512], 256, 512), a.rmatvec(v[256:512], 256, 512))
+    close(b.rmatvec(v[2816:], 2816, 3072), a.rmatvec(v[2816:], 2816, 3072))  # the last chunk
+    for x, y in zip(b.curvature_product(theta, curvature), a.curvature_product(theta, curvature)):
+        close(x, y)
+
+    def columns(r):
+        return np.column_stack([r, 2.0 * r + 1.0])
+
+    close(b.abs_products(0, 700, np.abs(theta), columns),
+          a.abs_products(0, 700, np.abs(theta), columns))
+    for stride in (1, 3):
+        w = rng.uniform(size=len(range(0, 3000, stride)))
+        gram = b.gram(w, 256, stride)
+        close(gram, a.gram(w, 256, stride))
+        assert np.array_equal(gram, gram.T)
