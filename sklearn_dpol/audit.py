@@ -315,8 +315,9 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
     ----------
     estimator : estimator
         Unfitted private estimator (it is cloned).
-    X, y : array-like
-        The first data set.
+    X, y : array-like (X also a SciPy sparse matrix)
+        The first data set. Sparse ``X`` is kept sparse (canonical CSR), so the
+        fits take their sparse paths, as a user's fit on it would.
     index : int
         The record replaced by ``replacement`` to form the second data set.
     replacement : tuple (row, label)
