@@ -18,9 +18,12 @@ from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.sparse import csr_matrix, issparse
+from scipy.sparse import vstack as sparse_vstack
 from scipy.stats import beta as beta_dist
 from sklearn.base import clone, is_classifier
 
+from ._core._weights import float64_csr as _float64_csr
 from ._core.noise import recording_releases
 from .privacy import gaussian_epsilon
 
@@ -268,8 +271,14 @@ def _run_mechanism(mechanism, data, seed):
 
 def _neighbour(X, y, index, replacement):
     row, label = replacement
-    X1, y1 = np.array(X, dtype=float, copy=True), np.array(y, copy=True)
-    X1[index], y1[index] = row, label
+    y1 = np.array(y, copy=True)
+    y1[index] = label
+    if issparse(X):   # CSR: the replaced row's stored entries are its non-zero values
+        row = csr_matrix(np.asarray(row, dtype=float).reshape(1, -1))
+        X1 = sparse_vstack([X[:index], row, X[index + 1:]], format="csr")
+        return X1, y1
+    X1 = np.array(X, dtype=float, copy=True)
+    X1[index] = row
     return X1, y1
 
 
@@ -279,7 +288,7 @@ def _fit_and_record(estimator, X, y, release, batch_size, classes):
         if release == "final":
             estimator.fit(X, y)
         else:
-            for start in range(0, len(X), batch_size):
+            for start in range(0, X.shape[0], batch_size):
                 estimator.partial_fit(X[start:start + batch_size], y[start:start + batch_size],
                                       **_stream_kwargs(estimator, classes))
     return log
@@ -306,8 +315,9 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
     ----------
     estimator : estimator
         Unfitted private estimator (it is cloned).
-    X, y : array-like
-        The first data set.
+    X, y : array-like (X also a SciPy sparse matrix)
+        The first data set. Sparse ``X`` is kept sparse (canonical CSR), so the
+        fits take their sparse paths, as a user's fit on it would.
     index : int
         The record replaced by ``replacement`` to form the second data set.
     replacement : tuple (row, label)
@@ -353,10 +363,14 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         raise ValueError(f"release must be 'final' or 'stream'; got {release!r}.")
     if release == "stream" and not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError("release='stream' needs batch_size, an integer >= 1.")
-    X0, y0 = np.asarray(X, dtype=float), np.asarray(y)
+    # A SciPy sparse X stays sparse (canonical float64 CSR, never densified), so that
+    # the fits read it as a user's fit would; anything else becomes a float array.
+    X0 = _float64_csr(X) if issparse(X) else np.asarray(X, dtype=float)
+    y0 = np.asarray(y)
     if replay:
         # On the array the fits use: solver="auto" resolves from the input's format, and
-        # the fits below see X0 (dense), whatever format X came in (review 119).
+        # the fits below see X0 (dense, or CSR for sparse X), whatever format X came in
+        # (review 119).
         reason = _replay_refusal(estimator, X0, release)
         if reason is not None:
             raise ValueError(
@@ -405,7 +419,7 @@ def _refit_once(estimator, X, y, seed, release, batch_size, classes):
     if release == "final":
         return _released_vector(model.fit(X, y))
     outputs = []
-    for start in range(0, len(X), batch_size):
+    for start in range(0, X.shape[0], batch_size):
         model.partial_fit(X[start:start + batch_size], y[start:start + batch_size],
                           **_stream_kwargs(model, classes))
         outputs.append(_released_vector(model))

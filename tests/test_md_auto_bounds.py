@@ -200,11 +200,13 @@ def test_refusals_before_reading_charge_nothing_and_leave_the_estimator_unchange
         with pytest.raises(ValueError, match="data_norm='auto' cannot spend"):
             tiny.fit(X, y)
         assert not hasattr(tiny, "coef_")
-        # objective perturbation with sparse X
+        # objective perturbation on sparse X of more columns than its Newton solver
+        # takes (sparse X itself is taken since session 33; the column limit is public)
         op = _model(data_norm="auto", y_bound="auto", solver="objective_perturbation",
                     accountant=budget)
-        with pytest.raises(ValueError, match="needs dense X"):
-            op.fit(sparse.csr_matrix(X), y)
+        wide = sparse.hstack([sparse.csr_matrix(X), sparse.csr_matrix((X.shape[0], 4096))])
+        with pytest.raises(ValueError, match="at most 4096 columns"):
+            op.fit(wide.tocsr(), y)
         assert not hasattr(op, "coef_")
         # a bound check that fails at the worst candidate (radius * 2**20 overflows)
         huge = _model(data_norm="auto", radius=1e146, accountant=budget)

@@ -123,15 +123,18 @@ def test_clipping_reads_stored_entries_and_bounds_rows():
     assert np.mean(a.scales < 1) > 0.2  # clipping is exercised
 
 
-def test_objective_perturbation_refuses_sparse_before_reading():
+def test_objective_perturbation_takes_sparse_x():
+    """Session 33 (helper S): objective perturbation reads CSR through sparse products
+    (it refused sparse X before): the dense input's model, weighted or not, and both
+    solvers declare sparse input."""
     X, dense, y = _data()
+    for weights in (None, np.linspace(0.0, 1.0, len(y))):
+        kwargs = dict(solver="objective_perturbation", random_state=0)
+        a = PrivateMirrorDescentRegressor(**kwargs).fit(dense, y, sample_weight=weights)
+        b = PrivateMirrorDescentRegressor(**kwargs).fit(X, y, sample_weight=weights)
+        assert_allclose(_released(b), _released(a), rtol=1e-11, atol=1e-14)
     est = PrivateMirrorDescentRegressor(solver="objective_perturbation")
-    with pytest.raises(ValueError, match="sparse.*solver='mirror_descent'"):
-        est.fit(X, y)
-    with pytest.raises(ValueError, match="sparse"):
-        est.fit(X, y, sample_weight=np.ones(len(y)))
-    assert not hasattr(est, "coef_")
-    assert not est.__sklearn_tags__().input_tags.sparse
+    assert est.__sklearn_tags__().input_tags.sparse
     assert PrivateMirrorDescentRegressor().__sklearn_tags__().input_tags.sparse
 
 

@@ -2,7 +2,8 @@
 
 A public rule on the call's public properties: objective perturbation for the log
 loss on dense X, else IGD (hinge loss, sparse X, what objective perturbation refuses
-from public values). Resolved into ``solver_``; ``solver`` stays "auto". The plan
+from public values; objective perturbation takes sparse X when asked for by name since
+session 33, but "auto" keeps IGD for it). Resolved into ``solver_``; ``solver`` stays "auto". The plan
 (accountant), ``privacy_`` and private selection's rho follow it.
 """
 
@@ -126,9 +127,10 @@ def test_overflowing_bounds_are_refused_as_for_igd(params, match):
 
 
 def test_sparse_tag_follows_the_solver():
+    # Every solver takes sparse X (objective perturbation since session 33, helper S).
     assert get_tags(_clf()).input_tags.sparse
     assert get_tags(_clf(solver="igd")).input_tags.sparse
-    assert not get_tags(_clf(solver="objective_perturbation")).input_tags.sparse
+    assert get_tags(_clf(solver="objective_perturbation")).input_tags.sparse
 
 
 @pytest.mark.parametrize("sparse", [False, True])

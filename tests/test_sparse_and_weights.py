@@ -86,14 +86,17 @@ def test_other_sparse_formats_are_converted_and_input_not_modified():
     assert dup.data.tolist() == [1.0, 2.0]
 
 
-def test_objective_perturbation_refuses_sparse_clearly():
+def test_objective_perturbation_takes_sparse_x():
+    """Session 33 (helper S): objective perturbation reads CSR through sparse products
+    (it refused sparse X before); the model is the dense input's, weighted or not
+    (tests/test_s33s_sparse_objective_perturbation.py has the full set)."""
     X, dense, y, _ = _data()
-    clf = PrivateIGDClassifier(solver="objective_perturbation", classes=[0, 1])
-    with pytest.raises(ValueError, match="sparse.*solver='igd'"):
-        clf.fit(X, y)
-    with pytest.raises(ValueError, match="sparse"):
-        clf.fit(X, y, sample_weight=np.ones(len(y)))
-    assert not hasattr(clf, "coef_")
+    for weights in (None, np.linspace(0.0, 1.0, len(y))):
+        kwargs = dict(solver="objective_perturbation", classes=[0, 1], random_state=0)
+        a = PrivateIGDClassifier(**kwargs).fit(dense, y, sample_weight=weights)
+        b = PrivateIGDClassifier(**kwargs).fit(X, y, sample_weight=weights)
+        assert b.solver_ == "objective_perturbation"
+        assert_allclose(_released(b), _released(a), rtol=1e-11, atol=1e-14)
 
 
 @pytest.mark.parametrize("params", [dict(), dict(fit_intercept=False),

@@ -1,7 +1,7 @@
 """Input helpers shared by the estimators: CSR matrices and sample weights in [0, 1]."""
 
 import numpy as np
-from scipy.sparse import issparse
+from scipy.sparse import csr_matrix, issparse
 
 
 def canonical_csr(X):
@@ -29,6 +29,17 @@ def canonical_csr(X):
             "duplicate entries are summed: pass finite values (summing stored duplicates "
             "overflowed).")
     return X
+
+
+def float64_csr(X):
+    """A SciPy sparse ``X`` as canonical float64 CSR: CSC and COO converted, float32
+    values converted exactly, duplicate entries summed (:func:`canonical_csr`, which
+    refuses a sum that overflows); never densified, the caller's matrix never modified."""
+    X = X.tocsr()
+    if X.dtype != np.float64:
+        X = csr_matrix((np.asarray(X.data, dtype=np.float64), X.indices, X.indptr),
+                       shape=X.shape)
+    return canonical_csr(X)
 
 
 def check_unit_sample_weight(sample_weight, n_samples):

@@ -229,7 +229,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     solver : {"auto", "igd", "objective_perturbation"}, default="auto"
         How ``fit`` trains. ``"igd"``: passes of private IGD and one noisy
         release (output perturbation). ``"objective_perturbation"``
-        (``loss="log_loss"`` and dense ``X`` only): the minimiser of the
+        (``loss="log_loss"`` only; dense or sparse ``X``, CSR through sparse
+        products, never densified): the minimiser of the
         regularised log loss plus a random linear term (Kifer, Smith and
         Thakurta 2012; seed 004, Algorithm 2), certified by Newton's method to
         a gradient norm of ``1e-10 n L`` and released with a little Gaussian
@@ -242,9 +243,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         public properties only, ``"objective_perturbation"`` for
         ``loss="log_loss"`` and dense ``X``, else ``"igd"`` (the hinge loss;
         ``update="gradient"``; sparse ``X``, by its format, never its values;
-        ``delta`` below ``1e-300``, which objective perturbation refuses). Dense ``X`` of more
-        than 4096 columns (with the intercept's) is refused before it is read
-        (pass ``solver="igd"``). Resolved into ``solver_``. Private selection
+        ``delta`` below ``1e-300``, which objective perturbation refuses). ``X``
+        (dense or sparse) of more than 4096 columns (with the intercept's) is
+        refused by objective perturbation before it is read (pass
+        ``solver="igd"``). Resolved into ``solver_``. Private selection
         (:class:`~sklearn_dpol.model_selection.PrivateHyperparameterSearch`)
         plans and fits ``"auto"`` candidates with ``"igd"``: it composes zCDP
         ``rho``, which objective perturbation does not have.
@@ -508,9 +510,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         tags = super().__sklearn_tags__()
         # Noise calibrated for privacy costs accuracy on the checks' tiny data.
         tags.classifier_tags.poor_score = True
-        # CSR kernels (solver="igd", which "auto" takes for sparse X); other formats
-        # are converted to CSR. Objective perturbation needs dense X.
-        tags.input_tags.sparse = self.solver != "objective_perturbation"
+        # CSR kernels (solver="igd", which "auto" takes for sparse X) and sparse
+        # products (objective perturbation); other formats are converted to CSR.
+        tags.input_tags.sparse = True
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -522,7 +524,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; rows are clipped to ``data_norm``. Sparse input is
-            used as CSR (``solver="igd"``, which ``"auto"`` takes for it).
+            used as CSR, never densified (``solver="igd"``, which ``"auto"``
+            takes for it, or ``"objective_perturbation"``: the same model as
+            the dense input).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -673,13 +677,6 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                              reset=first_call)
         X = canonical_csr(X)
         sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
-        if fitting and self.solver_ == "objective_perturbation":
-            if issparse(X):
-                raise ValueError(
-                    "solver='objective_perturbation' needs dense X; got a sparse matrix. "
-                    "Use solver='igd' (sparse kernels), or pass X.toarray() if it fits "
-                    "in memory."
-                )
         # Public checks of the label set against y's dtype (not its values): refused
         # before anything is read or changed (doc/privacy.md 54.15).
         self._check_public_classes(y, classes, fitting, declared_dtype)

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
-from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -137,7 +136,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         smooth-loss bound (``eta <= c / (2 beta)``, no worst-case gradient
         term) when that bound is smaller (``doc/privacy.md`` section 8.6).
     solver : {"mirror_descent", "objective_perturbation"}, default="mirror_descent"
-        ``"objective_perturbation"`` supports the squared and Huber losses only.
+        ``"objective_perturbation"`` supports the squared and Huber losses only
+        (dense or sparse ``X``: CSR through sparse products, never densified;
+        at most 4096 columns with the intercept's, refused before the read).
     alpha : float or "auto", default="auto"
         Ridge strength (mean form) of objective perturbation; unused by mirror
         descent. It penalises the coefficients of the unit scale, ``coef_ *
@@ -359,9 +360,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         tags = super().__sklearn_tags__()
         # Clipping to public bounds and the noise cost accuracy on the checks' data.
         tags.regressor_tags.poor_score = True
-        # CSR through sparse kernels (other formats converted); objective
-        # perturbation refuses sparse input.
-        tags.input_tags.sparse = self.solver == MIRROR_DESCENT
+        # CSR through sparse kernels and products, both solvers (other formats
+        # converted).
+        tags.input_tags.sparse = True
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -374,7 +375,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; rows are clipped to ``data_norm``. Sparse input is
             used as CSR (sparse kernels, never densified; the same model as the
-            dense input). ``solver="objective_perturbation"`` needs dense ``X``.
+            dense input; both solvers).
             A dask array (dense blocks, at most 4096 columns; ``loss="squared"``
             with ``solver="mirror_descent"``) is clipped and reduced to its Gram
             statistics on the workers, and the noisy steps run once on the
@@ -416,7 +417,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             A batch; rows are clipped to ``data_norm``. Sparse input is used as
-            CSR (dense ``X`` only for ``solver="objective_perturbation"``).
+            CSR, for both solvers.
         y : array-like of shape (n_samples,)
             Targets of the batch; clipped to ``y_bound``.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -503,13 +504,6 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
 
     def _in_memory_release(self, X, y, first_call, sample_weight, fitting=True):
         """Validate ``(X, y)`` and release the model of one call; returns the row count."""
-        if self.solver == OBJECTIVE_PERTURBATION and issparse(X):
-            # Refused before validate_data reads a single value.
-            raise ValueError(
-                "solver='objective_perturbation' needs dense X; got a sparse matrix. "
-                "Use solver='mirror_descent' (sparse kernels), or pass X.toarray() if "
-                "it fits in memory."
-            )
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
                              accept_sparse="csr", y_numeric=True, reset=first_call)
         X = canonical_csr(X)
@@ -714,12 +708,11 @@ def _unit_design(design, data_norm, intercept_value):
 
     ``design`` is :func:`~sklearn_dpol._core.objective_perturbation.clipped_design`'s
     without intercept column. At ``data_norm = 1`` the design is the old one exactly."""
-    from .._core import objective_perturbation as op
-
     scale = design.scale
     if data_norm != 1.0:
         scale = (np.ones(design.n_rows) if scale is None else scale) / data_norm
-    return op.ClippedDesign(design.X, scale, intercept_value)
+    # The design's own class: dense, or sparse (its stored entries only).
+    return type(design)(design.X, scale, intercept_value)
 
 
 def default_alpha(epsilon, delta, *, n_samples, n_features, radius, y_bound, intercept,
