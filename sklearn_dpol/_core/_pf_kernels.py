@@ -293,9 +293,21 @@ def _clipped_product(psi, x_j):
     return min(max(g, -1.0), 1.0) if g == g else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _weigh(out, weighted, sample_weight):
+    """The user's sample weight times its clipped gradient, in place, when the call is
+    ``weighted`` (a public flag: ``sample_weight`` was passed). ``0 <= sample_weight <= 1``
+    (validated), so ``|sample_weight g_j| <= |g_j| <= 1``: every randomiser's bound holds
+    (``doc/privacy.md`` 57.B). Every coordinate is multiplied whatever the weight (a weight
+    of 1 changes no double), so the work does not depend on the weight's value."""
+    if weighted:
+        for j in range(out.shape[0]):
+            out[j] = sample_weight * out[j]
+
+
 @njit(cache=True, nogil=True)
 def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                        source, ws, state, out):
+                        source, ws, state, out, weighted, sample_weight):
     """:func:`user_report` inside a protocol run: the same report, bit for bit, with the
     grids of the budget's Laplace scales computed once per budget, not per coordinate,
     and the exact variates read from a chunked noise source
@@ -312,23 +324,27 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
                                                       LAPLACE_REPORT_LATTICE)
         last[0] = epsilon
     user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+    _weigh(out, weighted, sample_weight)
     noise, spill, cursor = source
     laplace_report_chunked(out, gammas, multipliers, out, noise, spill, cursor, ws, state)
 
 
 @njit(cache=True, nogil=True)
 def _protocol_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                     source, ws, state, sampled, out):
+                     source, ws, state, sampled, out, weighted, sample_weight):
     """The user's report in a protocol run: Laplace (:func:`_stream_user_report`), or the
     sampled-coordinate randomiser when ``sampled`` (``(on, private, cumulative, inverse_p,
-    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on."""
+    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on. In a
+    ``weighted`` call the clipped gradient is multiplied by the user's ``sample_weight``
+    before either randomiser sees it (:func:`_weigh`)."""
     on, private, cumulative, inverse_p, magnitudes, a = sampled
     if on:
         user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+        _weigh(out, weighted, sample_weight)
         sampled_report(out, epsilon, private, cumulative, inverse_p, magnitudes, a, out, state)
     else:
         _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights,
-                            grids, source, ws, state, out)
+                            grids, source, ws, state, out, weighted, sample_weight)
 
 
 # --------------------------------------------------------------------------
@@ -433,10 +449,11 @@ def learner_reduction_update(scalars, z, g_tilde):
 
 @njit(cache=True)
 def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                            weights, sampled, L, S, w_sum, C, b, prior, log_z):
+                            sample_weights, weights, sampled, L, S, w_sum, C, b, prior, log_z):
     """Rows in order: the learner plays, the user reports, the learner updates.
 
     Updates ``L``, ``S`` and adds the played iterates to ``w_sum`` in place.
+    ``sample_weights`` holds one weight in [0, 1] per row, or is empty (unweighted).
     """
     d = L.shape[0]
     w = np.empty(d)
@@ -445,19 +462,22 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
+    weighted = sample_weights.shape[0] > 0
     for i in range(X.shape[0]):
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
         _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report)
+                         weights, grids, source, ws, state, sampled, report, weighted,
+                         sample_weights[i] if weighted else 1.0)
         learner_coordinate_update(L, S, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
 def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                           weights, sampled, scalars, z, w_sum, C, b, prior, log_z):
+                           sample_weights, weights, sampled, scalars, z, w_sum, C, b, prior,
+                           log_z):
     d = z.shape[0]
     w = np.empty(d)
     report = np.empty(d)
@@ -465,12 +485,14 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
+    weighted = sample_weights.shape[0] > 0
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
         _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report)
+                         weights, grids, source, ws, state, sampled, report, weighted,
+                         sample_weights[i] if weighted else 1.0)
         learner_reduction_update(scalars, z, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
