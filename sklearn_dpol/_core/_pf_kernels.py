@@ -269,6 +269,16 @@ def laplace_scale(epsilon, weight):
 @njit(cache=True, nogil=True)
 def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
     """The user's subgradient at ``w``, each coordinate clipped to [-1, 1] (Lemma 1)."""
+    weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, 1.0, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out):
+    """:func:`user_clipped_gradient` times the user's ``sample_weight`` in [0, 1]: each
+    coordinate is ``sample_weight * clip(psi x_j, -1, 1)``, so ``|out_j| <= 1`` and every
+    randomiser's bound holds as without weights (``doc/privacy.md`` 57.B). Every coordinate
+    is multiplied whatever the weight (a weight of 1 changes no double): the work does not
+    depend on the weight's value."""
     d = w.shape[0]
     n_features = x.shape[0]
     residual = user_residual(w, x, y, intercept)
@@ -276,9 +286,9 @@ def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
     # Two loops (the features, then the intercept's slot) rather than a test per
     # coordinate: the same values, and the first loop vectorises.
     for j in range(n_features):
-        out[j] = _clipped_product(psi, x[j])
+        out[j] = sample_weight * _clipped_product(psi, x[j])
     for j in range(n_features, d):
-        out[j] = _clipped_product(psi, 1.0)
+        out[j] = sample_weight * _clipped_product(psi, 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -293,21 +303,9 @@ def _clipped_product(psi, x_j):
     return min(max(g, -1.0), 1.0) if g == g else 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _weigh(out, weighted, sample_weight):
-    """The user's sample weight times its clipped gradient, in place, when the call is
-    ``weighted`` (a public flag: ``sample_weight`` was passed). ``0 <= sample_weight <= 1``
-    (validated), so ``|sample_weight g_j| <= |g_j| <= 1``: every randomiser's bound holds
-    (``doc/privacy.md`` 57.B). Every coordinate is multiplied whatever the weight (a weight
-    of 1 changes no double), so the work does not depend on the weight's value."""
-    if weighted:
-        for j in range(out.shape[0]):
-            out[j] = sample_weight * out[j]
-
-
 @njit(cache=True, nogil=True)
 def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                        source, ws, state, out, weighted, sample_weight):
+                        source, ws, state, out, sample_weight):
     """:func:`user_report` inside a protocol run: the same report, bit for bit, with the
     grids of the budget's Laplace scales computed once per budget, not per coordinate,
     and the exact variates read from a chunked noise source
@@ -323,28 +321,26 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
             gammas[j], multipliers[j] = lattice_entry(laplace_scale(epsilon, weights[j]),
                                                       LAPLACE_REPORT_LATTICE)
         last[0] = epsilon
-    user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
-    _weigh(out, weighted, sample_weight)
+    weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out)
     noise, spill, cursor = source
     laplace_report_chunked(out, gammas, multipliers, out, noise, spill, cursor, ws, state)
 
 
 @njit(cache=True, nogil=True)
 def _protocol_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                     source, ws, state, sampled, out, weighted, sample_weight):
+                     source, ws, state, sampled, out, sample_weight):
     """The user's report in a protocol run: Laplace (:func:`_stream_user_report`), or the
     sampled-coordinate randomiser when ``sampled`` (``(on, private, cumulative, inverse_p,
-    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on. In a
-    ``weighted`` call the clipped gradient is multiplied by the user's ``sample_weight``
-    before either randomiser sees it (:func:`_weigh`)."""
+    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on. The
+    clipped gradient is multiplied by the user's ``sample_weight`` (1: unweighted) before
+    either randomiser sees it (:func:`weighted_clipped_gradient`)."""
     on, private, cumulative, inverse_p, magnitudes, a = sampled
     if on:
-        user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
-        _weigh(out, weighted, sample_weight)
+        weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out)
         sampled_report(out, epsilon, private, cumulative, inverse_p, magnitudes, a, out, state)
     else:
         _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights,
-                            grids, source, ws, state, out, weighted, sample_weight)
+                            grids, source, ws, state, out, sample_weight)
 
 
 # --------------------------------------------------------------------------
@@ -467,9 +463,13 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report, weighted,
-                         sample_weights[i] if weighted else 1.0)
+        if weighted:
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report,
+                             sample_weights[i])
+        else:      # a constant 1 (folded by the compiler: unweighted fits run as before)
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report, 1.0)
         learner_coordinate_update(L, S, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
@@ -490,9 +490,13 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report, weighted,
-                         sample_weights[i] if weighted else 1.0)
+        if weighted:
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report,
+                             sample_weights[i])
+        else:      # a constant 1 (folded by the compiler: unweighted fits run as before)
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report, 1.0)
         learner_reduction_update(scalars, z, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
