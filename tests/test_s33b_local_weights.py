@@ -412,3 +412,81 @@ def test_bad_weights_raise_before_the_data_is_read_and_change_nothing(name, bad,
             getattr(reg, method)(X[40:80], y[40:80], sample_weight=weights)
         assert pickle.dumps(reg) == before
     assert not read
+
+
+# ---------------------------------------------------------------------------
+# With noise: the protocol kernels against the per-user path, weighted, bit for bit.
+# ---------------------------------------------------------------------------
+
+class _WeightedUsers:
+    """The public randomiser, each user reporting ``weight * clip(g, -1, 1)`` (the
+    randomiser's own clip is then a no-op): ``run_protocol_python``'s users, weighted."""
+
+    def __init__(self, randomizer, sample_weight):
+        self.randomizer = randomizer
+        self.sample_weight = sample_weight
+        self.i = 0
+
+    def report(self, gradient, epsilon, state):
+        weighted = self.sample_weight[self.i] * np.clip(gradient, -1.0, 1.0)
+        self.i += 1
+        return self.randomizer.report(weighted, epsilon, state)
+
+
+@pytest.mark.parametrize("randomizer", ["laplace", "sampled_coordinate"])
+@pytest.mark.parametrize("method", ["coordinate", "reduction"])
+def test_parameter_free_weighted_kernel_is_the_per_user_path(randomizer, method):
+    from sklearn_dpol._core.local_randomizers import (LocalLaplaceRandomizer,
+                                                      LocalSampledCoordinateRandomizer)
+
+    X, y = _data(300, 4, 41)
+    weights = _weights(300, 42)
+    split = np.array([0.3, 0.2, 0.2, 0.2, 0.1])
+    eps = np.random.default_rng(43).choice([0.5, 1.0, 4.0, np.inf], 300)
+    kw = dict(loss="huber", huber_threshold=0.8, intercept=True)
+    users = (LocalLaplaceRandomizer(split) if randomizer == "laplace"
+             else LocalSampledCoordinateRandomizer(split))
+    fast = pf.make_learner(method, 5, G=1.0, prior="improper", b=1.0)
+    state = sampler_state(np.random.default_rng(44))
+    pf.run_protocol(fast, X, y, eps, split, state, sampled=None if randomizer == "laplace"
+                    else users, sample_weight=weights, **kw)
+    slow = pf.make_learner(method, 5, G=1.0, prior="improper", b=1.0)
+    other = sampler_state(np.random.default_rng(44))
+    pf.run_protocol_python(slow, X, y, eps, _WeightedUsers(users, weights), other, **kw)
+    for name, value in fast.state().items():
+        np.testing.assert_array_equal(value, slow.state()[name], err_msg=name)
+    np.testing.assert_array_equal(state, other)
+
+
+@pytest.mark.parametrize("sigma", [1e-9, 0.05, 3.0, 1e9])
+@pytest.mark.parametrize("d", [1, 2, 9, 64])
+def test_mi_ogd_weighted_fused_round_is_the_per_user_report(sigma, d):
+    """The fused full-feedback round (doc/privacy.md 56.8) with weights: the same bits and
+    words as the per-user pieces (the clipped gradient times the weight, ``_scaled_gradient``,
+    then the public ``gaussian_report``)."""
+    from sklearn_dpol._core import _exact_kernels, _mi_kernels
+
+    X, y = _data(80, d, 50 + d, spread=2.0)
+    weights = _weights(80, 51)
+    seed = 52 + d
+    fast = mi_ogd.LazyOGDLearner(d + 1, radius=1.5, eta=0.7, anytime=True)
+    state = sampler_state(np.random.default_rng(seed))
+    mi_ogd.run_protocol(fast, X, y, state, np.zeros((0, d + 1)), loss="huber",
+                        huber_threshold=1.3, data_norm=1.0, y_bound=2.0, intercept=True,
+                        feedback="full", clip_norm=0.8, exploration=1.0, loss_bound=0.0,
+                        sigma=sigma, sample_weight=weights)
+    slow = mi_ogd.LazyOGDLearner(d + 1, radius=1.5, eta=0.7, anytime=True)
+    other = sampler_state(np.random.default_rng(seed))
+    ws = _exact_kernels.workspace()
+    report = np.empty(d + 1)
+    for i in range(80):
+        scale = _mi_kernels._row_scale(X[i], 1.0)
+        _mi_kernels._scaled_gradient(slow.predict(), X[i], y[i], True,
+                                     mi_ogd._LOSS_CODES["huber"], 1.3, scale, 2.0, 0.8,
+                                     weights[i], report)
+        assert np.linalg.norm(report) <= 0.8 * (1 + 1e-12)
+        _exact_kernels.gaussian_report(report, sigma, report, ws, other)
+        slow.update(report)
+    for name, value in fast.state().items():
+        np.testing.assert_array_equal(value, slow.state()[name], err_msg=name)
+    np.testing.assert_array_equal(state, other)
