@@ -127,7 +127,7 @@ def test_bad_y_messages_quote_no_value(name):
     assert_value_free(info.value)
 
 
-@pytest.mark.parametrize("name", ["igd", "md", "fw"])
+@pytest.mark.parametrize("name", ["igd", "md", "fw", "pf", "mi"])
 def test_bad_sample_weight_messages_quote_no_value(name):
     estimator = estimators()[name]
     y = Y_CLF if name == "igd" else Y_REG

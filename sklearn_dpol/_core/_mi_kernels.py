@@ -115,13 +115,17 @@ def _gradient_coordinate(psi, x, scale, j, n_features):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _gradient_shrink(sq, clip_norm):
-    """``(shrink, finite)`` of a gradient whose squared norm, summed in order, is ``sq``."""
+def _gradient_shrink(sq, clip_norm, sample_weight):
+    """``(shrink, finite)`` of a gradient whose squared norm, summed in order, is ``sq``:
+    the clipping factor times the user's ``sample_weight`` in [0, 1] (1: unweighted, a
+    product by 1 changes no double). The weighted factor is at most the clipping factor
+    (rounding is monotone), so the weighted gradient's norm is at most ``clip_norm`` as the
+    unweighted one's (``doc/privacy.md`` 57.5)."""
     norm = math.sqrt(sq)
     shrink = 1.0
     if norm > clip_norm:
         shrink = clip_norm / norm
-    return shrink, math.isfinite(sq)
+    return shrink * sample_weight, math.isfinite(sq)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -177,12 +181,15 @@ def user_full_report(w, x, y, intercept, loss, huber_threshold, data_norm, y_bou
 def _full_gradient(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound, clip_norm, out):
     """The clipped subgradient of :func:`user_full_report`, before its noise."""
     scale = _row_scale(x, data_norm)
-    _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm, out)
+    _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm, 1.0,
+                     out)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm, out):
-    """:func:`_full_gradient` with the row's clipping factor given (``row_scales``)."""
+def _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm,
+                     sample_weight, out):
+    """:func:`_full_gradient` with the row's clipping factor given (``row_scales``), times the
+    user's ``sample_weight`` (1: unweighted)."""
     d = w.shape[0]
     n_features = x.shape[0]
     r = _scaled_residual(w, x, y, intercept, scale, y_bound)
@@ -192,7 +199,7 @@ def _scaled_gradient(w, x, y, intercept, loss, huber_threshold, scale, y_bound, 
         g = _gradient_coordinate(psi, x, scale, j, n_features)
         out[j] = g
         sq += g * g
-    shrink, finite = _gradient_shrink(sq, clip_norm)
+    shrink, finite = _gradient_shrink(sq, clip_norm, sample_weight)
     for j in range(d):
         out[j] = _clipped_coordinate(out[j], shrink, finite)
 
@@ -215,13 +222,15 @@ def _bandit_vector(w, x, y, intercept, loss, huber_threshold, data_norm, y_bound
     """The one-point gradient estimate of :func:`user_bandit_report`, before its noise."""
     scale = _row_scale(x, data_norm)
     _scaled_bandit_vector(w, x, y, intercept, loss, huber_threshold, scale, y_bound, exploration,
-                          loss_bound, direction, query, out)
+                          loss_bound, 1.0, direction, query, out)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _scaled_bandit_vector(w, x, y, intercept, loss, huber_threshold, scale, y_bound, exploration,
-                          loss_bound, direction, query, out):
-    """:func:`_bandit_vector` with the row's clipping factor given (``row_scales``)."""
+                          loss_bound, sample_weight, direction, query, out):
+    """:func:`_bandit_vector` with the row's clipping factor given (``row_scales``); the
+    clipped loss value is multiplied by the user's ``sample_weight`` in [0, 1] (1:
+    unweighted, the same double), so it stays in ``[0, F]`` (``doc/privacy.md`` 57.5)."""
     d = w.shape[0]
     for j in range(d):
         query[j] = w[j] + exploration * direction[j]
@@ -229,6 +238,7 @@ def _scaled_bandit_vector(w, x, y, intercept, loss, huber_threshold, scale, y_bo
     value = loss_value(r, loss, huber_threshold)
     # NaN (unreachable) maps to 0, +inf to the clip F: the report stays bounded.
     phi = min(max(value, 0.0), loss_bound) if value == value else 0.0
+    phi = sample_weight * phi
     factor = d * phi / exploration
     for j in range(d):
         out[j] = factor * direction[j]
@@ -316,7 +326,8 @@ def learner_replay(reports, theta, t0, w_sum, eta, anytime, radius):
 
 @njit(cache=True, _nrt=False)
 def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound, clip_norm,
-                      gamma, inverse_gamma, multiplier, grad, draws, ws, state, out, x_next):
+                      sample_weight, gamma, inverse_gamma, multiplier, grad, draws, ws, state, out,
+                      x_next):
     """User ``t``'s full-feedback report (``_scaled_gradient`` then ``gaussian_report_direct``)
     in fewer passes over the row, the same bits and words: ``True`` with the report in
     ``out`` and the generator advanced, or ``False`` with the state as it was (the caller
@@ -385,7 +396,7 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
         draws[0, j] = sign_bit | (box << 1)
         draws[1, j] = np.int64(u)
         usual_all &= usual
-    shrink, finite = _gradient_shrink(sq, clip_norm)
+    shrink, finite = _gradient_shrink(sq, clip_norm, sample_weight)
     decided = usual_all
     if decided:
         # Each coordinate's point in double precision, certified (usual_floor_estimate; c =
@@ -393,7 +404,8 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
         # whose inverse is a double); the few uncertain ones exactly, as the direct report.
         multiplier_f = np.float64(multiplier)
         # the clipped gradient's coordinates are at most clip_norm (up to rounding) in
-        # absolute value; a larger |c| is left uncertain by the estimate
+        # absolute value, weighted or not (the weight only shrinks them); a larger |c| is
+        # left uncertain by the estimate
         c_limit = clip_norm * (1.0 + 2.0 ** -10) * inverse_gamma
         bound = floor_estimate_bound(c_limit, multiplier_f)
         uncertain = np.int64(0)
@@ -424,11 +436,13 @@ def _fused_full_round(w, x, y, intercept, loss, huber_threshold, scale, y_bound,
 
 @njit(cache=True)
 def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, feedback, clip_norm,
-                 exploration, loss_bound, sigma, state, directions, theta, t0, w_sum,
-                 eta, anytime, radius):
+                 exploration, loss_bound, sigma, state, directions, sample_weights, theta, t0,
+                 w_sum, eta, anytime, radius):
     """Rows in order: the learner plays ``w_t``, user ``t`` reports, the learner updates.
 
     Updates ``theta`` and adds the played iterates to ``w_sum`` in place.
+    ``sample_weights`` holds one weight in [0, 1] per row, or is empty (every user weighs
+    1, multiplied in as ``1.0``: the same doubles).
     """
     d = theta.shape[0]
     w = np.empty(d)
@@ -452,8 +466,10 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
     # rounds) the next row's squared norm summed inside the round.
     scales = np.empty(SCALE_BLOCK)
     n = X.shape[0]
+    weighted = sample_weights.shape[0] > 0
     scale = _row_scale(X[0], data_norm) if fused and n > 0 else 1.0
     for i in range(n):
+        weight = sample_weights[i] if weighted else 1.0
         if not fused:
             if i % SCALE_BLOCK == 0:
                 block = min(SCALE_BLOCK, n - i)
@@ -469,16 +485,16 @@ def run_protocol(X, y, intercept, loss, huber_threshold, data_norm, y_bound, fee
         if fused:
             x_next = X[min(i + 1, n - 1)]
             done, q = _fused_full_round(w, X[i], y[i], intercept, loss, huber_threshold, scale,
-                                        y_bound, clip_norm, gamma, inverse_gamma, multiplier,
-                                        grad, draws, ws, state, report, x_next)
+                                        y_bound, clip_norm, weight, gamma, inverse_gamma,
+                                        multiplier, grad, draws, ws, state, report, x_next)
         if not done:
             if feedback == FULL:
                 _scaled_gradient(w, X[i], y[i], intercept, loss, huber_threshold, scale,
-                                 y_bound, clip_norm, report)
+                                 y_bound, clip_norm, weight, report)
             else:
                 _scaled_bandit_vector(w, X[i], y[i], intercept, loss, huber_threshold, scale,
-                                      y_bound, exploration, loss_bound, directions[i], query,
-                                      report)
+                                      y_bound, exploration, loss_bound, weight, directions[i],
+                                      query, report)
             gaussian_report_direct(report, sigma, report, ws, state, scratch)
         if fused:
             scale = _clip_scale(q, x_next, data_norm)

@@ -269,6 +269,16 @@ def laplace_scale(epsilon, weight):
 @njit(cache=True, nogil=True)
 def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
     """The user's subgradient at ``w``, each coordinate clipped to [-1, 1] (Lemma 1)."""
+    weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, 1.0, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out):
+    """:func:`user_clipped_gradient` times the user's ``sample_weight`` in [0, 1]: each
+    coordinate is ``sample_weight * clip(psi x_j, -1, 1)``, so ``|out_j| <= 1`` and every
+    randomiser's bound holds as without weights (``doc/privacy.md`` 57.5). Every coordinate
+    is multiplied whatever the weight (a weight of 1 changes no double): the work does not
+    depend on the weight's value."""
     d = w.shape[0]
     n_features = x.shape[0]
     residual = user_residual(w, x, y, intercept)
@@ -276,9 +286,9 @@ def user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out):
     # Two loops (the features, then the intercept's slot) rather than a test per
     # coordinate: the same values, and the first loop vectorises.
     for j in range(n_features):
-        out[j] = _clipped_product(psi, x[j])
+        out[j] = sample_weight * _clipped_product(psi, x[j])
     for j in range(n_features, d):
-        out[j] = _clipped_product(psi, 1.0)
+        out[j] = sample_weight * _clipped_product(psi, 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -295,7 +305,7 @@ def _clipped_product(psi, x_j):
 
 @njit(cache=True, nogil=True)
 def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                        source, ws, state, out):
+                        source, ws, state, out, sample_weight):
     """:func:`user_report` inside a protocol run: the same report, bit for bit, with the
     grids of the budget's Laplace scales computed once per budget, not per coordinate,
     and the exact variates read from a chunked noise source
@@ -311,24 +321,26 @@ def _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weig
             gammas[j], multipliers[j] = lattice_entry(laplace_scale(epsilon, weights[j]),
                                                       LAPLACE_REPORT_LATTICE)
         last[0] = epsilon
-    user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+    weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out)
     noise, spill, cursor = source
     laplace_report_chunked(out, gammas, multipliers, out, noise, spill, cursor, ws, state)
 
 
 @njit(cache=True, nogil=True)
 def _protocol_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights, grids,
-                     source, ws, state, sampled, out):
+                     source, ws, state, sampled, out, sample_weight):
     """The user's report in a protocol run: Laplace (:func:`_stream_user_report`), or the
     sampled-coordinate randomiser when ``sampled`` (``(on, private, cumulative, inverse_p,
-    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on."""
+    magnitudes, a)``, :class:`~._exact_kernels` ``sampled_report``) is switched on. The
+    clipped gradient is multiplied by the user's ``sample_weight`` (1: unweighted) before
+    either randomiser sees it (:func:`weighted_clipped_gradient`)."""
     on, private, cumulative, inverse_p, magnitudes, a = sampled
     if on:
-        user_clipped_gradient(w, x, y, intercept, loss, huber_threshold, out)
+        weighted_clipped_gradient(w, x, y, intercept, loss, huber_threshold, sample_weight, out)
         sampled_report(out, epsilon, private, cumulative, inverse_p, magnitudes, a, out, state)
     else:
         _stream_user_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights,
-                            grids, source, ws, state, out)
+                            grids, source, ws, state, out, sample_weight)
 
 
 # --------------------------------------------------------------------------
@@ -433,10 +445,11 @@ def learner_reduction_update(scalars, z, g_tilde):
 
 @njit(cache=True)
 def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                            weights, sampled, L, S, w_sum, C, b, prior, log_z):
+                            sample_weights, weights, sampled, L, S, w_sum, C, b, prior, log_z):
     """Rows in order: the learner plays, the user reports, the learner updates.
 
     Updates ``L``, ``S`` and adds the played iterates to ``w_sum`` in place.
+    ``sample_weights`` holds one weight in [0, 1] per row, or is empty (unweighted).
     """
     d = L.shape[0]
     w = np.empty(d)
@@ -445,19 +458,26 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
+    weighted = sample_weights.shape[0] > 0
     for i in range(X.shape[0]):
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report)
+        if weighted:
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report,
+                             sample_weights[i])
+        else:      # a constant 1 (folded by the compiler: unweighted fits run as before)
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report, 1.0)
         learner_coordinate_update(L, S, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 
 
 @njit(cache=True)
 def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilons,
-                           weights, sampled, scalars, z, w_sum, C, b, prior, log_z):
+                           sample_weights, weights, sampled, scalars, z, w_sum, C, b, prior,
+                           log_z):
     d = z.shape[0]
     w = np.empty(d)
     report = np.empty(d)
@@ -465,12 +485,18 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     ws = np.zeros((4, WORKSPACE_DIGITS), np.int64)
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
+    weighted = sample_weights.shape[0] > 0
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
-        _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
-                         weights, grids, source, ws, state, sampled, report)
+        if weighted:
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report,
+                             sample_weights[i])
+        else:      # a constant 1 (folded by the compiler: unweighted fits run as before)
+            _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
+                             weights, grids, source, ws, state, sampled, report, 1.0)
         learner_reduction_update(scalars, z, report)
     settle_noise(source[0], source[1], source[2], ws, state)
 

@@ -131,16 +131,23 @@ class LazyOGDLearner:
 # ---------------------------------------------------------------------------
 
 def run_protocol(learner, X, y, rng, directions, *, loss, huber_threshold, data_norm, y_bound,
-                 intercept, feedback, clip_norm, exploration, loss_bound, sigma):
+                 intercept, feedback, clip_norm, exploration, loss_bound, sigma,
+                 sample_weight=None):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
     User ``i`` adds exact Gaussian noise (the public randomiser's kernel, its
     random bits from ``rng``: a numpy Generator or an exact sampler state) and,
     for bandit feedback, uses ``directions[i]`` (unit vector); the kernel hands
-    the learner only the reports.
+    the learner only the reports. ``sample_weight`` (one weight in [0, 1] per
+    row, validated by the caller, or ``None``) multiplies each user's clipped
+    gradient (full) or clipped loss value (bandit) before its noise
+    (``doc/privacy.md`` 57.5).
     """
     from . import _mi_kernels as kernels
     from .noise import sampler_state
+
+    if sample_weight is not None and np.shape(sample_weight) != (X.shape[0],):
+        raise ValueError("sample_weight must hold one weight per row of X.")
 
     kernels.run_protocol(
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
@@ -149,6 +156,8 @@ def run_protocol(learner, X, y, rng, directions, *, loss, huber_threshold, data_
         _FEEDBACK_CODES[feedback], float(clip_norm), float(exploration), float(loss_bound),
         float(sigma), sampler_state(rng),
         np.ascontiguousarray(directions, dtype=np.float64),
+        (np.zeros(0) if sample_weight is None
+         else np.ascontiguousarray(sample_weight, dtype=np.float64)),
         learner.theta, learner.t, learner.w_sum, *learner._config(),
     )
     learner.t += X.shape[0]

@@ -324,7 +324,7 @@ _LAPLACE_ONLY = (False, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.ones
 
 
 def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_threshold,
-                 intercept, sampled=None):
+                 intercept, sampled=None, sample_weight=None):
     """Rows of ``(X, y)`` as users, in order, against ``learner`` (updated in place).
 
     User ``i`` has budget ``epsilons[i]`` split by ``weights`` and reports
@@ -334,12 +334,16 @@ def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_threshold
     :class:`~sklearn_dpol._core.local_randomizers.LocalSampledCoordinateRandomizer`
     (the users' side, built by the caller for the same ``weights``), one
     sampled coordinate with a randomised sign. The numba kernel hands the
-    learner only the reports.
+    learner only the reports. ``sample_weight`` (one weight in [0, 1] per row,
+    validated by the caller, or ``None``) multiplies each user's clipped
+    gradient before its randomiser (``doc/privacy.md`` 57.5).
     """
     from . import _pf_kernels as kernels
     from .noise import sampler_state
 
     weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if sample_weight is not None and np.shape(sample_weight) != (X.shape[0],):
+        raise ValueError("sample_weight must hold one weight per row of X.")
     tables = _LAPLACE_ONLY if sampled is None else (
         True, sampled.private, sampled.cumulative, sampled.inverse_p, sampled.magnitudes,
         sampled.a)
@@ -348,6 +352,8 @@ def run_protocol(learner, X, y, epsilons, weights, rng, *, loss, huber_threshold
         bool(intercept), _LOSS_CODES[loss], float(huber_threshold),
         sampler_state(rng),
         np.ascontiguousarray(epsilons, dtype=np.float64),
+        (np.zeros(0) if sample_weight is None
+         else np.ascontiguousarray(sample_weight, dtype=np.float64)),
         weights, tables,
     )
     learner._run_kernel(kernels, args)

@@ -19,6 +19,7 @@ from .._base import (
     ReleasedLinearRegressorMixin,
 )
 from .._core import mi_ogd
+from .._core._weights import check_unit_sample_weight
 from .._core.local_randomizers import sphere_directions
 from .._verbose import reports_release
 from ..privacy import (
@@ -281,7 +282,7 @@ class MutualInformationPrivateOGDRegressor(
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
         Parameters
@@ -290,6 +291,16 @@ class MutualInformationPrivateOGDRegressor(
             One row per user; clipped to ``data_norm`` by the user.
         y : array-like of shape (n_samples,)
             Targets; clipped to ``[-y_bound, y_bound]`` by the user.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Each user's weight in ``[0, 1]``: the user multiplies its clipped
+            gradient (full feedback) or its clipped loss value (bandit) by it
+            before adding its noise, so every report keeps its guarantee and
+            ``sigma_`` is unchanged (``doc/privacy.md`` 57.5; the weight is
+            private, part of the user's record). A user of weight 0 still
+            reports: its report is noise only, drawing the same random words
+            as any other. All-ones weights give the unweighted fit bit for bit.
+            Weights outside ``[0, 1]``, non-finite, or all zero raise
+            ``ValueError`` before anything is read.
 
         Returns
         -------
@@ -297,11 +308,12 @@ class MutualInformationPrivateOGDRegressor(
             Fitted estimator.
         """
         self._warn_default_bounds()
-        return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"))
+        return self._release_fit(X, y, reset=("coef_", "_learner", "_n_calls"),
+                                 sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Continue the protocol with the users of this batch.
 
         Parameters
@@ -310,13 +322,15 @@ class MutualInformationPrivateOGDRegressor(
             One row per user.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Each user's weight in ``[0, 1]`` (see :meth:`fit`).
 
         Returns
         -------
         self : object
             The estimator, with the updated model.
         """
-        return self._release_stream_batch(X, y)
+        return self._release_stream_batch(X, y, sample_weight=sample_weight)
 
     def _more_validate_params(self):
         for name in ("sigma", "gradient_bound", "data_norm", "y_bound", "epsilon_huber",
@@ -423,7 +437,7 @@ class MutualInformationPrivateOGDRegressor(
                 "sensitivity": sensitivity, "sigma": sigma,
                 "mutual_information": information}
 
-    def _partial_fit(self, X, y, *, fitting):
+    def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "_learner")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
         y = np.asarray(y, dtype=np.float64)
@@ -431,6 +445,7 @@ class MutualInformationPrivateOGDRegressor(
             raise ValueError("y holds values too large for float64 (they became inf).")
         n_dims = self.n_features_in_ + int(self.fit_intercept)
         cal = self._calibration(n_dims)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         self._mark_data_read()
         if first_call:
             learner = mi_ogd.LazyOGDLearner(n_dims, radius=self._radius(),
@@ -450,7 +465,7 @@ class MutualInformationPrivateOGDRegressor(
             y_bound=float(self.y_bound), intercept=self.fit_intercept, feedback=self.feedback,
             clip_norm=float(self.gradient_bound),
             exploration=cal["exploration"] or 1.0, loss_bound=cal["loss_bound"] or 0.0,
-            sigma=cal["sigma"],
+            sigma=cal["sigma"], sample_weight=sample_weight,
         )
         self._learner = learner
         self._n_calls += 1

@@ -16,6 +16,7 @@ from .._base import (
     ReleasedLinearRegressorMixin,
 )
 from .._core import parameter_free as pf
+from .._core._weights import check_unit_sample_weight
 from .._core.local_randomizers import (
     LocalSampledCoordinateRandomizer,
     check_sample_epsilon,
@@ -277,7 +278,7 @@ class ParameterFreeLocalDPRegressor(
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def fit(self, X, y, sample_epsilon=None):
+    def fit(self, X, y, sample_epsilon=None, sample_weight=None):
         """Run the protocol over the rows of ``(X, y)`` from a fresh learner.
 
         Parameters
@@ -291,6 +292,16 @@ class ParameterFreeLocalDPRegressor(
             gives every user ``epsilon``. The learner is not given it; the Laplace
             reports' bits do not tell it (one lattice: ``doc/privacy.md`` 53.7), a
             sampled-coordinate report's magnitude does, to a rung (54.2).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Each user's weight in ``[0, 1]``: the user multiplies its clipped
+            gradient by it before randomising, so every report keeps its
+            ``epsilon_t``-LDP guarantee (``doc/privacy.md`` 57.5; the weight is
+            private, part of the user's record). A user of weight 0 still
+            reports: its report is noise only (a sampled-coordinate sign is a
+            fair coin), drawing the same random words as any other. All-ones
+            weights give the unweighted fit bit for bit. Weights outside
+            ``[0, 1]``, non-finite, or all zero raise ``ValueError`` before
+            anything is read.
 
         Returns
         -------
@@ -299,12 +310,12 @@ class ParameterFreeLocalDPRegressor(
         """
         return self._release_fit(
             X, y, reset=("coef_", "_learner", "_summary", "_n_calls"),
-            sample_epsilon=sample_epsilon,
+            sample_epsilon=sample_epsilon, sample_weight=sample_weight,
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
     @reports_release
-    def partial_fit(self, X, y, sample_epsilon=None):
+    def partial_fit(self, X, y, sample_epsilon=None, sample_weight=None):
         """Continue the protocol with the users of this batch.
 
         Parameters
@@ -315,13 +326,16 @@ class ParameterFreeLocalDPRegressor(
             Targets.
         sample_epsilon : array-like of shape (n_samples,) or None, default=None
             Each user's own budget (see :meth:`fit`).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Each user's weight in ``[0, 1]`` (see :meth:`fit`).
 
         Returns
         -------
         self : object
             The estimator, with the updated model.
         """
-        return self._release_stream_batch(X, y, sample_epsilon=sample_epsilon)
+        return self._release_stream_batch(X, y, sample_epsilon=sample_epsilon,
+                                          sample_weight=sample_weight)
 
     def _more_validate_params(self):
         for name in ("gradient_bound", "prior_strength"):
@@ -373,7 +387,7 @@ class ParameterFreeLocalDPRegressor(
             return float(self.gradient_bound)
         return 1.0 if self.method == pf.COORDINATE else math.sqrt(n_dims)
 
-    def _partial_fit(self, X, y, *, fitting, sample_epsilon=None):
+    def _partial_fit(self, X, y, *, fitting, sample_epsilon=None, sample_weight=None):
         first_call = fitting or not hasattr(self, "_learner")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=first_call)
         y = np.asarray(y, dtype=np.float64)
@@ -382,6 +396,7 @@ class ParameterFreeLocalDPRegressor(
         n_dims = self._n_dims()
         weights = normalise_feature_weights(self.feature_weights, n_dims)
         epsilons = check_sample_epsilon(sample_epsilon, X.shape[0], self.epsilon)
+        sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         self._mark_data_read()
         if first_call:
             learner = pf.make_learner(self.method, n_dims, G=self._gradient_bound(n_dims),
@@ -397,7 +412,7 @@ class ParameterFreeLocalDPRegressor(
                    if randomizer == pf.SAMPLED_COORDINATE else None)
         pf.run_protocol(learner, X, y, epsilons, weights, self._exact_sampler(), loss=self.loss,
                         huber_threshold=float(self.epsilon_huber), intercept=self.fit_intercept,
-                        sampled=sampled)
+                        sampled=sampled, sample_weight=sample_weight)
         self._learner = learner
         self.randomizer_ = randomizer
         used = getattr(self, "_randomizers_used", ())
