@@ -13,7 +13,7 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
-from .._validate import validate_data
+from .._validate import check_no_dask_collections, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -554,6 +554,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return self._fit_locked(X, y)
 
     def _fit_locked(self, X, y):
+        check_no_dask_collections(self, X=X, y=y)   # before anything reads a shape
         plan = self._plan()
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
