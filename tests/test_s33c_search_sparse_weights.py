@@ -173,10 +173,14 @@ def test_weights_reach_the_candidates_and_all_ones_change_nothing(fit_inputs):
     assert weighted.best_score_ != plain.best_score_
 
 
-def test_weights_in_a_pipeline_go_to_the_final_estimator(fit_inputs):
+@pytest.mark.parametrize("routing", [False, True])
+def test_weights_in_a_pipeline_go_to_the_final_estimator(routing, fit_inputs):
+    import sklearn
+
     pipe = make_pipeline(Normalizer(), PrivateIGDClassifier(classes=[0, 1]))
     search = igd_search(estimator=pipe, space={"privateigdclassifier__alpha": [1e-3, 1e-2]})
-    search.fit(XS, YC, sample_weight=W)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        search.fit(XS, YC, sample_weight=W)
     assert fit_inputs and all(w is not None for _, w in fit_inputs)
 
 

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .._validate import check_no_dask_collections, validate_data
@@ -677,8 +678,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             self._check_planned_rho(plan, index, setting, rho, rng)
             if issparse(X):
                 self._check_sparse_candidate(candidate, setting)
-            fit_params = ({} if sample_weight is None else
-                          {final_prefix(candidate) + "sample_weight": sample_weight[train]})
+            fit_params = _weighted_fit_params(
+                candidate, None if sample_weight is None else sample_weight[train])
             # A candidate's warnings describe an unreleased run (and their number
             # would reveal K): hold every warning of its fit and of its scoring.
             with warnings.catch_warnings(record=True) as caught:
@@ -917,6 +918,21 @@ def _replayable(caught):
     return [record for record in caught
             if issubclass(record.category, PrivacyLeakWarning)
             or not issubclass(record.category, RuntimeWarning)]
+
+
+def _weighted_fit_params(candidate, weights):
+    """The keywords that give a candidate's final estimator ``weights`` (and no other step).
+
+    A Pipeline takes ``name__sample_weight``; with scikit-learn's metadata routing
+    enabled it refuses that form, and takes ``sample_weight`` routed to the final
+    step, which the search's own copy requests.
+    """
+    if weights is None:
+        return {}
+    if isinstance(candidate, Pipeline) and _routing_enabled():
+        final_estimator(candidate).set_fit_request(sample_weight=True)
+        return {"sample_weight": weights}
+    return {final_prefix(candidate) + "sample_weight": weights}
 
 
 def _describe(candidate, setting):
