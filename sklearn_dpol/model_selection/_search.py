@@ -149,6 +149,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     best_score_ : float
         Its noisy validation score: accuracy for classifiers,
         ``1 - mean((clip(y_pred) - clip(y))^2) / (2 y_bound)^2`` for regressors.
+        With ``sample_weight``, ``(1/m) sum_i w_i v_i`` over the ``m`` validation
+        rows (divided by ``m``, not by the weights' sum, which would change the
+        score's sensitivity): the weighted score times the mean validation weight.
     privacy_ : PrivacyGuarantee
         The selection's total guarantee, which covers everything above.
     n_candidates_ : int
@@ -188,6 +191,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     is not covered and warns with
     :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`. Derivation:
     ``doc/privacy.md``, section 12.
+
+    Sparse ``X`` (CSR; other formats are converted) reaches the candidates as
+    CSR row slices of the public split when every candidate the search space
+    can produce takes sparse input (every combination of the list values is
+    checked, from the hyperparameters alone); otherwise it is refused with a
+    ``ValueError`` before anything is read or charged. ``sample_weight`` in
+    ``[0, 1]`` weighs the final estimator's fit on the training part and the
+    per-record score values on the validation part, at the score's unweighted
+    sensitivity ``1/m`` (``doc/integrations.md``, "Sparse data and sample
+    weights").
 
     References
     ----------
