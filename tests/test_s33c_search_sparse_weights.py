@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, Normalizer
+from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer
 from sklearn.utils import get_tags
 
 from sklearn_dpol import (
@@ -247,3 +247,21 @@ def test_weights_for_an_estimator_without_sample_weight_are_refused_before_anyth
     with pytest.raises(ValueError, match="takes no sample_weight.*Nothing was read"):
         search.fit(XS.toarray(), YR, sample_weight=W)
     assert budget.charges == []
+
+
+def test_the_sparse_tag_follows_the_parameters():
+    """The tag is kept between calls (predict reads it), but never across a change."""
+    pipe = make_pipeline(Normalizer(), PrivateIGDClassifier(classes=[0, 1]))
+    slot = [Normalizer()]
+    search = igd_search(estimator=pipe, space={"normalizer": slot})
+    assert get_tags(search).input_tags.sparse
+    slot.append(PrivateRangeScaler(bounds=(-1, 1)))          # the list changed in place
+    assert not get_tags(search).input_tags.sparse
+    search.set_params(param_distributions={"normalizer": [Binarizer()]})
+    assert get_tags(search).input_tags.sparse
+    search.set_params(estimator=make_pipeline(PrivateRangeScaler(bounds=(-1, 1)),
+                                              PrivateIGDClassifier(classes=[0, 1])),
+                      param_distributions={"privateigdclassifier__alpha": [1e-2]})
+    assert not get_tags(search).input_tags.sparse
+    search.estimator.set_params(privaterangescaler=Normalizer())   # the same estimator object
+    assert get_tags(search).input_tags.sparse

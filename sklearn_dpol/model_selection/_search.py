@@ -259,11 +259,31 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
         tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
         tags.target_tags.required = True
-        try:   # sparse X when every candidate the search can produce takes it
-            tags.input_tags.sparse = self._sparse_refusal(self._spaces()) is None
-        except Exception:  # noqa: BLE001 - invalid parameters: fit will say why
-            tags.input_tags.sparse = False
+        tags.input_tags.sparse = self._takes_sparse()
         return tags
+
+    def _takes_sparse(self):
+        """The sparse tag: every candidate the search can produce takes sparse ``X``.
+
+        scikit-learn reads the tags in every ``validate_data`` (``predict``
+        included), and the answer enumerates the grid, so it is kept for as long
+        as the estimator, its parameters and the searched values are the same
+        objects. ``fit`` decides afresh (:meth:`_check_sparse_input`).
+        """
+        try:
+            key = _parameters_key(self.estimator, self.param_distributions)
+        except Exception:  # noqa: BLE001 - unusual parameters: no cache
+            key = None
+        cached = self.__dict__.get("_sparse_tag")
+        if key is not None and cached is not None and cached[0] == key:
+            return cached[1]
+        try:   # sparse X when every candidate the search can produce takes it
+            value = self._sparse_refusal(self._spaces()) is None
+        except Exception:  # noqa: BLE001 - invalid parameters: fit will say why
+            value = False
+        if key is not None:
+            self.__dict__["_sparse_tag"] = (key, value)
+        return value
 
     def _sparse_refusal(self, spaces):
         """``None`` when every candidate ``spaces`` can produce takes sparse ``X``,
@@ -931,6 +951,21 @@ def _replayable(caught):
     return [record for record in caught
             if issubclass(record.category, PrivacyLeakWarning)
             or not issubclass(record.category, RuntimeWarning)]
+
+
+def _parameters_key(estimator, param_distributions):
+    """The identities of the objects the sparse tag depends on (cheap; no enumeration)."""
+    deep = isinstance(estimator, Pipeline)
+    params = tuple((name, id(value)) for name, value in estimator.get_params(deep=deep).items())
+    spaces = ([param_distributions] if isinstance(param_distributions, dict)
+              else list(param_distributions))
+    searched = tuple(
+        (id(space), tuple((name, id(values), len(values) if hasattr(values, "__len__") else -1,
+                           tuple(map(id, values)) if isinstance(values, (list, tuple))
+                           else ()) for name, values in space.items())
+         if isinstance(space, dict) else id(space))
+        for space in spaces)
+    return id(estimator), params, id(param_distributions), searched
 
 
 def _weighted_fit_params(candidate, weights):
