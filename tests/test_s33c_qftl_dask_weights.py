@@ -94,3 +94,14 @@ def test_bad_weights_are_refused_before_anything_is_computed(weights, match, mon
         est.fit(lazy(), Y, sample_weight=weights)
     assert not hasattr(est, "coef_")
     assert budget.spent().epsilon == 0.0
+
+
+def test_weights_as_a_dask_array_stay_refused_before_anything_is_computed(monkeypatch):
+    """As for Frank-Wolfe and mirror descent: in-memory weights only."""
+    import sklearn_dpol.linear_model._dask_fit as dask_fit
+
+    def fail(*args, **kwargs):
+        raise AssertionError("computed")
+    monkeypatch.setattr(dask_fit, "_reduce", fail)
+    with pytest.raises(ValueError, match="sample_weight as a dask array is not supported"):
+        model(epsilon=1.0).fit(lazy(), Y, sample_weight=da.from_array(W, chunks=170))
