@@ -313,9 +313,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             raise ValueError(
                 f"PrivateHyperparameterSearch got a sparse X, but the search space can "
                 f"produce a candidate that does not take sparse input ({refused}; for "
-                "example solver='objective_perturbation', or a local-DP regressor). Search "
-                "only settings that take sparse X, or pass a dense X. Nothing was read or "
-                "charged."
+                "example a local-DP regressor, or a Pipeline with PrivateRangeScaler), and "
+                "its fit would fail after the read, charged. Search only settings that take "
+                "sparse X, or pass a dense X. Nothing was read or charged."
             )
 
     @staticmethod
