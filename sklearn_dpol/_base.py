@@ -37,7 +37,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
-from ._validate import validate_data
+from ._validate import check_no_dask_collections, validate_data
 
 from .privacy import PrivacyCost
 from .privacy._accountant import noise_fingerprint
@@ -412,6 +412,8 @@ class PrivateEstimatorMixin:
             self.__dict__.pop("_in_call_marker", None)
 
     def _release_fit_locked(self, X, y, reset, **engine_kwargs):
+        # Before the plan, which reads X's shape (a dask DataFrame's is computed).
+        check_no_dask_collections(self, X=X, y=y, **engine_kwargs)
         params = _parameter_objects(self)
         self._more_validate_params()
         with self._atomic(), _silent_floats():
@@ -445,6 +447,7 @@ class PrivateEstimatorMixin:
 
     def _release_stream_batch_locked(self, X, y, **engine_kwargs):
         self._check_not_exported()
+        check_no_dask_collections(self, X=X, y=y, **engine_kwargs)   # before the plan
         if self.__dict__.get("_broken_stream", False):
             raise ValueError(
                 f"{type(self).__name__}: an earlier partial_fit call of this stream failed "

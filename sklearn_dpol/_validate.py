@@ -19,12 +19,13 @@ the original (nor its traceback, whose frames hold the arrays).
 """
 
 import re
+import sys
 
 import numpy as np
 from sklearn import config_context
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
-__all__ = ["validate_data"]
+__all__ = ["validate_data", "check_no_dask_collections"]
 
 _RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a "
             "single feature or array.reshape(1, -1) if it contains a single sample.")
@@ -81,6 +82,7 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     the refusal of non-finite records before reading (``doc/privacy.md``,
     "Failures and refunds"), so it is not a speed option here.
     """
+    check_no_dask_collections(_estimator, X=X, y=y)
     try:
         with config_context(assume_finite=False):
             result = _sklearn_validate_data(
@@ -111,6 +113,49 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     # Outside the except block: the new exception chains nothing.
     error = _exception(kind, _value_free_message(message, _estimator, X, y))
     raise error
+
+
+def _is_dask_collection(obj):
+    """True for a dask collection other than a dask array (a DataFrame, a Series, an
+    Index, a bag, a delayed value), decided from the type alone: nothing is computed,
+    and dask is not imported (an object of a dask type means dask is imported)."""
+    if "dask" not in sys.modules:
+        return False
+    kind = type(obj)
+    if not kind.__module__.split(".")[0] in ("dask", "dask_expr"):
+        return False
+    if not callable(getattr(kind, "__dask_graph__", None)):
+        return False
+    arrays = sys.modules.get("dask.array")
+    return not (arrays is not None and isinstance(obj, arrays.Array))
+
+
+def check_no_dask_collections(estimator, **inputs):
+    """``ValueError`` for a dask DataFrame, Series (or another dask collection that is
+    not a dask array) among ``inputs``, before anything is computed or charged.
+
+    numpy's conversion in scikit-learn's validation would compute the whole
+    collection on the driver, silently (and its row count, a lazy scalar, even
+    earlier): a dask DataFrame is refused with the two ways to pass it
+    (``doc/integrations.md``, "fit on a dask array"). A dask *array* passes: the
+    estimators that reduce it on the workers do, and the others compute it on the
+    driver, as documented.
+    """
+    for name, value in inputs.items():
+        if not _is_dask_collection(value):
+            continue
+        what = f"a {type(value).__module__.split('.')[0]} {type(value).__name__}"
+        convert = ("to_dask_array(lengths=True)" if hasattr(value, "to_dask_array")
+                   else "to a dask array")
+        raise ValueError(
+            f"{type(estimator).__name__} got {name} as {what}, which it would compute on "
+            f"the driver, whole, while converting it. Pass {name}.{convert} instead (a dask "
+            "array, reduced on the workers by the fit of PrivateQFTLRegressor, "
+            "PrivateFrankWolfeLasso and PrivateMirrorDescentRegressor with loss='squared'; "
+            "computing the partition lengths reads the data, so do so only if the row "
+            "count is public), or "
+            f"{name}.compute() if it fits in the driver's memory. Nothing was computed "
+            "or charged.")
 
 
 def _float_targets(y):

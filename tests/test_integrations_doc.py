@@ -32,13 +32,16 @@ def test_every_example_runs_and_says_what_is_true():
         with contextlib.redirect_stdout(buffer):
             exec(compile(code, f"{DOC.name}, python block {index + 1}", "exec"), namespace)
         printed.append(buffer.getvalue())
-    assert len(printed) == 15
+    assert len(printed) == 16
     # a public clip before PolynomialFeatures covers a record that would overflow
     assert "True\n" in printed and namespace["clipped_poly"][-1].coef_.shape == (6,)
     # The sparse one-hot pipeline, the weighted fit, class weights and sparse weighted
     # mirror descent (sparse data and sample weights).
-    assert printed[-4] == "True\n" and printed[-3] == "(3,)\n"
-    assert printed[-2] == "(1, 6) (6,)\n"
+    assert printed[-5] == "True\n" and printed[-4] == "(3,)\n"
+    assert printed[-3] == "(1, 6) (6,)\n"
+    # The private selection on sparse, weighted data (session 33, review 120 M1).
+    assert printed[-2] == "['alpha']\n"
+    assert namespace["search"].best_estimator_.n_features_in_ == 40
     assert namespace["sparse_model"][-1].privacy_.epsilon == 1.0
     # The verbose example's output is the one the page shows.
     (shown,) = blocks("text")

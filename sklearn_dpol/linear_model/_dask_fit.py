@@ -3,7 +3,7 @@
 Three fits need only sums over the clipped rows:
 
 * ``PrivateQFTLRegressor``: the packed ``(X^T X, X^T y)`` of the clipped rows
-  (length ``d(d+1)/2 + d`` for ``d`` augmented features);
+  (length ``d(d+1)/2 + d`` for ``d`` augmented features; sample weights included);
 * ``PrivateFrankWolfeLasso``: ``Z^T Z`` and ``Z^T y`` of the entrywise clipped
   rows ``Z`` (intercept column and sample weights included), the Gram matrix
   and linear term of its objective (``_core/frank_wolfe.py``);
@@ -125,8 +125,9 @@ def _declared_shapes(block_info, *blocks):
 
 
 def _qftl_sums(X, y, weights, *, statistics, estimator_params):
-    """QFTL: the packed ``(V, u)`` sum of the block, by the estimator's ``_statistics``."""
-    return statistics(estimator_params, X, y).sum(0, X.shape[0])
+    """QFTL: the packed ``(V, u)`` sum of the block (sample weights included), by the
+    estimator's ``_statistics``."""
+    return statistics(estimator_params, X, y, weights).sum(0, X.shape[0])
 
 
 def _frank_wolfe_sums(X, y, weights, *, feature_bound, y_bound, intercept):
@@ -258,8 +259,13 @@ def _reduce(estimator, data, block_sums, width, params):
     return total[:width].copy()
 
 
-def dask_statistics(estimator, X, y):
+def dask_statistics(estimator, X, y, sample_weight=None):
     """``PrivateQFTLRegressor.fit``'s statistics of dask arrays, reduced on the workers.
+
+    ``sample_weight`` (a NumPy array of weights in ``[0, 1]``, or ``None``) is
+    validated by :func:`check_dask_input` before anything is computed, cut into
+    ``X``'s row blocks and folded into each block's sums as in memory (each
+    clipped row's outer product and target term times its weight).
 
     The workers' copy of the public parameters carries the resolved constant
     feature of ``intercept_scaling="auto"`` (``_resolve_intercept``: from the row
@@ -268,7 +274,7 @@ def dask_statistics(estimator, X, y):
     """
     from ._qftl import _unit_intercept
 
-    data = check_dask_input(estimator, X, y)
+    data = check_dask_input(estimator, X, y, sample_weight)
     estimator._resolve_intercept(data.n_rows, True)
     intercept = 1 if estimator.fit_intercept else 0
     dim = qftl.packed_dim(data.n_features + intercept)

@@ -360,7 +360,8 @@ class PrivateQFTLRegressor(
             ``w_i (v v^T, y v)`` to the statistics, at the same sensitivity
             (``doc/privacy.md``, "Sparse input and sample weights"). The
             penalty stays ``n_samples * alpha``. Weights outside ``[0, 1]``
-            raise ``ValueError``.
+            raise ``ValueError``. With a dask array ``X``, a NumPy array of
+            weights, folded into the sums reduced on the workers.
 
         Returns
         -------
@@ -401,12 +402,11 @@ class PrivateQFTLRegressor(
         if fitting and is_dask_array(X):  # sums reduced on the workers, noise added here
             if len(X.shape) == 2:   # public: a shape (dask_statistics checks the rest)
                 qftl.check_dimension(int(X.shape[1]) + bool(self.fit_intercept))
-            if sample_weight is not None or self._any_auto_bound():
+            if self._any_auto_bound():
                 raise ValueError(
-                    "fit on a dask array takes neither sample_weight nor data_norm='auto' "
-                    "nor y_bound='auto'; pass public bounds and unweighted rows, or "
-                    "compute X first.")
-            stats = dask_statistics(self, X, y)
+                    "fit on a dask array takes neither data_norm='auto' nor "
+                    "y_bound='auto'; pass public bounds, or compute X first.")
+            stats = dask_statistics(self, X, y, sample_weight)
             self._set_bounds()
         else:
             # A later call of a stream on plain float64 arrays: the same checks, minus

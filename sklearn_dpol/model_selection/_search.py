@@ -7,13 +7,15 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
-from .._validate import validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+from .._validate import check_no_dask_collections, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -27,6 +29,7 @@ from .._base import (
     make_generator,
 )
 from .._core import selection as core
+from .._core._weights import canonical_csr, check_unit_sample_weight
 from ..exceptions import PrivacyLeakWarning, _warn_at_caller
 from ..privacy import PrivacyAccountant, PrivacyGuarantee
 from ..privacy._accountant import noise_fingerprint
@@ -44,6 +47,7 @@ from ._candidates import (
     final_estimator,
     final_prefix,
     is_private_transformer,
+    pin_selection_solver,
 )
 
 _NEIGHBOURS = "replace-one"
@@ -145,6 +149,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     best_score_ : float
         Its noisy validation score: accuracy for classifiers,
         ``1 - mean((clip(y_pred) - clip(y))^2) / (2 y_bound)^2`` for regressors.
+        With ``sample_weight``, ``(1/m) sum_i w_i v_i`` over the ``m`` validation
+        rows (divided by ``m``, not by the weights' sum, which would change the
+        score's sensitivity): the weighted score times the mean validation weight.
     privacy_ : PrivacyGuarantee
         The selection's total guarantee, which covers everything above.
     n_candidates_ : int
@@ -184,6 +191,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     is not covered and warns with
     :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`. Derivation:
     ``doc/privacy.md``, section 12.
+
+    Sparse ``X`` (CSR; other formats are converted) reaches the candidates as
+    CSR row slices of the public split when every candidate the search space
+    can produce takes sparse input (every combination of the list values is
+    checked, from the hyperparameters alone); otherwise it is refused with a
+    ``ValueError`` before anything is read or charged. ``sample_weight`` in
+    ``[0, 1]`` weighs the final estimator's fit on the training part and the
+    per-record score values on the validation part, at the score's unweighted
+    sensitivity ``1/m`` (``doc/integrations.md``, "Sparse data and sample
+    weights").
 
     References
     ----------
@@ -242,8 +259,89 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
         tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
         tags.target_tags.required = True
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = self._takes_sparse()
         return tags
+
+    def _takes_sparse(self):
+        """The sparse tag: every candidate the search can produce takes sparse ``X``.
+
+        scikit-learn reads the tags in every ``validate_data`` (``predict``
+        included), and the answer enumerates the grid, so it is kept for as long
+        as the estimator, its parameters and the searched values are the same
+        objects. ``fit`` decides afresh (:meth:`_check_sparse_input`).
+        """
+        try:
+            key = _parameters_key(self.estimator, self.param_distributions)
+        except Exception:  # noqa: BLE001 - unusual parameters: no cache
+            key = None
+        cached = self.__dict__.get("_sparse_tag")
+        if key is not None and cached is not None and cached[0] == key:
+            return cached[1]
+        try:   # sparse X when every candidate the search can produce takes it
+            value = self._sparse_refusal(self._spaces()) is None
+        except Exception:  # noqa: BLE001 - invalid parameters: fit will say why
+            value = False
+        if key is not None:
+            self.__dict__["_sparse_tag"] = (key, value)
+        return value
+
+    def _sparse_refusal(self, spaces):
+        """``None`` when every candidate ``spaces`` can produce takes sparse ``X``,
+        else the name of one that does not (and its setting), from parameters alone.
+
+        Every combination of the list values is set on a clone, as the plan does
+        (the solver :func:`pin_selection_solver` fits it with included), and asked
+        for its ``input_tags.sparse`` (a Pipeline's is every step's). A value drawn
+        from a distribution is checked on each candidate before its fit
+        (:meth:`_check_sparse_candidate`).
+        """
+        for space in spaces:
+            names = self._list_names(space)
+            for combo in itertools.product(*(space[name] for name in names)):
+                setting = dict(zip(names, combo))
+                candidate = clone(self.estimator).set_params(**setting)
+                pin_selection_solver(final_estimator(candidate))
+                if not get_tags(candidate).input_tags.sparse:
+                    return _describe(candidate, setting)
+        return None
+
+    def _check_sparse_input(self, plan):
+        """``ValueError`` (nothing read, nothing charged) for sparse ``X`` when a
+        candidate the plan can produce does not take it."""
+        refused = self._sparse_refusal(plan["spaces"])
+        if refused is not None:
+            raise ValueError(
+                f"PrivateHyperparameterSearch got a sparse X, but the search space can "
+                f"produce a candidate that does not take sparse input ({refused}; for "
+                "example a local-DP regressor, or a Pipeline with PrivateRangeScaler), and "
+                "its fit would fail after the read, charged. Search only settings that take "
+                "sparse X, or pass a dense X. Nothing was read or charged."
+            )
+
+    @staticmethod
+    def _check_sparse_candidate(candidate, setting):
+        """Before a candidate's fit on sparse ``X``: it takes sparse input.
+
+        Its list values were checked before the read; a value drawn from a
+        distribution can only be checked here, after the read (charged)."""
+        if not get_tags(candidate).input_tags.sparse:
+            raise ValueError(
+                f"A candidate drew {setting!r}, with which {_describe(candidate, None)} "
+                "does not take sparse X: search such a parameter as a list of values, "
+                "which is checked before any data is read. Nothing was released; the "
+                "search's guarantee stays charged."
+            )
+
+    def _check_weights_supported(self):
+        """``ValueError`` (nothing read) unless the final estimator's ``fit`` takes
+        ``sample_weight`` (the only estimator a candidate's weights go to)."""
+        final = final_estimator(self.estimator)
+        if not has_fit_parameter(final, "sample_weight"):
+            raise ValueError(
+                f"sample_weight was passed, but {type(final).__name__}.fit takes no "
+                "sample_weight, so the candidates could not be weighted. Fit without "
+                "sample_weight. Nothing was read or charged."
+            )
 
     # ----------------------------------------------------------------- plan
     def _spaces(self):
@@ -535,15 +633,28 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Run the private selection and release the best candidate.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, scaled by public constants.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, scaled by public constants. Sparse ``X`` is used as
+            CSR (other formats are converted) and reaches the candidates
+            sparse, split by row index, when every candidate the search space
+            can produce takes sparse input; otherwise it is refused with a
+            ``ValueError`` before anything is read or charged.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in ``[0, 1]`` (validated before the data is read): the
+            training part's go to the final estimator's ``fit`` (a Pipeline's
+            other steps are fitted unweighted), the validation part's multiply
+            the per-record score values, whose sum is still divided by the
+            public count ``m`` of validation rows, so the score's sensitivity
+            and noise are unchanged (``doc/privacy.md``, "Private
+            hyperparameter selection"). Refused, before anything is read, when
+            the final estimator's ``fit`` takes no ``sample_weight``.
 
         Returns
         -------
@@ -551,10 +662,17 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             The search, with ``best_estimator_`` and ``privacy_``.
         """
         with _call_lock(self):   # concurrent fits run one after the other (doc/privacy.md 56.2)
-            return self._fit_locked(X, y)
+            return self._fit_locked(X, y, sample_weight)
 
-    def _fit_locked(self, X, y):
+    def _fit_locked(self, X, y, sample_weight):
+        # Before anything reads a shape (a dask DataFrame's would be computed).
+        check_no_dask_collections(self, X=X, y=y, sample_weight=sample_weight)
         plan = self._plan()
+        sparse = issparse(X)    # the input's format: public
+        if sparse:
+            self._check_sparse_input(plan)
+        if sample_weight is not None:
+            self._check_weights_supported()
         with self._atomic(), _silent_floats():
             rng = make_generator(self.random_state, purpose=0)
             charge = self._reserve_budget(self._guarantee(plan, 0, False), rng)
@@ -563,7 +681,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 for name in (*self._private_state, "_exported_public"):
                     self.__dict__.pop(name, None)
                 X, y = validate_data(self, X, y, dtype=np.float64,
+                                     accept_sparse="csr" if sparse else False,
                                      y_numeric=plan["score_bound"] is not None)
+                X = canonical_csr(X)
+                sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
                 if X.shape[0] < 2:
                     raise ValueError(
                         f"Private selection needs at least 2 samples (one to train on, "
@@ -574,11 +695,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 # its split, a public step's overflow) depends on the records and is
                 # charged, never refunded (doc/privacy.md, sections 13 and 49).
                 call.data_read = True
-                self._select(X, y, plan, rng)
+                self._select(X, y, plan, rng, sample_weight)
                 _settle(charge, self.privacy_)
         return self
 
-    def _select(self, X, y, plan, rng):
+    def _select(self, X, y, plan, rng, sample_weight=None):
         classes, from_data = self._label_set(y)
         train, validation = core.split_indices(X.shape[0], float(self.validation_fraction),
                                                rng)
@@ -588,17 +709,22 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             index, setting = core.sample_setting(plan["spaces"], rng, return_space=True)
             candidate, rho = self._candidate(setting, classes, rng)
             self._check_planned_rho(plan, index, setting, rho, rng)
+            if issparse(X):
+                self._check_sparse_candidate(candidate, setting)
+            fit_params = _weighted_fit_params(
+                candidate, None if sample_weight is None else sample_weight[train])
             # A candidate's warnings describe an unreleased run (and their number
             # would reveal K): hold every warning of its fit and of its scoring.
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                candidate.fit(X[train], y[train])
+                candidate.fit(X[train], y[train], **fit_params)
                 check_released_candidate(candidate, rho)
                 # Scoring must not warn either: overflow in a prediction would
                 # say something about one validation record.
                 with np.errstate(all="ignore"):
-                    score = self._noisy_score(candidate, X[validation], y[validation],
-                                              rho, plan["score_bound"], rng)
+                    score = self._noisy_score(
+                        candidate, X[validation], y[validation], rho, plan["score_bound"],
+                        rng, None if sample_weight is None else sample_weight[validation])
             if best is None or score > best[0]:
                 best = (score, setting, candidate, caught)
         self.best_score_, self.best_params_, self.best_estimator_, caught = best
@@ -666,10 +792,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return candidate, candidate_rho(candidate)
 
     @staticmethod
-    def _noisy_score(candidate, X, y, rho, bound, rng):
+    def _noisy_score(candidate, X, y, rho, bound, rng, weights=None):
         y_pred = candidate.predict(X)
         values = (core.accuracy_values(y, y_pred) if bound is None
                   else core.clipped_squared_error_values(y, y_pred, bound))
+        if weights is not None:
+            # w_i v_i in [0, 1], summed and divided by the public m (not by the weights'
+            # sum): one record moves the score by at most 1/m, as unweighted.
+            values = weights * values
         sigma = core.score_sigma(X.shape[0], math.sqrt(2.0 * rho))
         return core.noisy_mean_score(values, sigma, rng)
 
@@ -696,7 +826,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _features(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        sparse = issparse(X) and self.__sklearn_tags__().input_tags.sparse
+        return validate_data(self, X, dtype=np.float64, reset=False,
+                             accept_sparse="csr" if sparse else False)
 
     @property
     def classes_(self):
@@ -819,3 +951,49 @@ def _replayable(caught):
     return [record for record in caught
             if issubclass(record.category, PrivacyLeakWarning)
             or not issubclass(record.category, RuntimeWarning)]
+
+
+def _parameters_key(estimator, param_distributions):
+    """The identities of the objects the sparse tag depends on (cheap; no enumeration)."""
+    deep = isinstance(estimator, Pipeline)
+    params = tuple((name, id(value)) for name, value in estimator.get_params(deep=deep).items())
+    spaces = ([param_distributions] if isinstance(param_distributions, dict)
+              else list(param_distributions))
+    searched = tuple(
+        (id(space), tuple((name, id(values), len(values) if hasattr(values, "__len__") else -1,
+                           tuple(map(id, values)) if isinstance(values, (list, tuple))
+                           else ()) for name, values in space.items())
+         if isinstance(space, dict) else id(space))
+        for space in spaces)
+    return id(estimator), params, id(param_distributions), searched
+
+
+def _weighted_fit_params(candidate, weights):
+    """The keywords that give a candidate's final estimator ``weights`` (and no other step).
+
+    A Pipeline takes ``name__sample_weight``; with scikit-learn's metadata routing
+    enabled it refuses that form, and takes ``sample_weight`` routed to the final
+    step, which the search's own copy requests.
+    """
+    if weights is None:
+        return {}
+    if isinstance(candidate, Pipeline) and _routing_enabled():
+        final_estimator(candidate).set_fit_request(sample_weight=True)
+        return {"sample_weight": weights}
+    return {final_prefix(candidate) + "sample_weight": weights}
+
+
+def _describe(candidate, setting):
+    """A candidate for a message: its final estimator (and the setting, if given)."""
+    steps = ([step for _, step in candidate.steps] if isinstance(candidate, Pipeline)
+             else [candidate])
+    dense_only = [step for step in steps if step is not None and step != "passthrough"
+                  and not get_tags(step).input_tags.sparse] or [final_estimator(candidate)]
+    step = dense_only[0]
+    text = type(step).__name__
+    solver = step.get_params(deep=False).get("solver")
+    if solver is not None:
+        text += f" with solver={solver!r}"
+    if isinstance(candidate, Pipeline):
+        text = f"the Pipeline's step {text}"
+    return text if setting is None else f"{text}, setting {setting!r}"
