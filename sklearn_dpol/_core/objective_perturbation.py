@@ -657,6 +657,11 @@ class ClippedDesign:
             return vector
         return vector * self.scale[start:stop]
 
+    def _rows(self, start=0, stop=None, values=None, X=None):
+        """Rows ``[start, stop)`` of ``X`` (a view); ``values`` maps them (a new array)."""
+        block = (self.X if X is None else X)[start:stop]
+        return block if values is None else values(block)
+
     def matvec(self, theta):
         """``Z theta`` in float64: error at most ``2 u |t_i| + (p + 2) u |z_i|.|theta|``."""
         d = self.n_features
@@ -669,9 +674,8 @@ class ClippedDesign:
 
     def rmatvec(self, vector, start=0, stop=None):
         """``Z[start:stop]^T vector`` (one BLAS product on the chunk)."""
-        block = self.X[start:stop]
         out = np.empty(self.shape[1])
-        out[:self.n_features] = block.T @ self._scaled(vector, start, stop)
+        out[:self.n_features] = self._rows(start, stop).T @ self._scaled(vector, start, stop)
         if self.intercept is not None:
             out[self.n_features] = self.intercept * float(np.sum(vector))
         return out
@@ -707,7 +711,7 @@ class ClippedDesign:
     def abs_products(self, start, stop, abs_theta, columns_from):
         """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk (``|X_c|`` once)."""
         d = self.n_features
-        abs_block = np.abs(self.X[start:stop])
+        abs_block = self._rows(start, stop, np.abs)
         rows = abs_block @ abs_theta[:d]
         if self.scale is not None:
             rows *= self.scale[start:stop]
@@ -722,13 +726,15 @@ class ClippedDesign:
         return out
 
     def long_margins(self, theta, chunk):
-        """``Z theta`` accumulated in long double, rounded once to float64."""
+        """``Z theta`` accumulated in long double, rounded once to float64 (the rows are
+        converted to long double first: NumPy's and SciPy's products sum in the dtype
+        of their operands)."""
         d = self.n_features
         theta_long = theta[:d].astype(np.longdouble)
         parts = []
         for start in range(0, self.n_rows, chunk):
             stop = start + chunk
-            part = self.X[start:stop].astype(np.longdouble) @ theta_long
+            part = self._rows(start, stop, _as_long) @ theta_long
             if self.scale is not None:
                 part *= self.scale[start:stop].astype(np.longdouble)
             if self.intercept is not None:
@@ -790,24 +796,6 @@ class SparseClippedDesign(ClippedDesign):
         """Rows ``[start, stop)`` as a CSR view; ``values`` maps their stored values."""
         return _csr_rows(self.X if X is None else X, start, stop, values)
 
-    def matvec(self, theta):
-        """``Z theta`` in float64: error at most ``2 u |t_i| + (p + 2) u |z_i|.|theta|``."""
-        d = self.n_features
-        margins = self.X @ theta[:d]
-        if self.scale is not None:
-            margins *= self.scale
-        if self.intercept is not None:
-            margins += self.intercept * theta[d]
-        return margins
-
-    def rmatvec(self, vector, start=0, stop=None):
-        """``Z[start:stop]^T vector``: each coordinate a sum over the chunk's rows."""
-        out = np.empty(self.shape[1])
-        out[:self.n_features] = self._rows(start, stop).T @ self._scaled(vector, start, stop)
-        if self.intercept is not None:
-            out[self.n_features] = self.intercept * float(np.sum(vector))
-        return out
-
     def curvature_product(self, vector, curvature):
         """``(Z^T (curvature * Z v), Z v)``: two sparse products (conjugate gradients only,
         never certified)."""
@@ -825,39 +813,6 @@ class SparseClippedDesign(ClippedDesign):
         if self.intercept is not None:
             product[d] = self.intercept * float(curvature @ along)
         return product, along
-
-    def abs_products(self, start, stop, abs_theta, columns_from):
-        """``r = |Z_c| |theta|`` and ``|Z_c|^T columns_from(r)`` on one chunk."""
-        d = self.n_features
-        abs_block = self._rows(start, stop, np.abs)
-        rows = abs_block @ abs_theta[:d]
-        if self.scale is not None:
-            rows *= self.scale[start:stop]
-        if self.intercept is not None:
-            rows += abs(self.intercept) * abs_theta[d]
-        columns = columns_from(rows)
-        scaled = columns if self.scale is None else columns * self.scale[start:stop, np.newaxis]
-        out = np.empty((self.shape[1], columns.shape[1]))
-        out[:d] = abs_block.T @ scaled
-        if self.intercept is not None:
-            out[d] = abs(self.intercept) * np.sum(columns, axis=0)
-        return out
-
-    def long_margins(self, theta, chunk):
-        """``Z theta`` accumulated in long double (SciPy's kernel sums in the data's
-        dtype), rounded once to float64."""
-        d = self.n_features
-        theta_long = theta[:d].astype(np.longdouble)
-        parts = []
-        for start in range(0, self.n_rows, chunk):
-            stop = start + chunk
-            part = self._rows(start, stop, _as_long) @ theta_long
-            if self.scale is not None:
-                part *= self.scale[start:stop].astype(np.longdouble)
-            if self.intercept is not None:
-                part += np.longdouble(self.intercept) * np.longdouble(theta[d])
-            parts.append(part.astype(np.float64))
-        return np.concatenate(parts) if parts else np.zeros(0)
 
     def gram(self, weights, chunk, stride=1, unit_weights=False):
         """``stride sum_{i = 0 mod stride} w_i z_i z_i^T`` for ``w_i >= 0``: ``W^T W`` per
