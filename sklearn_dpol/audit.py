@@ -319,7 +319,8 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
         The first data set. Sparse ``X`` is kept sparse (canonical CSR), so the
         fits take their sparse paths, as a user's fit on it would.
     index : int
-        The record replaced by ``replacement`` to form the second data set.
+        The record replaced by ``replacement`` to form the second data set, in
+        ``[0, n_samples)``.
     replacement : tuple (row, label)
         The canary; choose it from the sensitivity analysis (worst case).
     n_runs : int
@@ -380,6 +381,10 @@ def audit_estimator(estimator, X, y, index, replacement, n_runs, *, release="fin
                 "PrivateFrankWolfeLasso with selection='gaussian', without 'auto' bounds); "
                 "use replay=False (real fits) for the others."
             )
+    if not (isinstance(index, Integral) and 0 <= index < X0.shape[0]):
+        # Negative indices too: sparse slicing X[:index] would read -1 as "all but the
+        # last row" and build a neighbour of 2n - 1 rows (review 122).
+        raise ValueError(f"index must be an integer in [0, {X0.shape[0]}); got {index!r}.")
     X1, y1 = _neighbour(X0, y0, index, replacement)
     classes = np.unique(np.concatenate([y0, y1])) if is_classifier(estimator) else None
     delta = estimator.delta if delta is None else delta

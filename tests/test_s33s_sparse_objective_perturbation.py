@@ -584,3 +584,56 @@ def test_sparse_design_operations_match_the_dense_design(intercept):
         gram = b.gram(w, 256, stride)
         close(gram, a.gram(w, 256, stride))
         assert np.array_equal(gram, gram.T)
+
+
+# -- review 122, medium: the sparse Hessian's memory must not depend on one record ----------
+
+def _gram_peak(X, monkeypatch, block_entries):
+    import tracemalloc
+
+    monkeypatch.setattr(op, "GRAM_BLOCK_ENTRIES", block_entries)
+    design = op.clipped_design(X, 1.0, 1.0)
+    weights = np.full(X.shape[0], 0.5)
+    tracemalloc.start()
+    try:
+        gram = design.gram(weights, X.shape[0])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return gram, peak
+
+
+def test_the_sparse_gram_peak_memory_does_not_follow_one_record(monkeypatch):
+    """One dense record among one-entry rows made the chunk's product hold d^2 entries
+    (+244 MB at d = 4095; a MemoryError under a cap on one neighbour only). The product
+    is now taken in blocks of at most GRAM_BLOCK_ENTRIES entries: the peak moves by a
+    public amount at most, and the sums are the same bits as unblocked."""
+    rng = np.random.default_rng(0)
+    n, d = 400, 600
+    sparse_rows = sp.csr_matrix((np.full(n, 0.5), (np.arange(n), rng.integers(0, d, n))),
+                                shape=(n, d))
+    dense_record = sparse_rows.tolil()
+    dense_record[0, :] = rng.normal(size=d) * 0.01
+    dense_record = dense_record.tocsr()
+    block = 1 << 14
+    _, peak_sparse = _gram_peak(sparse_rows, monkeypatch, block)
+    gram, peak_dense = _gram_peak(dense_record, monkeypatch, block)
+    # d^2 = 360,000 entries (about 5.8 MB as COO) unblocked; a block is 16,384.
+    assert peak_dense - peak_sparse < 16 * 4 * block + 64 * d, (peak_sparse, peak_dense)
+    unblocked, _ = _gram_peak(dense_record, monkeypatch, 1 << 40)
+    np.testing.assert_array_equal(gram, unblocked)
+    assert np.array_equal(gram, gram.T)
+
+
+@pytest.mark.parametrize("to_input", [np.asarray, sp.csr_matrix])
+@pytest.mark.parametrize("index", [-1, 60, 1.0])
+def test_audit_index_outside_the_data_is_refused(to_input, index):
+    """Review 122: index=-1 on CSR built a neighbour of 2n - 1 rows; refused for both formats."""
+    from sklearn_dpol.audit import audit_estimator
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"index must be an integer in \[0, 60\)"):
+        audit_estimator(PrivateIGDClassifier(classes=[0, 1], solver="igd"), to_input(X), y,
+                        index, (np.ones(3), 1), 2)
