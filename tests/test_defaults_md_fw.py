@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateFrankWolfeLasso, PrivateMirrorDescentRegressor
 from sklearn_dpol._core import frank_wolfe as fw
 from sklearn_dpol._core import mirror_descent as md
@@ -61,7 +62,7 @@ def steps(n, p=10, loss="squared", epsilon=1.0, constraint="l2", radius=1.0, dat
 def test_smooth_step_count_is_the_bound_floor_softly_capped(loss, n, epsilon):
     p, r, R, Y = 10, 2.0, 1.0, 1.5
     derivative = R * r + 2 * Y if loss == "squared" else 1.0
-    lipschitz = derivative * math.hypot(R, 1.0)
+    lipschitz = derivative * norm_bound(R, 1.0)
     width = md.width_l2_ball(p)
     beta, psi, c = r**2 * R**2 + Y**2, 0.5 + 0.5, 1.0
     noise_sq = r**2 * (width**2 + 1) + Y**2
@@ -182,7 +183,7 @@ def test_auto_alpha_balances_ridge_and_noise(epsilon, intercept):
     model = PrivateMirrorDescentRegressor(
         solver="objective_perturbation", epsilon=epsilon, radius=r, data_norm=R, y_bound=Y,
         fit_intercept=intercept, random_state=0).fit(X, y)
-    feature_norm = math.hypot(R, 1.0) if intercept else R
+    feature_norm = norm_bound(R, 1.0) if intercept else R
     derivative = md.derivative_bound("squared", 1.0, r, R, Y, intercept)
 
     def plan_at(alpha):

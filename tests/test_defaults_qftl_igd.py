@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 
 import sklearn_dpol.linear_model._qftl as qftl_module
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol._core.noise import recording_releases
@@ -58,7 +59,7 @@ def test_eigenvalue_query_moves_by_at_most_its_sensitivity(seed):
     params = dict(epsilon=1.0, data_norm=0.7, y_bound=1.0, intercept_scaling=0.4,
                   random_state=0)
     # The statistics are those of the unit-scale rows (x / data_norm, intercept 0.4 / 0.7).
-    R = math.hypot(1.0, 0.4 / 0.7)
+    R = norm_bound(1.0, 0.4 / 0.7)
     base, sigma = eigenvalue_release(PrivateQFTLRegressor(**params), X, y)
     bound = qftl.min_eigenvalue_sensitivity(R, len(X))
     assert bound >= R * R
@@ -245,7 +246,7 @@ def test_igd_alpha_auto_is_the_default_and_a_public_rule():
     assert clf.alpha == "auto"
     # intercept_scaling="auto": 1/sqrt(3) at data_norm=1 and 3 features (privacy.md 55.16).
     assert clf.intercept_scaling_ == 1 / math.sqrt(3)
-    L = math.hypot(1.0, clf.intercept_scaling_)
+    L = norm_bound(1.0, clf.intercept_scaling_)
     mu = gaussian_mu(1.0, 1e-6)
     assert clf.alpha_ == pytest.approx(igd_module.public_alpha(L, 300, mu))
     expected = (2 * L ** 6 / (igd_module.LOGIT_SCALE ** 2 * 300 ** 2 * mu ** 2)) ** (1 / 3)
@@ -341,7 +342,7 @@ def test_igd_op_alpha_is_the_worst_case_balance_at_its_own_noise(n_classes):
     clf = op_classifier(classes=classes).fit(X, y)
     assert clf.alpha == "auto"
     # 3 features and the intercept ("auto": 1/sqrt(3), privacy.md 55.16)
-    L, n, k = math.hypot(1.0, 1 / math.sqrt(3)), 400, 4
+    L, n, k = norm_bound(1.0, 1 / math.sqrt(3)), 400, 4
     T = igd_module.LOGIT_SCALE / L
     K = 1 if n_classes == 2 else n_classes
     # The fixed point: Lambda = sqrt(k) sigma / (2 T) with sigma the fit's own noise.
@@ -417,7 +418,7 @@ def test_igd_op_alpha_with_auto_data_norm_uses_the_resolved_bound():
     X, y = classification_data(n=2000, d=5)
     clf = op_classifier(data_norm="auto").fit(X, y)
     # intercept_scaling="auto" follows the resolved bound: data_norm_ / sqrt(5) (55.16).
-    L = math.hypot(clf.data_norm_, clf.intercept_scaling_)
+    L = norm_bound(clf.data_norm_, clf.intercept_scaling_)
     assert clf.intercept_scaling_ == pytest.approx(clf.data_norm_ / math.sqrt(5), rel=1e-15)
     assert clf.alpha_ == igd_module.objective_perturbation_alpha(
         clf._budget_split()[1], 1e-6, n_samples=2000, lipschitz=L, n_columns=6)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol.privacy import gaussian_mu
@@ -93,7 +94,7 @@ def test_fit_noise_scale_is_the_joint_sensitivity_over_mu():
     reg = PrivateQFTLRegressor(epsilon=0.5, delta=1e-7, data_norm=2.0, y_bound=3.0,
                                intercept_scaling=0.5, alpha=1e-2, random_state=0).fit(X, y)
     # The unit scale: rows / data_norm (intercept 0.5 / 2), targets / y_bound (B = 1).
-    R = math.hypot(1.0, 0.5 / 2.0)
+    R = norm_bound(1.0, 0.5 / 2.0)
     assert reg.sensitivity_ == pytest.approx(qftl.joint_sensitivity(R, 1.0))
     assert reg.noise_scale_ == pytest.approx(reg.sensitivity_ / gaussian_mu(0.5, 1e-7))
     assert reg.privacy_.spent_mu == pytest.approx(gaussian_mu(0.5, 1e-7))

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import sklearn_dpol._auto_bounds as auto_bounds_module
 import sklearn_dpol.linear_model._qftl as qftl_module
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol.exceptions import DefaultBoundWarning
@@ -58,7 +59,7 @@ def test_resolves_near_the_quantile_of_abs_y_and_is_charged():
     # In the unit scale (targets / y_bound_): B = 1 whatever y_bound_ resolved to.
     # The constant feature is intercept_scaling="auto"'s public c (section 56).
     sensitivity = qftl.joint_sensitivity(
-        math.hypot(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9)
+        norm_bound(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9)
     assert model.sensitivity() == pytest.approx(sensitivity, rel=1e-15)
     # A fit's statistics carry section 54.8's rounding allowance for a sum of n atoms.
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
@@ -111,7 +112,7 @@ def test_reads_y_only_through_the_quantile(monkeypatch):
     from sklearn_dpol.privacy._rounding import sum_rounding_factor
     assert wider.intercept_scaling_ == model.intercept_scaling_ < 1.0   # public (section 56)
     assert wider.sensitivity_ == qftl.joint_sensitivity(
-        math.hypot(1.0, wider.intercept_scaling_), 1.0) * (1 + 1e-9) \
+        norm_bound(1.0, wider.intercept_scaling_), 1.0) * (1 + 1e-9) \
         * sum_rounding_factor(X.shape[0], qftl.ATOM_NORM_FRACTION)   # section 54.8
 
 
@@ -169,7 +170,7 @@ def test_noise_off_neighbours_move_the_statistics_within_the_sensitivity():
     assert worst > 0.5 * model.sensitivity_   # the bound is not vacuous
     assert bound == model.y_bound_   # the unit scale: targets / y_bound_, B = 1
     assert model.sensitivity_ == pytest.approx(qftl.joint_sensitivity(   # c of section 56
-        math.hypot(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9))
+        norm_bound(1.0, model.intercept_scaling_ / model.data_norm_), 1.0) * (1 + 1e-9))
 
 
 @pytest.mark.parametrize("alpha", ["auto", 0.1])
@@ -258,7 +259,7 @@ def test_stream_resolves_from_its_first_batch_and_is_charged():
     # the rows' constant feature c of intercept_scaling="auto" (doc/privacy.md 56.9).
     c = model.intercept_scaling_ / model.data_norm_
     assert model.sensitivity_ == pytest.approx(
-        qftl.joint_sensitivity(math.hypot(1.0, c), 1.0) * (1 + 1e-9))
+        qftl.joint_sensitivity(norm_bound(1.0, c), 1.0) * (1 + 1e-9))
 
 
 def test_stream_after_fit_keeps_the_fits_bound(monkeypatch):

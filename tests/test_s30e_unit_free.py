@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateIGDClassifier, PrivateQFTLRegressor
 from sklearn_dpol._core import qftl
 from sklearn_dpol.exceptions import DefaultBoundWarning
@@ -227,7 +228,7 @@ def test_qftl_default_at_unit_bounds_is_its_rule_as_an_explicit_value():
         assert auto.intercept_ == one.intercept_ and auto.alpha_ == one.alpha_
         # The joint sensitivity of R = sqrt(1 + c^2), B = 1 (sections 3.1, 54.14).
         assert auto.sensitivity_ == qftl.joint_sensitivity(
-            math.hypot(1.0, auto.intercept_scaling_), 1.0) * (
+            norm_bound(1.0, auto.intercept_scaling_), 1.0) * (
             1 + 1e-9) * sum_rounding_factor(Z.shape[0], qftl.ATOM_NORM_FRACTION)  # 54.8
 
 

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
+from sklearn_dpol._core.losses import norm_bound
 from sklearn_dpol import PrivateIGDClassifier
 from sklearn_dpol._core import igd
 from sklearn_dpol._core import selection as core
@@ -131,7 +132,7 @@ def test_each_release_calibrates_on_its_own_steps_passes_and_width():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 3))
     y = rng.integers(0, 3, size=400)
-    L = math.hypot(1.0, 1 / math.sqrt(3))    # intercept_scaling="auto": 1/sqrt(d) (s31l)
+    L = norm_bound(1.0, 1 / math.sqrt(3))    # intercept_scaling="auto": 1/sqrt(d) (s31l)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = PrivateIGDClassifier(solver="igd", epsilon=1.0, alpha=0.1, data_norm=1.0, max_iter=4,

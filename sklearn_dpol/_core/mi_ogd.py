@@ -32,8 +32,13 @@ HUGE = 1e150
 # ---------------------------------------------------------------------------
 
 def feature_norm(data_norm, intercept):
-    """L2 norm bound of ``(x, 1)`` (or ``x``) after clipping rows to ``data_norm``."""
-    return losses.augmented_norm(data_norm, 1.0 if intercept else 0.0)
+    """L2 norm of ``(x, 1)`` (or ``x``) after clipping rows to ``data_norm``, rounded to nearest.
+
+    Only :func:`loss_bound` uses it, and a report's loss is *clipped* to that ``F``, so ``F``
+    is a threshold the clip enforces, not a premise of a sensitivity: it needs no upward
+    rounding (:func:`.losses.norm_bound`, which the estimators' sensitivities use).
+    """
+    return math.hypot(data_norm, 1.0) if intercept else float(data_norm)
 
 
 def loss_value(r, loss, huber_threshold=1.0):

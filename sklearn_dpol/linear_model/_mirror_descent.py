@@ -17,6 +17,7 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
 )
+from .._core import losses
 from .._core import mirror_descent as md
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._verbose import current_progress, reports_release
@@ -604,7 +605,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         # set equals it there and has a bounded derivative everywhere.
         derivative = md.derivative_bound(self.loss, float(self.epsilon_huber), radius,
                                          data_norm, y_bound, self.fit_intercept)
-        feature_norm = math.hypot(data_norm, 1.0) if self.fit_intercept else data_norm
+        feature_norm = losses.augmented_norm(data_norm, 1.0 if self.fit_intercept else 0.0)
         alpha = self.alpha
         if alpha == "auto":
             alpha = default_alpha(epsilon, float(self.delta), n_samples=n_samples,

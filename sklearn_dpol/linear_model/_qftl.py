@@ -19,7 +19,7 @@ from .._base import (
     ReleasedLinearRegressorMixin,
     validated_stream_batch,
 )
-from .._core import qftl
+from .._core import losses, qftl
 from .._core._clip import clip_row_scales
 from .._core._weights import canonical_csr, check_unit_sample_weight
 from .._core.noise import gaussian_release
@@ -682,7 +682,7 @@ class PrivateQFTLRegressor(
             return 1.0
         if worst and isinstance(self.intercept_scaling, str):
             return _SQRT2
-        return math.hypot(1.0, intercept)
+        return losses.norm_bound(1.0, intercept)
 
     # -- data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``) --------
     _auto_bound_params = ("data_norm", "y_bound")
@@ -1026,7 +1026,7 @@ AUTO_INTERCEPT_K = 4.0
 #: ... and ``c^2`` at least this: below it the sensitivity gains at most 7% (``R^2 = 1.1``
 #: against 1) while the intercept's signal ``n c^2`` keeps shrinking.
 AUTO_INTERCEPT_C2_MIN = 0.1
-_SQRT2 = math.sqrt(2.0)
+_SQRT2 = math.sqrt(2.0)   # correctly rounded, above the exact sqrt(2): a bound as it is
 
 
 def auto_unit_intercept(noise_std, n_rows, n_features):
