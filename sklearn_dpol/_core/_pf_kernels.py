@@ -539,7 +539,33 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
     weighted = sample_weights.shape[0] > 0
+    # The sampled randomiser with every coordinate private (doc/privacy.md 57.D): a report
+    # moves one coordinate's (L_j, S_j), so only that coordinate's prediction changes; ``w``
+    # is kept from round to round while ``played`` says it is the prediction at (L, S).
+    sparse = every_coordinate_private(sampled, d)
+    rung = np.array([np.nan, -1.0])
+    offset = b if prior == CONJUGATE else 0.0
+    played = False
     for i in range(X.shape[0]):
+        if sparse and epsilons[i] != np.inf:
+            if not played:
+                learner_coordinate_predict(L, S, C, b, prior, log_z, w)
+                played = True
+            for j in range(d):
+                w_sum[j] += w[j]
+            picked, value = _sampled_private_report(
+                w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], sampled, rung,
+                state, sample_weights[i] if weighted else 1.0)
+            if picked >= 0:
+                # learner_coordinate_update without its zeros: L_j - (+0.0) = L_j for every
+                # double, and S_j + (+0.0) = S_j as S_j is never -0.0 (it starts at +0.0 and
+                # adds squares)
+                g = received(value)
+                L[picked] -= g
+                S[picked] += g * g
+                w[picked] = prediction(L[picked], offset + S[picked], C, prior, log_z)
+            continue
+        played = False
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
