@@ -112,3 +112,44 @@ def test_only_an_all_private_sampled_randomiser_takes_the_fast_round():
     assert not kernels.every_coordinate_private(tables(on), 4)
     shuffled = (True, np.array([1, 0, 2]), on.cumulative, on.inverse_p, on.magnitudes, on.a)
     assert not kernels.every_coordinate_private(shuffled, 3)
+
+
+class _Adapter:
+    """``report(gradient, epsilon, state)`` as ``run_protocol_python`` calls it."""
+
+    def __init__(self, randomizer):
+        self.randomizer = randomizer
+
+    def report(self, gradient, epsilon, state):
+        return self.randomizer.report(gradient, epsilon, state)
+
+
+@pytest.mark.parametrize("method", ["reduction", "coordinate"])
+@pytest.mark.parametrize("d,intercept", [(1, True), (3, False), (6, True), (50, True)])
+def test_the_kernel_is_the_per_user_path(method, d, intercept):
+    """Both protocol kernels (the fast round for finite budgets, the general path for
+    ``epsilon = inf``, alternating within a call) against the per-user reference that
+    calls the public randomiser class: the same learner state, iterates and generator."""
+    from sklearn_dpol._core import parameter_free as pf
+
+    rng = np.random.default_rng(d)
+    n = 120
+    X = rng.uniform(-1, 1, (n, d)) / np.sqrt(d)
+    X[1] *= 40.0
+    y = X @ rng.normal(size=d) + 0.2 * rng.normal(size=n)
+    n_dims = d + int(intercept)
+    weights = rng.uniform(0.1, 1.0, n_dims)
+    weights /= weights.sum()
+    r = LocalSampledCoordinateRandomizer(weights)
+    eps = rng.choice([1.0, 1.0, 0.3, np.inf, 1e-30], size=n)
+    kw = dict(loss="absolute", huber_threshold=1.0, intercept=intercept)
+    fast = pf.make_learner(method, n_dims, G=1.5, prior="improper", b=1.0)
+    fast_state = sampler_state(np.random.default_rng(9))
+    for a, b in ((0, 50), (50, n)):
+        pf.run_protocol(fast, X[a:b], y[a:b], eps[a:b], weights, fast_state, sampled=r, **kw)
+    slow = pf.make_learner(method, n_dims, G=1.5, prior="improper", b=1.0)
+    slow_state = sampler_state(np.random.default_rng(9))
+    pf.run_protocol_python(slow, X, y, eps, _Adapter(r), slow_state, **kw)
+    for key, value in fast.state().items():
+        np.testing.assert_array_equal(_bits(value), _bits(slow.state()[key]), err_msg=key)
+    np.testing.assert_array_equal(fast_state, slow_state)
