@@ -31,8 +31,9 @@ import numpy as np
 from numba import njit
 
 from ._exact_kernels import (LAPLACE_REPORT_LATTICE, WORKSPACE_DIGITS, laplace_report,
-                             laplace_report_chunked, lattice_entry, noise_source, sampled_report,
-                             settle_noise)
+                             laplace_report_chunked, lattice_entry, noise_source,
+                             pick_coordinate, randomized_sign, sampled_report, settle_noise,
+                             sign_rung)
 from ._loss_kernels import ABSOLUTE_CODE as ABSOLUTE  # noqa: F401  (the codes of .losses)
 from ._loss_kernels import HUBER_CODE as HUBER  # noqa: F401
 from ._loss_kernels import loss_derivative
@@ -343,6 +344,51 @@ def _protocol_report(w, x, y, intercept, loss, huber_threshold, epsilon, weights
                             grids, source, ws, state, out, sample_weight)
 
 
+@njit(cache=True, nogil=True)
+def every_coordinate_private(sampled, d):
+    """Whether the sampled-coordinate randomiser is on and every one of the ``d`` coordinates
+    is private (``private == [0, 1, ..., d - 1]``): its report is then 0 but at one
+    coordinate, and :func:`_sampled_private_report` gives it as ``(picked, value)``."""
+    on, private = sampled[0], sampled[1]
+    if not on or private.shape[0] != d:
+        return False
+    for j in range(d):
+        if private[j] != j:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sampled_private_report(w, x, y, intercept, loss, huber_threshold, epsilon, sampled, rung,
+                            state, sample_weight):
+    """:func:`_protocol_report` of the sampled-coordinate randomiser when every coordinate is
+    private (:func:`every_coordinate_private`) and ``epsilon < inf``, as ``(picked, value)``:
+    the report is ``value`` at ``picked`` and 0 elsewhere (``picked = -1``: no rung, all 0).
+
+    The same report and the same generator words as ``weighted_clipped_gradient`` followed
+    by ``sampled_report`` (doc/privacy.md 57.D): the residual is the same sum; the rung is
+    the same function of ``epsilon`` (kept in ``rung = [last epsilon, its rung]``: it is
+    recomputed only when a user's budget differs from the last one's); the coordinate and
+    the sign are drawn by the same functions from the same words in the same order, and the
+    sign reads the very double ``sample_weight * clip(psi x_p)`` that ``sampled_report``
+    reads at ``p``. The other coordinates' clipped values, which ``sampled_report`` only
+    overwrites with 0, are not computed.
+    """
+    on, private, cumulative, inverse_p, magnitudes, a = sampled
+    if not rung[0] == epsilon:
+        rung[1] = sign_rung(epsilon, magnitudes)
+        rung[0] = epsilon
+    k = np.int64(rung[1])
+    psi = loss_derivative(user_residual(w, x, y, intercept), loss, huber_threshold)
+    if k < 0:
+        return -1, 0.0
+    i = pick_coordinate(cumulative, state)
+    picked = private[i]
+    x_p = x[picked] if picked < x.shape[0] else 1.0
+    g = sample_weight * _clipped_product(psi, x_p)
+    return picked, randomized_sign(g, a[k], state) * magnitudes[k] * inverse_p[i]
+
+
 # --------------------------------------------------------------------------
 # Learner side: sees only the noisy reports g~.
 # --------------------------------------------------------------------------
@@ -439,6 +485,40 @@ def learner_reduction_update(scalars, z, g_tilde):
                 z[j] *= shrink
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _learner_reduction_update_one(scalars, z, picked, value):
+    """:func:`learner_reduction_update` on the report that is ``value`` at ``picked`` and
+    +0.0 elsewhere (``picked = -1``: +0.0 everywhere), the same bits without the zeros.
+
+    Each lane of the sums starts at +0.0 and adds products with a received 0: ``z_j 0`` is
+    a signed zero (``z`` is finite), and adding a signed zero to a nonzero double, or to
+    +0.0, leaves it as it is. So ``inner`` is ``0.0 + z_p g`` (a -0.0 product becomes
+    +0.0, as in the lanes) and ``sq`` is ``0.0 + g g``. In the step, ``eta`` is finite
+    (``1 / sqrt`` of a positive double), ``eta 0 = +0.0`` and ``z_j - (+0.0) = z_j``: only
+    ``z_p`` moves. The norm and the shrink are the same code on the same ``z``.
+    """
+    if picked >= 0:
+        g = received(value)
+        inner = 0.0 + z[picked] * g
+        sq = 0.0 + g * g
+    else:
+        g = 0.0
+        inner = 0.0
+        sq = 0.0
+    scalars[0] -= inner
+    scalars[1] += inner * inner
+    scalars[2] += sq
+    if scalars[2] > 0.0:
+        eta = 1.0 / math.sqrt(scalars[2])
+        if picked >= 0:
+            z[picked] -= eta * g
+        norm_sq = lane_dot(z, z)
+        if norm_sq > 1.0:
+            shrink = 1.0 / math.sqrt(norm_sq)
+            for j in range(z.shape[0]):
+                z[j] *= shrink
+
+
 # --------------------------------------------------------------------------
 # The protocol, round by round.
 # --------------------------------------------------------------------------
@@ -459,7 +539,33 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
     weighted = sample_weights.shape[0] > 0
+    # The sampled randomiser with every coordinate private (doc/privacy.md 57.D): a report
+    # moves one coordinate's (L_j, S_j), so only that coordinate's prediction changes; ``w``
+    # is kept from round to round while ``played`` says it is the prediction at (L, S).
+    sparse = every_coordinate_private(sampled, d)
+    rung = np.array([np.nan, -1.0])
+    offset = b if prior == CONJUGATE else 0.0
+    played = False
     for i in range(X.shape[0]):
+        if sparse and epsilons[i] != np.inf:
+            if not played:
+                learner_coordinate_predict(L, S, C, b, prior, log_z, w)
+                played = True
+            for j in range(d):
+                w_sum[j] += w[j]
+            picked, value = _sampled_private_report(
+                w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], sampled, rung,
+                state, sample_weights[i] if weighted else 1.0)
+            if picked >= 0:
+                # learner_coordinate_update without its zeros: L_j - (+0.0) = L_j for every
+                # double, and S_j + (+0.0) = S_j as S_j is never -0.0 (it starts at +0.0 and
+                # adds squares)
+                g = received(value)
+                L[picked] -= g
+                S[picked] += g * g
+                w[picked] = prediction(L[picked], offset + S[picked], C, prior, log_z)
+            continue
+        played = False
         learner_coordinate_predict(L, S, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
@@ -486,10 +592,20 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
     weighted = sample_weights.shape[0] > 0
+    # The sampled randomiser with every coordinate private: each report is one coordinate,
+    # handed to the learner as (picked, value) (the same bits, doc/privacy.md 57.D).
+    sparse = every_coordinate_private(sampled, d)
+    rung = np.array([np.nan, -1.0])
     for i in range(X.shape[0]):
         learner_reduction_predict(scalars, z, C, b, prior, log_z, w)
         for j in range(d):
             w_sum[j] += w[j]
+        if sparse and epsilons[i] != np.inf:
+            picked, value = _sampled_private_report(
+                w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i], sampled, rung,
+                state, sample_weights[i] if weighted else 1.0)
+            _learner_reduction_update_one(scalars, z, picked, value)
+            continue
         if weighted:
             _protocol_report(w, X[i], y[i], intercept, loss, huber_threshold, epsilons[i],
                              weights, grids, source, ws, state, sampled, report,
