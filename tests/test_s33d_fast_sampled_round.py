@@ -1,4 +1,4 @@
-"""The fast sampled round of ParameterFree's protocol kernels (doc/privacy.md 57.D) against
+"""The fast sampled round of ParameterFree's protocol kernels (doc/privacy.md 57.8) against
 the general path it replaces, piece by piece and bit for bit, on states the protocol rarely
 or never reaches (signed zeros, reports beyond the learner's cap, budgets without a rung,
 NaN budgets, weight-0 users): the report as ``(picked, value)`` equals ``sampled_report``'s

@@ -1,5 +1,5 @@
 """ParameterFree's protocol kernels release the same bits as before session 33's fast round
-for the sampled-coordinate randomiser (doc/privacy.md 57.D): the learner's state, the played
+for the sampled-coordinate randomiser (doc/privacy.md 57.8): the learner's state, the played
 iterates' sum and the generator's final state, digested, on a grid of (method, d, weights,
 budgets, sample weights, loss, intercept, prior, seeds, calls), recorded from main at 633b2f6
 (before the change).

@@ -366,7 +366,7 @@ def _sampled_private_report(w, x, y, intercept, loss, huber_threshold, epsilon, 
     the report is ``value`` at ``picked`` and 0 elsewhere (``picked = -1``: no rung, all 0).
 
     The same report and the same generator words as ``weighted_clipped_gradient`` followed
-    by ``sampled_report`` (doc/privacy.md 57.D): the residual is the same sum; the rung is
+    by ``sampled_report`` (doc/privacy.md 57.8): the residual is the same sum; the rung is
     the same function of ``epsilon`` (kept in ``rung = [last epsilon, its rung]``: it is
     recomputed only when a user's budget differs from the last one's); the coordinate and
     the sign are drawn by the same functions from the same words in the same order, and the
@@ -539,7 +539,7 @@ def run_coordinate_protocol(X, y, intercept, loss, huber_threshold, state, epsil
     grids = (np.full(1, np.nan), scales, np.empty(d, np.int64))
     source = noise_source()
     weighted = sample_weights.shape[0] > 0
-    # The sampled randomiser with every coordinate private (doc/privacy.md 57.D): a report
+    # The sampled randomiser with every coordinate private (doc/privacy.md 57.8): a report
     # moves one coordinate's (L_j, S_j), so only that coordinate's prediction changes; ``w``
     # is kept from round to round while ``played`` says it is the prediction at (L, S).
     sparse = every_coordinate_private(sampled, d)
@@ -593,7 +593,7 @@ def run_reduction_protocol(X, y, intercept, loss, huber_threshold, state, epsilo
     source = noise_source()
     weighted = sample_weights.shape[0] > 0
     # The sampled randomiser with every coordinate private: each report is one coordinate,
-    # handed to the learner as (picked, value) (the same bits, doc/privacy.md 57.D).
+    # handed to the learner as (picked, value) (the same bits, doc/privacy.md 57.8).
     sparse = every_coordinate_private(sampled, d)
     rung = np.array([np.nan, -1.0])
     for i in range(X.shape[0]):
