@@ -18,6 +18,7 @@ and a generic message otherwise. The new exception is raised outside the
 the original (nor its traceback, whose frames hold the arrays).
 """
 
+import math
 import re
 import sys
 
@@ -141,7 +142,23 @@ def check_no_dask_collections(estimator, **inputs):
     estimators that reduce it on the workers do, and the others compute it on the
     driver, as documented.
     """
+    arrays = sys.modules.get("dask.array") if "dask" in sys.modules else None
     for name, value in inputs.items():
+        if arrays is not None and isinstance(value, arrays.Array):
+            if any(math.isnan(size) for size in value.shape):
+                # Unknown chunk sizes (a DataFrame's to_dask_array() without lengths): its
+                # row count is lazy, a function of the data, and numpy's conversion would
+                # compute it whole on the driver (review 123). Decided from the shape's
+                # NaN entries alone, before anything is computed or charged.
+                raise ValueError(
+                    f"{type(estimator).__name__} got {name} as a dask array of unknown "
+                    f"chunk sizes (shape {value.shape}), which it would compute on the "
+                    f"driver, whole, while converting it. Pass {name} with known chunk "
+                    "sizes (for a DataFrame, to_dask_array(lengths=True): computing the "
+                    "partition lengths reads the data, so do so only if the row count is "
+                    f"public), or {name}.compute() if it fits in the driver's memory. "
+                    "Nothing was computed or charged.")
+            continue
         if not _is_dask_collection(value):
             continue
         what = f"a {type(value).__module__.split('.')[0]} {type(value).__name__}"

@@ -60,6 +60,11 @@ _WEIGHTS_ABOVE_ONE = (
     "sample_weight must lie in [0, 1] (doc/privacy.md, 'Sparse input and sample "
     "weights'); this check passes weights above 1"
 )
+_ALL_ZERO_WEIGHTS = (
+    "weights that are all zero are fitted (noise only), not refused: the refusal would "
+    "release whether every weight is 0, which tells one record's weight when the others' "
+    "are 0 (doc/privacy.md 57.9)"
+)
 
 
 def _expected_failed_checks(estimator):
@@ -70,6 +75,7 @@ def _expected_failed_checks(estimator):
             "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
             "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ABOVE_ONE,
             "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_ABOVE_ONE,
+            "check_all_zero_sample_weights_error": _ALL_ZERO_WEIGHTS,
         }
     if isinstance(estimator, (ParameterFreeLocalDPRegressor,
                               MutualInformationPrivateOGDRegressor)):
@@ -79,6 +85,7 @@ def _expected_failed_checks(estimator):
             "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
             "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
             "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ABOVE_ONE,
+            "check_all_zero_sample_weights_error": _ALL_ZERO_WEIGHTS,
         }
     return {}
 

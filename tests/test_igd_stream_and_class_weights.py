@@ -62,7 +62,7 @@ def test_partial_fit_weights_change_the_model_dense_equals_csr(stream):
 
 
 @pytest.mark.parametrize("bad", [np.r_[1.5, np.ones(79)], np.r_[-0.1, np.ones(79)],
-                                 np.r_[np.nan, np.ones(79)], np.ones(5), np.zeros(80)])
+                                 np.r_[np.nan, np.ones(79)], np.ones(5)])
 @pytest.mark.parametrize("stream", STREAMS)
 def test_partial_fit_bad_weights_raise_and_leave_the_stream(bad, stream):
     X, y = _data()

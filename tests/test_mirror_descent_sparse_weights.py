@@ -223,7 +223,7 @@ def test_weighted_fit_reaches_the_weighted_optimum():
 
 
 @pytest.mark.parametrize("bad", [np.r_[1.5, np.ones(299)], np.r_[-0.1, np.ones(299)],
-                                 np.r_[np.nan, np.ones(299)], np.ones(5), np.zeros(300)])
+                                 np.r_[np.nan, np.ones(299)], np.ones(5)])
 def test_bad_weights_raise_before_any_work(bad):
     X, dense, y = _data()
     est = PrivateMirrorDescentRegressor()

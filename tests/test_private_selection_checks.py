@@ -49,7 +49,12 @@ def _expected_failed_checks(search):
     if not has_fit_parameter(search.estimator, "sample_weight"):
         return {name: "the final estimator takes no sample_weight: the search refuses it"
                 for name in _WEIGHT_CHECKS + _NO_WEIGHTS}
-    return {name: _WEIGHTS_ABOVE_ONE for name in _WEIGHT_CHECKS}
+    expected = {name: _WEIGHTS_ABOVE_ONE for name in _WEIGHT_CHECKS}
+    # Weights that are all zero are fitted, noise only (doc/privacy.md 57.9).
+    expected["check_all_zero_sample_weights_error"] = (
+        "weights that are all zero are fitted (noise only), not refused: the refusal would "
+        "release whether every weight is 0 (doc/privacy.md 57.9)")
+    return expected
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)

@@ -367,7 +367,7 @@ def _bad_weights(n):
     inf[4] = np.inf
     return {"negative": np.r_[-0.1, np.ones(n - 1)], "above one": np.r_[1.5, np.ones(n - 1)],
             "nan": nan, "inf": inf, "wrong length": np.ones(n + 1),
-            "2-D": np.ones((n, 1)), "all zero": np.zeros(n)}
+            "2-D": np.ones((n, 1))}
 
 
 MAKERS = {

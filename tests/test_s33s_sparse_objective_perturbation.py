@@ -591,7 +591,9 @@ def test_sparse_design_operations_match_the_dense_design(intercept):
 def _gram_peak(X, monkeypatch, block_entries):
     import tracemalloc
 
-    monkeypatch.setattr(op, "GRAM_BLOCK_ENTRIES", block_entries)
+    from sklearn_dpol._core import _weights
+
+    monkeypatch.setattr(_weights, "SPARSE_PRODUCT_ENTRIES", block_entries)
     design = op.clipped_design(X, 1.0, 1.0)
     weights = np.full(X.shape[0], 0.5)
     tracemalloc.start()
@@ -606,7 +608,7 @@ def _gram_peak(X, monkeypatch, block_entries):
 def test_the_sparse_gram_peak_memory_does_not_follow_one_record(monkeypatch):
     """One dense record among one-entry rows made the chunk's product hold d^2 entries
     (+244 MB at d = 4095; a MemoryError under a cap on one neighbour only). The product
-    is now taken in blocks of at most GRAM_BLOCK_ENTRIES entries: the peak moves by a
+    is now taken in blocks of at most SPARSE_PRODUCT_ENTRIES entries: the peak moves by a
     public amount at most, and the sums are the same bits as unblocked."""
     rng = np.random.default_rng(0)
     n, d = 400, 600

@@ -194,7 +194,7 @@ def test_weights_act_like_scaled_losses():
 
 
 @pytest.mark.parametrize("bad", [np.r_[1.5, np.ones(199)], np.r_[-0.1, np.ones(199)],
-                                 np.r_[np.nan, np.ones(199)], np.ones(5), np.zeros(200)])
+                                 np.r_[np.nan, np.ones(199)], np.ones(5)])
 def test_bad_weights_raise_before_any_work(bad):
     X, dense, y, t = _data()
     for est, target in ((PrivateIGDClassifier(classes=[0, 1]), y),

@@ -78,9 +78,43 @@ def check_unit_sample_weight(sample_weight, n_samples):
             "covers (a weight scales a record's contribution down, never up). Divide "
             "the weights by a public upper bound on them."
         )
-    if not np.any(w > 0.0):
-        raise ValueError(
-            "sample_weight is zero for every sample: there is nothing to fit. Pass at "
-            "least one non-zero weight."
-        )
+    # Weights that are all zero are accepted (the release is noise only). Refusing them
+    # released whether every weight is 0, a property of the data set, not of one record:
+    # for neighbours whose other weights are 0 (a stream's batch of one user, a private
+    # search's training part) the refusal told the one record's weight (review 123;
+    # doc/privacy.md 57.9). The range above is a per-record domain, which neighbours share.
     return w
+
+
+#: Entries of a sparse product's temporaries in :func:`sparse_gram` (128 MB at most
+#: across its arrays): a public constant, never a function of the stored entries.
+SPARSE_PRODUCT_ENTRIES = 1 << 21
+
+
+def sparse_gram(left, right=None, out=None):
+    """``left.T @ right`` of CSR matrices (``right`` defaults to ``left``), as a dense array.
+
+    One sparse product holds an entry per pair of columns stored together in some row,
+    so one dense record among sparse ones raises it to ``d^2`` entries: the memory, and a
+    ``MemoryError`` under a cap, followed one record (reviews 122 and 123). The product
+    is taken in blocks of rows of ``left.T`` holding at most
+    :data:`SPARSE_PRODUCT_ENTRIES` entries each, whatever the pattern. Each entry is the
+    same sum in the same order as in the whole product (row ``j`` of ``left.T`` times
+    ``right``), so the result has the same bits as ``(left.T @ right).toarray()``.
+    ``out`` given: the blocks are *added* into it (``out += ...``); else written into a
+    new array (assigned, so a stored ``-0.0`` stays ``-0.0`` as in ``toarray``).
+    """
+    right = left if right is None else right
+    d_left, d_right = left.shape[1], right.shape[1]
+    transposed = left.T.tocsr()
+    rows = max(1, SPARSE_PRODUCT_ENTRIES // max(d_right, 1))   # public: the shape only
+    fresh = out is None
+    if fresh:
+        out = np.empty((d_left, d_right))
+    for j0 in range(0, d_left, rows):
+        block = (transposed[j0:j0 + rows] @ right).toarray()
+        if fresh:
+            out[j0:j0 + rows] = block
+        else:
+            out[j0:j0 + rows] += block
+    return out

@@ -37,6 +37,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from . import sets
+from ._weights import sparse_gram
 from .noise import gaussian_release
 
 EXPONENTIAL = "exponential"
@@ -573,7 +574,8 @@ class SparseClippedLeastSquares:
         self.gram = None
         if precompute:
             gram = np.empty((self.n_dims, self.n_dims))
-            gram[:n_features, :n_features] = (self._Z.T @ self._Z).toarray()
+            # In blocks of a public size (doc/privacy.md 57.9): the same bits.
+            gram[:n_features, :n_features] = sparse_gram(self._Z)
             if intercept:
                 gram[:n_features, n_features] = gram[n_features, :n_features] = (
                     self._c * self._col_sums)

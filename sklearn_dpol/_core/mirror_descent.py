@@ -35,7 +35,7 @@ from . import _floors
 from . import losses
 from ._clip import clip_row_scales
 from . import sets
-from ._weights import canonical_csr
+from ._weights import canonical_csr, sparse_gram
 from .losses import ABSOLUTE, HUBER, SQUARED  # noqa: F401  (the loss names)
 from .sets import GROUP_L1, L1, L2, SIMPLEX
 from .noise import sampler_state
@@ -799,8 +799,10 @@ def clip_data(X, y, *, data_norm, y_bound, use_gram, sample_weight=None, unit_sc
             yw = weights[rows] * y_c[rows]
         else:
             Zr, Zw, yw = Z, Z, y_c[rows]
-        product = Zr.T @ Zr
-        gram += product.toarray() if issparse(product) else product
+        if issparse(Zr):
+            sparse_gram(Zr, out=gram)   # blocks of a public size (doc/privacy.md 57.9)
+        else:
+            gram += Zr.T @ Zr
         z_sum += np.asarray(Zw.sum(axis=0)).ravel()
         zy_sum += Z.T @ yw
     y_mean = float(np.mean(weights * y_c)) if weighted else float(y_c.mean())

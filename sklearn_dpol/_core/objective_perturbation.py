@@ -34,6 +34,7 @@ from ..privacy._objective_perturbation import objective_perturbation_mu
 from . import losses
 from .losses import HUBER, LOG_LOSS
 from ._weights import float64_csr as _float64_csr
+from ._weights import sparse_gram
 from .noise import gaussian_release, noise_grid, released_scale
 
 # The smooth losses of this solver and their curvature bounds sup f'' (.losses).
@@ -836,21 +837,13 @@ class SparseClippedDesign(ClippedDesign):
             counts = np.diff(X.indptr[start:stop + 1])
             per_entry = np.repeat(factor, counts)
             weighted = self._rows(start, stop, lambda v: v * per_entry, X)
-            # The chunk's sums, added entry by entry into the dense matrix (no (p, p)
-            # temporary per chunk: 20 s against 0.6 s at n = 50,000, p = 4,000): the
-            # sparse product stores each (j, k) once, an entry it does not store is an
-            # exact 0, so every entry gets the dense path's one addition per chunk. The
-            # product is taken in blocks of GRAM_BLOCK_ENTRIES // d rows of W^T, so its
-            # temporaries hold at most GRAM_BLOCK_ENTRIES entries whatever the data: a
-            # whole chunk's product has one entry per pair of columns stored together,
-            # which one dense record raises to d^2, so its memory (and a MemoryError
-            # under a cap) depended on one record (review 122; doc/privacy.md 57.7).
-            # Each entry is the same sum in the same order as unblocked (row j of W^T).
-            transposed = weighted.T.tocsr()
-            rows_per_block = max(1, GRAM_BLOCK_ENTRIES // max(d, 1))   # public: d only
-            for j0 in range(0, d, rows_per_block):
-                product = (transposed[j0:j0 + rows_per_block] @ weighted).tocoo()
-                np.add.at(gram, (product.row + j0, product.col), product.data)
+            # The chunk's sums added into the dense matrix, the product taken in blocks
+            # of a public size (_weights.sparse_gram): a whole chunk's product holds one
+            # entry per pair of columns stored together, which one dense record raises
+            # to d^2, so its memory (and a MemoryError under a cap) followed one record
+            # (review 122; doc/privacy.md 57.7). Each entry is the same sum in the same
+            # order, and an entry the product does not store adds an exact 0.
+            sparse_gram(weighted, out=gram[:d, :d])
             if self.intercept is not None:
                 # sum_i w_i s_i x_i = W^T sqrt(w), as for dense X
                 cross = self.intercept * (weighted.T @ root)
@@ -973,9 +966,6 @@ def _clip_stored_rows(X, rows, max_norm, data):
 # a bound below _FAST_MAX_NORM) X is read in place, where no product of a row
 # with an iterate can overflow.
 DESIGN_CHUNK = 8192
-# Entries of the sparse Gram's product per block (SparseClippedDesign.gram): its
-# temporaries' size is a function of this public constant, never of the stored entries.
-GRAM_BLOCK_ENTRIES = 1 << 21
 # Bytes of X per chunk of a fused product (kept in cache between its two uses).
 CACHE_CHUNK_BYTES = 1 << 20
 TINY_SCALE = 2.0**-500

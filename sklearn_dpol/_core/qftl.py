@@ -21,6 +21,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 from . import sets
+from ._weights import sparse_gram
 
 SQRT2 = math.sqrt(2.0)
 
@@ -243,7 +244,7 @@ class PackedStatistics:
             wy, total = w * y, w.sum()
         # ``square``'s upper triangle holds the p x p gram (all that is packed).
         if self.sparse:
-            gram = (weighted.T @ rows).toarray()
+            gram = sparse_gram(weighted, rows)   # blocks of a public size (57.9)
             square = gram if square is None else square + gram
         elif self.weights is None and rows.flags.c_contiguous:
             # rows.T @ rows is what numpy computes by BLAS syrk (one triangle, then a

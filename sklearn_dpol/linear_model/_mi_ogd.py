@@ -299,7 +299,7 @@ class MutualInformationPrivateOGDRegressor(
             private, part of the user's record). A user of weight 0 still
             reports: its report is noise only, drawing the same random words
             as any other. All-ones weights give the unweighted fit bit for bit.
-            Weights outside ``[0, 1]``, non-finite, or all zero raise
+            Weights outside ``[0, 1]`` or non-finite raise
             ``ValueError`` before anything is read.
 
         Returns

@@ -300,7 +300,7 @@ class ParameterFreeLocalDPRegressor(
             reports: its report is noise only (a sampled-coordinate sign is a
             fair coin), drawing the same random words as any other. All-ones
             weights give the unweighted fit bit for bit. Weights outside
-            ``[0, 1]``, non-finite, or all zero raise ``ValueError`` before
+            ``[0, 1]`` or non-finite raise ``ValueError`` before
             anything is read.
 
         Returns
