@@ -153,10 +153,11 @@ def check_no_dask_collections(estimator, **inputs):
                 raise ValueError(
                     f"{type(estimator).__name__} got {name} as a dask array of unknown "
                     f"chunk sizes (shape {value.shape}), which it would compute on the "
-                    f"driver, whole, while converting it. Pass {name} with known chunk "
-                    "sizes (for a DataFrame, to_dask_array(lengths=True): computing the "
-                    "partition lengths reads the data, so do so only if the row count is "
-                    f"public), or {name}.compute() if it fits in the driver's memory. "
+                    f"driver, whole, while converting it. Its row count must not depend on "
+                    "private values (filtering rows with a boolean mask of the data makes "
+                    "it data-dependent): declare the chunk sizes from public information "
+                    "(for a DataFrame whose row count is public, to_dask_array(lengths="
+                    f"True)), or pass {name}.compute() if it fits in the driver's memory. "
                     "Nothing was computed or charged.")
             continue
         if not _is_dask_collection(value):
