@@ -156,9 +156,9 @@ def check_no_dask_collections(estimator, **inputs):
                     f"driver, whole, while converting it. Its row count must not depend on "
                     "private values (filtering rows with a boolean mask of the data makes "
                     "it data-dependent): declare the chunk sizes from public information "
-                    "(for a DataFrame whose row count is public, to_dask_array(lengths="
-                    f"True)), or pass {name}.compute() if it fits in the driver's memory. "
-                    "Nothing was computed or charged.")
+                    "(a DataFrame's to_dask_array(lengths=True), or compute_chunk_sizes(), "
+                    f"only if the row count is public), or pass {name}.compute() if it fits "
+                    "in the driver's memory. Nothing was computed or charged.")
             continue
         if not _is_dask_collection(value):
             continue
