@@ -771,12 +771,17 @@ class ClippedDesign:
                     # sum_i w_i s_i x_i = W^T sqrt(w), W = sqrt(w) s X (contiguous)
                     cross = self.intercept * (weighted.T @ root)
             if self.intercept is not None:
-                gram[:d, d] += cross
-                gram[d, :d] += cross
-                gram[d, d] += self.intercept**2 * float(np.sum(w))
+                self._add_intercept_terms(gram, cross, w)
         if stride > 1:
             gram *= stride
         return gram
+
+    def _add_intercept_terms(self, gram, cross, w):
+        """A chunk's intercept row and column: ``c sum_i w_i s_i x_i`` and ``c^2 sum_i w_i``."""
+        d = self.n_features
+        gram[:d, d] += cross
+        gram[d, :d] += cross
+        gram[d, d] += self.intercept**2 * float(np.sum(w))
 
 
 class SparseClippedDesign(ClippedDesign):
@@ -846,10 +851,7 @@ class SparseClippedDesign(ClippedDesign):
             sparse_gram(weighted, out=gram[:d, :d])
             if self.intercept is not None:
                 # sum_i w_i s_i x_i = W^T sqrt(w), as for dense X
-                cross = self.intercept * (weighted.T @ root)
-                gram[:d, d] += cross
-                gram[d, :d] += cross
-                gram[d, d] += self.intercept**2 * float(np.sum(w))
+                self._add_intercept_terms(gram, self.intercept * (weighted.T @ root), w)
         if stride > 1:
             gram *= stride
         return gram
