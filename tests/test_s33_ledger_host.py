@@ -24,15 +24,19 @@ def _on(monkeypatch, host):
     monkeypatch.setattr(socket, "gethostname", lambda: host)
 
 
-def test_a_new_accountant_on_another_host_refuses_at_open(tmp_path, monkeypatch):
+def test_a_new_accountant_on_another_host_reads_but_never_charges(tmp_path, monkeypatch):
     path = str(tmp_path / "ledger.sqlite")
     live = PrivacyAccountant(*BUDGET, path=path)   # created on this machine
+    live.reserve((0.2, 0.0), "here").settle((0.2, 0.0))
     _on(monkeypatch, "host-b")
+    remote = PrivacyAccountant(*BUDGET, path=path)   # opens: reading is harmless
+    assert remote.spent().epsilon == pytest.approx(0.2)
     with pytest.raises(LedgerError, match="serves host .* and this accountant runs on host "
                                           "host-b"):
-        PrivacyAccountant(*BUDGET, path=path)
+        remote.reserve((0.1, 0.0), "from another machine")
+    assert pickle.loads(pickle.dumps(live)).spent().epsilon == pytest.approx(0.2)  # a copy
     monkeypatch.undo()
-    assert live.charges == []
+    assert len(live.charges) == 1
     live.reserve((0.1, 0.0), "still served here").settle((0.1, 0.0))
 
 
@@ -62,7 +66,7 @@ def test_adopting_the_ledger_moves_it_and_the_former_host_refuses(tmp_path, monk
     with pytest.raises(LedgerError, match="serves host host-b"):
         former.reserve((0.1, 0.0), "after the move")
     with pytest.raises(LedgerError, match="serves host host-b"):
-        PrivacyAccountant(*BUDGET, path=path)
+        PrivacyAccountant(*BUDGET, path=path).reserve((0.1, 0.0), "a new one")
     with pytest.raises(LedgerError, match="serves host host-b"):
         pickle.loads(pickle.dumps(former)).reserve((0.1, 0.0), "a copy")
     # Reading what was spent is still possible from the former host.

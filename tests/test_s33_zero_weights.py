@@ -102,3 +102,17 @@ def test_dask_arrays_of_unknown_chunk_sizes_are_refused_before_anything():
         with pytest.raises(ValueError, match="unknown chunk sizes.*Nothing was computed"):
             estimator.fit(unknown, y)
         assert budget.charges == []
+
+
+def test_the_search_plans_under_a_strict_floating_point_state():
+    """Review 124: logsumexp's harmless underflow in the plan raised a FloatingPointError
+    under np.seterr(all='raise') (public: the search space; before the read)."""
+    x = X[:40, :3]
+    y = (x[:, 0] > 0).astype(int)
+    budget = PrivacyAccountant(epsilon=1e3, delta=1e-3)
+    search = PrivateHyperparameterSearch(PrivateIGDClassifier(classes=[0, 1], data_norm=1.0),
+                                         {"epsilon": [0.5, 1.0]}, n_candidates=2.0,
+                                         random_state=0, accountant=budget)
+    with np.errstate(all="raise"):
+        search.fit(x, y)
+    assert [c.status for c in budget.charges] == ["spent"]

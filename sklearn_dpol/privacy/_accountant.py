@@ -916,8 +916,8 @@ class PrivacyAccountant:
                 # This machine takes the SQLite ledger over (doc/accountant.md): a chained
                 # entry, so every accountant of the former host refuses from now on.
                 self._transact(lambda _: {"op": "host", "host": self._host}, adopting=True)
-            else:
-                self._check_ledger_host(ledger)
+            # Another host's ledger opens (reading it, spent() and charges, is harmless);
+            # every charge refuses there, inside its transaction (_check_ledger_host).
             if not created:  # a PostgreSQL ledger made by an earlier version
                 self._store.register(self._ledger_id)
             if created and self._ledger_id != header["ledger"]:  # pragma: no cover
@@ -956,11 +956,14 @@ class PrivacyAccountant:
         if not is_url(self.path) and self._host != hostname():
             raise LedgerError(
                 f"This PrivacyAccountant's ledger is the SQLite file {self.path} on host "
-                f"{self._host}, and this copy of it runs on host {hostname()}. SQLite's "
+                f"{self._host}, and this accountant now runs on host {hostname()} (a copy "
+                "sent to another machine, or a renamed host). SQLite's "
                 "locks do not span machines, so charging it from here could overspend "
                 "the budget (or charge another file of the same name). Nothing was "
                 "charged. For a cluster that spans machines, use a PostgreSQL ledger: "
-                "PrivacyAccountant(epsilon, delta, path='postgresql://user@host/db#name')."
+                "PrivacyAccountant(epsilon, delta, path='postgresql://user@host/db#name'). "
+                "If this machine was only renamed, open the ledger again here with "
+                "PrivacyAccountant(epsilon, delta, path, adopt_host=True)."
             )
 
     def _check_ledger_host(self, ledger):
@@ -1030,7 +1033,8 @@ class PrivacyAccountant:
                     raise
 
     def _transact_once(self, decide, write, durable, adopting=False):
-        self._check_host()
+        if write:
+            self._check_host()   # reading from another host is harmless (review 124)
         with _thread_lock(self.path):
             # Set again only once the transaction has committed (or wrote nothing).
             cache, self._cache = self._cache, None

@@ -263,6 +263,13 @@ def selection_epsilon(delta, rhos, weights=None, *, n_candidates, shape):
     gamma = truncated_negative_binomial_gamma(n_candidates, shape)
     if np.isinf(rhos).any():
         return math.inf, math.nan
+    # logsumexp's exp underflows to 0 for far-apart exponents (an exact 0 term): harmless,
+    # but a caller's np.seterr(all="raise") turned it into a FloatingPointError (review 124).
+    with np.errstate(under="ignore"):
+        return _selection_epsilon(delta, rhos, weights, gamma, shape)
+
+
+def _selection_epsilon(delta, rhos, weights, gamma, shape):
     mean = truncated_negative_binomial_mean(gamma, shape)
     overhead = _overhead(rhos, weights, gamma, shape)
 
