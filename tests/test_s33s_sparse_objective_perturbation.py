@@ -353,12 +353,12 @@ def test_the_neighbour_test_catches_rows_that_depend_on_other_records(loss, monk
     """The neighbour test can fail: clipping factors taken from the whole matrix (every
     row scaled by the largest row's factor, so each z_i depends on other records) let
     one far record move the solution past the sensitivity bound."""
-    original = op._sparse_row_scales
+    original = op._row_scales
 
     def global_scale(X, max_norm):
         return np.full(X.shape[0], np.min(original(X, max_norm)))
 
-    monkeypatch.setattr(op, "_sparse_row_scales", global_scale)
+    monkeypatch.setattr(op, "_row_scales", global_scale)
     ((moved, bound),) = _neighbour_moves(loss, lambda p, base: [np.full(p, 50.0)])
     assert moved > bound
 

@@ -86,8 +86,9 @@ def check_unit_sample_weight(sample_weight, n_samples):
     return w
 
 
-#: Entries of a sparse product's temporaries in :func:`sparse_gram` (128 MB at most
-#: across its arrays): a public constant, never a function of the stored entries.
+#: Entries of a sparse product's temporaries in :func:`sparse_gram` (about 50 MB across
+#: a block's product and its dense copy): a public constant, never a function of the
+#: stored entries.
 SPARSE_PRODUCT_ENTRIES = 1 << 21
 
 

@@ -595,25 +595,35 @@ def _row_scales(X, max_norm):
     Norms of ordinary rows (squared norm in ``(1e-280, 1e280)``) are computed
     by numpy on chunks (relative error at most ``(d + 2) u`` in any order) and
     aimed ``4 (d + 2)`` ulps below the bound, which covers it; the other rows
-    (zero, tiny or huge) go through the overflow-safe kernel of ``_clip``.
+    (zero, tiny or huge) go through the overflow-safe kernel of ``_clip``. A
+    canonical CSR ``X``: the squared norms from the stored entries (at most ``d``
+    terms, so the same error bound and the same target as a dense row), the
+    unusual rows through ``_clip``'s CSR kernel.
     """
     n, d = X.shape
+    sparse = issparse(X)
     target = max_norm * (1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps)
     scale = np.ones(n)
+    ones = np.ones(d)
     unusual = []
     for start in range(0, n, DESIGN_CHUNK):
-        block = X[start:start + DESIGN_CHUNK]
-        squares = np.einsum("ij,ij->i", block, block)
+        if sparse:
+            with np.errstate(over="ignore", under="ignore"):
+                squares = _csr_rows(X, start, start + DESIGN_CHUNK, np.square) @ ones
+        else:
+            block = X[start:start + DESIGN_CHUNK]
+            squares = np.einsum("ij,ij->i", block, block)
         ordinary = (squares > 1e-280) & (squares < 1e280)
         norms = np.sqrt(np.where(ordinary, squares, 1.0))
-        scale[start:start + block.shape[0]] = np.where(norms <= target, 1.0, target / norms)
+        scale[start:start + squares.shape[0]] = np.where(norms <= target, 1.0, target / norms)
         if not ordinary.all():
             unusual.append(start + np.flatnonzero(~ordinary))
     if unusual:
         from ._clip import clip_row_scales
 
         rows = np.concatenate(unusual)
-        scale[rows] = clip_row_scales(np.ascontiguousarray(X[rows]), max_norm)[0]
+        scale[rows] = clip_row_scales(X[rows] if sparse else np.ascontiguousarray(X[rows]),
+                                      max_norm)[0]
     return scale
 
 
@@ -893,7 +903,7 @@ def _sparse_clipped_design(X, max_norm, intercept_value):
         scale = np.ones(n)
         far = np.ones(n, dtype=bool)
     else:
-        scale = _sparse_row_scales(X, max_norm)
+        scale = _row_scales(X, max_norm)
         far = scale < FAST_SCALE
     if np.any(far):
         rows = np.flatnonzero(far)
@@ -902,32 +912,6 @@ def _sparse_clipped_design(X, max_norm, intercept_value):
         X = csr_matrix((data, X.indices, X.indptr), shape=X.shape, copy=False)
         scale[rows] = 1.0
     return SparseClippedDesign(X, None if bool(np.all(scale == 1.0)) else scale, intercept)
-
-
-def _sparse_row_scales(X, max_norm):
-    """:func:`_row_scales` of a canonical CSR ``X``: squared norms from the stored
-    entries (at most ``d`` terms, so the relative error is at most ``(d + 2) u`` as for a
-    dense row), the same target; rows outside ``(1e-280, 1e280)`` (empty, tiny or huge)
-    through ``_clip``'s overflow-safe CSR kernel."""
-    n, d = X.shape
-    target = max_norm * (1.0 - 4.0 * (d + 2) * np.finfo(np.float64).eps)
-    scale = np.ones(n)
-    ones = np.ones(d)
-    unusual = []
-    for start in range(0, n, DESIGN_CHUNK):
-        with np.errstate(over="ignore", under="ignore"):
-            squares = _csr_rows(X, start, start + DESIGN_CHUNK, np.square) @ ones
-        ordinary = (squares > 1e-280) & (squares < 1e280)
-        norms = np.sqrt(np.where(ordinary, squares, 1.0))
-        scale[start:start + squares.shape[0]] = np.where(norms <= target, 1.0, target / norms)
-        if not ordinary.all():
-            unusual.append(start + np.flatnonzero(~ordinary))
-    if unusual:
-        from ._clip import clip_row_scales
-
-        rows = np.concatenate(unusual)
-        scale[rows] = clip_row_scales(X[rows], max_norm)[0]
-    return scale
 
 
 def _clip_stored_rows(X, rows, max_norm, data):
