@@ -122,3 +122,48 @@ def test_the_lattice_multiplier_covers_the_scale():
         assert K.lattice_entry(scale, gamma)[1] == K.CONSTANT
     assert K.lattice_entry(0.0, gamma)[1] == K.ROUND_ONLY
     assert local_laplace_report([0.7, -0.2], 1e-9).tolist() == [0.0, 0.0]
+
+
+# -- review 127 (doc/privacy.md 58.1) ---------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [dict(sigma=1.0, clip_norm=5e-324),
+                                    dict(sigma=1.0, clip_norm=1e-310),
+                                    dict(sigma=1e-316, clip_norm=1.0),
+                                    dict(sigma=1e101, clip_norm=1.0),
+                                    dict(sigma=float("nan"), clip_norm=1.0)])
+def test_a_gaussian_report_refuses_scales_outside_the_normal_range(kwargs):
+    """A subnormal clip_norm rounded the clipped gradient up to twice its norm (2 mu-GDP);
+    a subnormal sigma crashed the grid. Both refused with a ValueError before the report."""
+    with pytest.raises(ValueError, match="must lie in"):
+        local_gaussian_report([0.3, -2.0, 1.0], random_state=0, **kwargs)
+
+
+def test_a_subnormal_clip_norm_would_have_doubled_the_sensitivity():
+    # The premise of the refusal above: clipping to one subnormal step in d = 3 gives a
+    # vector longer than the step (each coordinate rounds up to a whole step).
+    step = 5e-324
+    g = np.array([1.0, 1.0, 1.0])
+    clipped = g * (step / np.linalg.norm(g))
+    assert np.sqrt(np.sum((clipped / step) ** 2)) > 1.7
+
+
+@pytest.mark.parametrize("report", ["laplace", "sampled"])
+def test_an_empty_gradient_is_a_value_error(report):
+    from sklearn_dpol.privacy import local_sampled_coordinate_report
+
+    fn = local_laplace_report if report == "laplace" else local_sampled_coordinate_report
+    with pytest.raises(ValueError, match="no coordinates"):
+        fn([], epsilon=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("weights", [np.array(["0.5"] * 4), np.array([b"1"] * 4),
+                                     np.array(["0.5", 0.5, 0.5, 0.5], dtype=object)])
+def test_string_sample_weights_are_refused(weights):
+    from sklearn_dpol import MutualInformationPrivateOGDRegressor, ParameterFreeLocalDPRegressor
+
+    X, y = np.zeros((4, 2)), np.zeros(4)
+    for est in (ParameterFreeLocalDPRegressor(random_state=0),
+                MutualInformationPrivateOGDRegressor(random_state=0)):
+        with pytest.raises(ValueError, match="numeric"):
+            est.fit(X, y, sample_weight=weights)
+        assert not hasattr(est, "coef_")

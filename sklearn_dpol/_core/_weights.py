@@ -57,7 +57,9 @@ def check_unit_sample_weight(sample_weight, n_samples):
     # replaced, outside the except block, so that neither __cause__ nor
     # __context__ keeps it.
     # Complex weights would lose their imaginary part with only a ComplexWarning.
-    converted = dtype.kind != "c"
+    # Strings, bytes, dates and durations convert to floats too, but are not weights.
+    converted = dtype.kind in "biuf" or (
+        dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in w.ravel()))
     if converted:
         try:
             w = np.asarray(w, dtype=np.float64)

@@ -35,6 +35,10 @@ __all__ = [
 ]
 
 
+#: The range of a Gaussian report's public scales (``sigma``, the clipping norm) and of
+#: MutualInformationPrivateOGDRegressor's scalar parameters: normal doubles far from
+#: both ends, so clipping and the noise grid never round into subnormals (review 127).
+REPORT_SCALE_RANGE = (1e-100, 1e100)
 _SMALLEST_SHARE = 1e-12
 
 
@@ -49,6 +53,8 @@ def normalise_feature_weights(feature_weights, n_dims):
 
     ``None`` splits uniformly over all ``n_dims`` coordinates.
     """
+    if n_dims < 1:
+        raise ValueError("The gradient has no coordinates: a report needs at least one.")
     if feature_weights is None:
         return np.full(n_dims, 1.0 / n_dims)
     weights = np.asarray(feature_weights, dtype=np.float64)

@@ -20,11 +20,10 @@ from .._base import (
 )
 from .._core import mi_ogd
 from .._core._weights import check_unit_sample_weight
-from .._core.local_randomizers import sphere_directions
+from .._core.local_randomizers import REPORT_SCALE_RANGE, sphere_directions
 from .._verbose import reports_release
 from ..privacy import (
     PrivacyAccountant,
-    PrivacyGuarantee,
     gaussian_epsilon,
     gaussian_sigma,
 )
@@ -338,7 +337,8 @@ class MutualInformationPrivateOGDRegressor(
             value = getattr(self, name)
             if isinstance(value, str):
                 value = self._radius()         # radius="auto": its public value
-            if value is not None and not 1e-100 <= float(value) <= 1e100:
+            if value is not None and not (REPORT_SCALE_RANGE[0] <= float(value)
+                                          <= REPORT_SCALE_RANGE[1]):
                 raise ValueError(f"{name}={value!r} must lie in [1e-100, 1e100].")
         if (self.epsilon is None) == (self.sigma is None):
             raise ValueError(

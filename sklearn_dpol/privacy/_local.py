@@ -17,6 +17,7 @@ import numpy as np
 from .._core.local_randomizers import (
     LocalGaussianRandomizer,
     LocalLaplaceRandomizer,
+    REPORT_SCALE_RANGE,
     LocalSampledCoordinateRandomizer,
     normalise_feature_weights,
 )
@@ -43,7 +44,8 @@ def local_laplace_report(gradient, epsilon, *, feature_weights=None, random_stat
     gradient : array-like of shape (n_dims,)
         The user's gradient (it is clipped here).
     epsilon : float
-        The user's budget, ``> 0``; ``inf`` reports the clipped gradient.
+        The user's budget, ``> 0``; ``inf`` reports the clipped gradient rounded
+        to the reports' lattice (multiples of ``2^-12``).
     feature_weights : array-like of shape (n_dims,), default=None
         Budget split over coordinates (``None``: uniform); a zero weight makes
         that coordinate public (no noise).
@@ -57,7 +59,7 @@ def local_laplace_report(gradient, epsilon, *, feature_weights=None, random_stat
     Returns
     -------
     report : ndarray of shape (n_dims,)
-        The noisy report, on the noise grid of each coordinate.
+        The noisy report, on the reports' lattice (multiples of ``2^-12``).
 
     Examples
     --------
@@ -90,7 +92,8 @@ def local_sampled_coordinate_report(gradient, epsilon, *, feature_weights=None,
     gradient : array-like of shape (n_dims,)
         The user's gradient (it is clipped here).
     epsilon : float
-        The user's budget, ``> 0``; ``inf`` reports the clipped gradient.
+        The user's budget, ``> 0``; ``inf`` reports the clipped gradient rounded
+        to the reports' lattice (multiples of ``2^-12``).
     feature_weights : array-like of shape (n_dims,), default=None
         Budget split and sampling probabilities over coordinates (``None``:
         uniform); a zero weight makes that coordinate public (no noise).
@@ -130,9 +133,10 @@ def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
     gradient : array-like of shape (n_dims,)
         The user's gradient (it is clipped here).
     sigma : float
-        Noise standard deviation, ``> 0``.
+        Noise standard deviation, in ``[1e-100, 1e100]``.
     clip_norm : float
-        L2 clipping norm, ``> 0``.
+        L2 clipping norm, in ``[1e-100, 1e100]`` (a subnormal norm could not be
+        met after rounding).
     random_state : int, Generator or None, default=None
         Source of the random bits. ``None`` (fresh operating-system entropy) for
         every real report: an integer seed is for tests only, since two reports
@@ -153,8 +157,11 @@ def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
     """
     gradient = _vector(gradient)
     sigma, clip_norm = float(sigma), float(clip_norm)
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be finite and > 0, got {sigma!r}.")
-    if not (np.isfinite(clip_norm) and clip_norm > 0):
-        raise ValueError(f"clip_norm must be finite and > 0, got {clip_norm!r}.")
+    # The range MutualInformationPrivateOGDRegressor allows: a subnormal clip_norm
+    # rounds the clipped coordinates up to whole subnormal steps (a norm of up to
+    # 2 clip_norm, twice the stated mu), and a subnormal sigma's noise grid underflows
+    # (review 127; doc/privacy.md 58.1).
+    for name, value in (("sigma", sigma), ("clip_norm", clip_norm)):
+        if not REPORT_SCALE_RANGE[0] <= value <= REPORT_SCALE_RANGE[1]:  # also nan
+            raise ValueError(f"{name} must lie in [1e-100, 1e100], got {value!r}.")
     return LocalGaussianRandomizer(sigma, clip_norm).report(gradient, random_state)
