@@ -46,7 +46,16 @@ from .privacy._accountant import noise_fingerprint
 EPSILON_CONSTRAINT = Interval(Real, 0, np.inf, closed="right")
 DELTA_CONSTRAINT = Interval(Real, 0, 1, closed="neither")
 POSITIVE = Interval(Real, 0, None, closed="neither")
-HORIZON_CONSTRAINT = Interval(Integral, 1, None, closed="left")
+
+
+class _Count(Interval):
+    """An integer interval that refuses booleans (``horizon=True`` is not a count of 1)."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+HORIZON_CONSTRAINT = _Count(Integral, 1, None, closed="left")
 
 
 def make_generator(random_state, purpose=0):

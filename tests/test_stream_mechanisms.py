@@ -411,10 +411,12 @@ def test_unbounded_dense_stream_crosses_into_blt_exactly_and_privately():
     assert np.var(released) == pytest.approx(stream.current_variance(), rel=0.08)
     assert stream.current_variance() == pytest.approx(stream.prefix_variance(t_end))
     assert stream.spent_fraction() == 1.0
-    # the first 128 releases: 0.61-0.65 times the unbounded BLT's variance
+    # the first 128 releases: 0.61-0.70 times the unbounded BLT's variance (0.70 at t = 2,
+    # at most 0.65 from t = 15: review 126 found the earlier "0.61-0.65" wrong at t = 2..14)
     blt = make_stream_mechanism("blt", dim=1, sensitivity=1.0, mu=1.0, horizon=None)
-    for t in (1, 17, 37, 128):
-        assert stream.prefix_variance(t) < 0.66 * blt.prefix_variance(t)
+    ratios = [stream.prefix_variance(t) / blt.prefix_variance(t) for t in range(1, 129)]
+    assert 0.60 < min(ratios) and max(ratios) < 0.71
+    assert max(ratios[14:]) < 0.65
 
 
 def test_blt_memory_is_o_buffers():

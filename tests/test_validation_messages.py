@@ -239,3 +239,16 @@ def test_object_targets_holding_nan_strings_or_odd_numbers_are_refused(name):
             with pytest.raises(ValueError, match=match) as info:
                 call(estimators()[name], name, method, X, y)
             assert_value_free(info.value)
+
+
+@pytest.mark.parametrize("horizon", [True, np.True_, False])
+@pytest.mark.parametrize("make", [
+    lambda h: PrivateQFTLRegressor(horizon=h, data_norm=2.0, y_bound=2.0),
+    lambda h: PrivateIGDClassifier(classes=[0, 1], horizon=h, data_norm=2.0),
+])
+def test_a_boolean_horizon_is_refused(make, horizon):
+    """horizon=True passed validation as the count 1 (review 126)."""
+    est = make(horizon)
+    with pytest.raises(ValueError, match="'horizon' parameter"):
+        est.partial_fit(np.zeros((3, 2)), np.array([0, 1, 0]))
+    assert not hasattr(est, "coef_")
