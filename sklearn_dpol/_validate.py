@@ -84,6 +84,7 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     "Failures and refunds"), so it is not a speed option here.
     """
     check_no_dask_collections(_estimator, X=X, y=y)
+    y = labels_as_given(y)
     try:
         with config_context(assume_finite=False):
             result = _sklearn_validate_data(
@@ -114,6 +115,42 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
     # Outside the except block: the new exception chains nothing.
     error = _exception(kind, _value_free_message(message, _estimator, X, y))
     raise error
+
+
+def labels_as_given(y):
+    """A ``y`` passed as a list or tuple, as an object array of its own elements.
+
+    numpy infers a list's dtype from all of its values, so one record's label
+    would re-type every other: one string among numbers makes them all strings
+    (no label equals a numeric class any more), one float among large integer
+    IDs rounds them all. Element by element, each label keeps its own value and
+    type, whatever the others are (review 125, ``doc/privacy.md`` 58.3). Arrays,
+    pandas objects and other inputs with a dtype are returned as they are; so is
+    a list holding sequences (a 2-D ``y``, refused or reshaped by validation).
+    """
+    if not isinstance(y, (list, tuple)) or any(
+            isinstance(v, (list, tuple, np.ndarray)) for v in y):
+        return y
+    out = np.empty(len(y), dtype=object)
+    for i, value in enumerate(y):
+        out[i] = value
+    return out
+
+
+def jointly_typed(y):
+    """``y`` with one dtype for all its labels, as numpy infers it from their values.
+
+    For inferring a label set from ``y`` only (``classes=None``: the labels are
+    released without privacy, with a ``PrivacyLeakWarning``), where scikit-learn's
+    target checks refuse an object array of numbers. An object array that does not
+    convert (ragged values) is returned as it is.
+    """
+    if getattr(y, "dtype", None) != object:
+        return y
+    try:
+        return np.asarray(y.tolist())
+    except (TypeError, ValueError):
+        return y
 
 
 def _is_dask_collection(obj):

@@ -44,6 +44,7 @@ from .._core import frank_wolfe as fw
 from .._core import mirror_descent as md
 from .._core import qftl
 from .._core._weights import check_unit_sample_weight
+from .._validate import _float_targets, labels_as_given
 
 # What ``_statistics`` reads from the estimator: public hyperparameters only,
 # so that neither the generator nor the accountant travels to the workers.
@@ -198,7 +199,16 @@ def check_dask_input(estimator, X, y, sample_weight=None):
         raise ValueError(f"Found array with {n_rows} sample(s) and {n_features} feature(s), "
                          "while at least 1 of each is required.")
     if not is_dask_array(y):
-        y = np.asarray(y)
+        # As the in-memory fit converts y: element by element (a string target of one
+        # record neither re-types the others nor refuses the fit on one neighbour only).
+        y = np.asarray(labels_as_given(y))
+        if y.dtype.kind not in "biuf":
+            targets = _float_targets(y) if y.ndim == 1 else None
+            if targets is None:
+                raise ValueError("y must hold real numbers: could not convert a value of y "
+                                 f"(dtype {y.dtype}) to a number. Nothing was computed or "
+                                 "charged.")
+            y = targets
     else:
         _check_blocks_are_numpy("y", y)
     if y.ndim == 2 and y.shape[1] == 1:

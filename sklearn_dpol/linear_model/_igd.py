@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import (
     check_classification_targets,
 )
 from sklearn.utils.validation import check_is_fitted
-from .._validate import validate_data
+from .._validate import jointly_typed, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -692,6 +692,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             # guarantee, with a PrivacyLeakWarning): only then are y's values
             # inspected here. With public classes nothing below depends on
             # which labels occur: out-of-class records contribute nothing.
+            # A list is an object array of its own elements (labels_as_given); the
+            # labels are inferred and released here anyway (PrivacyLeakWarning), in the
+            # joint typing scikit-learn's target checks expect.
+            y = jointly_typed(y)
             check_classification_targets(y)
             labels = np.unique(y)
         label_set = self._label_set(labels, classes, fitting)
@@ -812,8 +816,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         against string classes) would make every record contribute nothing, an
         all-zero model, whatever the data. An object-dtype ``y`` (a pandas column
         of strings, say) is not checked: only its values say what it holds; nor is a
-        ``y`` passed without a dtype (a list), whose inferred dtype depends on its
-        values (one string label makes a list of numbers ``'<U'``).
+        ``y`` passed without a dtype (a list), which validation reads element by
+        element into an object array (``_validate.labels_as_given``: numpy's inferred
+        dtype would let one string label re-type every other, doc/privacy.md 58.3).
         """
         if classes is not None and self.classes is not None and not _same_label_set(
                 classes, self.classes):

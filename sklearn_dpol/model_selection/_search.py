@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
-from .._validate import check_no_dask_collections, validate_data
+from .._validate import check_no_dask_collections, jointly_typed, validate_data
 
 from .._base import (
     DELTA_CONSTRAINT,
@@ -685,6 +685,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                                      y_numeric=plan["score_bound"] is not None)
                 X = canonical_csr(X)
                 sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
+                # The final estimator's public checks of its classes against y's dtype
+                # (not its values), here before the read: in a candidate's fit they
+                # would come after it and be charged (review 125; doc/privacy.md 58.3).
+                public_label_checks = getattr(final_estimator(self.estimator),
+                                              "_check_public_classes", None)
+                if public_label_checks is not None:
+                    public_label_checks(y, None, True)
                 if X.shape[0] < 2:
                     raise ValueError(
                         f"Private selection needs at least 2 samples (one to train on, "
@@ -753,7 +760,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             "protection. Pass classes=[...] from public knowledge to the estimator.",
             PrivacyLeakWarning,
         )
-        return np.unique(y), True
+        return np.unique(jointly_typed(y)), True
 
     def _candidate(self, setting, classes, rng):
         # Each candidate gets its own copy of every drawn value (as scikit-learn's
