@@ -221,3 +221,17 @@ def test_none_is_accepted_by_the_constraints_and_nothing_else_new():
         MutualInformationPrivateOGDRegressor(data_norm="auto").fit(X, y)
     with pytest.raises(InvalidParameterError):
         PrivateQFTLRegressor(y_bound="none").fit(X, y)
+
+
+def test_the_demo_passes_its_bounds_and_draws_no_default_bound_warning():
+    """``python -m sklearn_dpol`` passes every public bound (some equal to 1.0); it used
+    to hide the warning that an explicit 1.0 drew. Each task's private cell now runs
+    with no DefaultBoundWarning and no filter."""
+    from sklearn_dpol import _demo
+
+    tasks = _demo.build_tasks(400)
+    for task in tasks:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _demo.private_cell(task, 1.0, 1)
+        assert not [w for w in caught if issubclass(w.category, DefaultBoundWarning)], task[0]
