@@ -235,3 +235,24 @@ def test_the_demo_passes_its_bounds_and_draws_no_default_bound_warning():
             warnings.simplefilter("always")
             _demo.private_cell(task, 1.0, 1)
         assert not [w for w in caught if issubclass(w.category, DefaultBoundWarning)], task[0]
+
+
+@pytest.mark.parametrize("cls, bounds, extra", [
+    (PrivateQFTLRegressor, ("data_norm", "y_bound"), {}),
+    (PrivateFrankWolfeLasso, ("feature_bound", "y_bound"), {}),
+    (PrivateMirrorDescentRegressor, ("data_norm", "y_bound"), dict(loss="squared")),
+], ids=lambda c: getattr(c, "__name__", ""))
+def test_dask_fits_resolve_unset_bounds(cls, bounds, extra):
+    """The statistics reduced on dask workers read the bounds in use: ``None`` is 1.0
+    there too (``float(None)`` was the failure to avoid), the same model as ``1.0``."""
+    da = pytest.importorskip("dask.array")
+    X, y = _data(4, 0.4)
+    y = X @ np.array([0.5, -0.3, 0.2])
+    Xd, yd = da.from_array(X, chunks=30), da.from_array(y, chunks=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unset = cls(random_state=0, **extra).fit(Xd, yd)
+        explicit = cls(random_state=0, **extra, **{name: 1.0 for name in bounds}).fit(Xd, yd)
+    np.testing.assert_array_equal(unset.coef_, explicit.coef_)
+    assert unset.intercept_ == explicit.intercept_
+    assert all(getattr(unset, name + "_") == 1.0 for name in bounds)
