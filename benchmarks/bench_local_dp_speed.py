@@ -166,7 +166,7 @@ def _breakdown_runs(X, y):
     state = sampler_state(np.random.default_rng(2))
     out = np.empty(n * n_dims)
     mi_kw = dict(loss=mi_fit.loss, huber_threshold=float(mi_fit.epsilon_huber),
-                 data_norm=float(mi_fit.data_norm), y_bound=float(mi_fit.y_bound),
+                 data_norm=mi_fit.data_norm_, y_bound=mi_fit.y_bound_,
                  intercept=True, feedback="full", clip_norm=float(mi_fit.gradient_bound),
                  exploration=1.0, loss_bound=0.0)
 

@@ -175,8 +175,8 @@ class Learner:
     def run(self, X, y, state, directions):
         """The stream from the users' sampler ``state`` (advanced in place)."""
         e = self.est
-        total = _mi_stream(e.feedback == "bandit", X, y, e.fit_intercept, float(e.data_norm),
-                           float(e.y_bound), float(e.gradient_bound), self.exploration,
+        total = _mi_stream(e.feedback == "bandit", X, y, e.fit_intercept, e.data_norm_,
+                           e.y_bound_, float(e.gradient_bound), self.exploration,
                            self.loss_bound, float(e.sigma), state, directions, self.theta,
                            self.t, self.w_sum, self.eta, e.step_size is None, float(e.radius))
         self.t += X.shape[0]

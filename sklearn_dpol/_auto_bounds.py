@@ -44,6 +44,7 @@ import math
 import numpy as np
 from scipy.sparse import issparse
 
+from ._base import bound_in_use
 from .privacy._gaussian import gaussian_mu
 from .privacy._quantile import _MAX_RECORDS, geometric_grid, private_quantile, quantile_scale
 from .privacy._spec import Part, PrivacySpec, gaussian_spec
@@ -238,7 +239,7 @@ class AutoBoundsMixin:
         stands for the largest candidate, the worst case of the checks.
         """
         if not self._auto_norm():
-            return float(getattr(self, self._auto_norm_param))
+            return float(bound_in_use(getattr(self, self._auto_norm_param)))
         if worst:
             return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_data_norm", AUTO_GRID[-1]))
@@ -246,7 +247,7 @@ class AutoBoundsMixin:
     def _y_bound(self, worst=False):
         """The target bound in use: ``y_bound``, or the resolved ``y_bound_`` (as ``_data_norm``)."""
         if not self._auto_y():
-            return float(self.y_bound)
+            return float(bound_in_use(self.y_bound))
         if worst:
             return float(AUTO_GRID[-1])
         return float(self.__dict__.get("_auto_y_bound", AUTO_GRID[-1]))

@@ -57,6 +57,20 @@ class _Count(Interval):
 
 HORIZON_CONSTRAINT = _Count(Integral, 1, None, closed="left")
 
+#: The value a public bound of ``_DEFAULT_BOUNDS`` left at its default, ``None``,
+#: stands for (with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`).
+DEFAULT_BOUND = 1.0
+
+
+def bound_in_use(value):
+    """A public bound parameter's value in use: ``None`` (the default) is :data:`DEFAULT_BOUND`.
+
+    Anything else (a number, or ``"auto"``) is returned unchanged. The one place
+    that resolves an unset bound, so that a fit with ``None`` and a fit with
+    ``1.0`` compute the same thing; the parameter itself keeps ``None``.
+    """
+    return DEFAULT_BOUND if value is None else value
+
 
 def make_generator(random_state, purpose=0):
     """A fresh ``numpy.random.Generator`` from an sklearn-style ``random_state``.
@@ -524,31 +538,30 @@ class PrivateEstimatorMixin:
             for name in _SAMPLER_STATE:
                 self.__dict__.pop(name, None)
 
+    def _bound(self, name):
+        """The public bound parameter ``name`` in use (:func:`bound_in_use`: ``None`` is 1.0)."""
+        return bound_in_use(getattr(self, name))
+
     def _warn_default_bounds(self):
         """Warn (:class:`~sklearn_dpol.exceptions.DefaultBoundWarning`) about
-        the public bounds among ``_DEFAULT_BOUNDS`` left at their ``__init__``
-        defaults.
+        the public bounds among ``_DEFAULT_BOUNDS`` left at their default, ``None``
+        (which stands for :data:`DEFAULT_BOUND`).
 
         Called once per ``fit``, and by a stream's first ``partial_fit`` call.
         The message depends only on the class and the parameters, never on the
-        data, so the warning itself releases nothing. A bound passed equal to its
-        default is indistinguishable from one left there: the message says how to
-        silence it.
+        data, so the warning itself releases nothing. A bound passed explicitly
+        (``1.0`` included) never warns.
         """
         names = self._DEFAULT_BOUNDS
-        import inspect
-
         from .exceptions import DefaultBoundWarning, _warn_at_caller
 
-        defaults = inspect.signature(type(self).__init__).parameters
-        left = [(name, defaults[name].default) for name in names
-                if name in defaults and _same_value(getattr(self, name), defaults[name].default)]
+        left = [name for name in names if getattr(self, name, 0) is None]
         if not left:
             return
-        listed = ", ".join(f"{name}={value!r}" for name, value in left)
+        listed = ", ".join(f"{name}=None" for name in left)
         # Only this estimator's own bounds, and "auto" where this estimator offers it.
         own = ", ".join(f"{name}=<{_BOUND_MEANINGS.get(name, 'a public bound')}>"
-                        for name in names if name in defaults)
+                        for name in names)
         auto = [name for name in names if _accepts_auto(self, name)]
         norm_param, norm_words = (self._norm_words() if hasattr(self, "_norm_words")
                                   else (None, None))
@@ -556,16 +569,16 @@ class PrivateEstimatorMixin:
             f"{name}='auto' (a private quantile of "
             f"{'the ' + norm_words if name == norm_param else '|y|'})"
             for name in auto)) if auto else ""
+        explicit = ", ".join(f"{name}={DEFAULT_BOUND!r}" for name in left)
         _warn_at_caller(
             f"{type(self).__name__}: {listed}, the default "
-            f"{'value' if len(left) == 1 else 'values'} (left unset or passed equal to "
-            "it: the two cannot be told apart). Every record is "
-            "clipped to these public bounds, so a default that does not fit the data "
-            "gives a useless model without any error. Pass bounds known without looking "
-            f"at the data ({own}){offered}, or scale the features privately first with "
-            "sklearn_dpol.preprocessing.PrivateRangeScaler in a Pipeline. If this "
-            "value is your public bound, silence this with warnings.filterwarnings("
-            "'ignore', category=sklearn_dpol.exceptions.DefaultBoundWarning).",
+            f"({'it stands' if len(left) == 1 else 'they stand'} for {DEFAULT_BOUND!r}). "
+            "Every record is clipped to these public bounds, so a default that does not "
+            "fit the data gives a useless model without any error. Pass bounds known "
+            f"without looking at the data ({own}){offered}, or scale the features "
+            "privately first with sklearn_dpol.preprocessing.PrivateRangeScaler in a "
+            f"Pipeline. If {DEFAULT_BOUND!r} is your public bound, pass it explicitly "
+            f"({explicit}): an explicit bound does not warn.",
             DefaultBoundWarning,   # at the user's line that called fit / partial_fit
         )
 

@@ -47,9 +47,11 @@ class PrivacyLeakWarning(RuntimeWarning):
 class DefaultBoundWarning(UserWarning):
     """A public data bound (``data_norm``, ``y_bound``...) was left at its default.
 
-    The privacy guarantee holds whatever the bound, but every record is
-    clipped to it: a default that does not fit the data silently gives a
-    useless model. Issued once per ``fit``; its message depends only on the
+    The default, ``None``, stands for 1.0. The privacy guarantee holds whatever
+    the bound, but every record is clipped to it: a default that does not fit
+    the data silently gives a useless model. Issued once per ``fit`` (and on a
+    stream's first call) for a bound left at ``None``, never for one passed
+    explicitly (``1.0`` included); its message depends only on the
     estimator's parameters (never on the data, which it must not reveal) and
     says what to pass: a bound known without looking at the data, or data
     scaled into it privately
@@ -75,6 +77,12 @@ class DefaultBoundWarning(UserWarning):
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     _ = PrivateQFTLRegressor(data_norm=0.75, y_bound=0.5,
+    ...                              random_state=0).fit(X, X[:, 0])
+    >>> any(issubclass(w.category, DefaultBoundWarning) for w in caught)
+    False
+    >>> with warnings.catch_warnings(record=True) as caught:  # an explicit 1.0
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0,
     ...                              random_state=0).fit(X, X[:, 0])
     >>> any(issubclass(w.category, DefaultBoundWarning) for w in caught)
     False

@@ -52,9 +52,10 @@ def test_default_bound_warns_once_with_data_independent_message(cls, fixed, boun
 def test_partial_bound_names_only_the_default_one():
     messages = _bound_warnings(PrivateQFTLRegressor(data_norm=5.0, random_state=0), *_data(0, 1.0))
     assert len(messages) == 1
-    assert "y_bound=1.0" in messages[0]
-    assert "data_norm" not in messages[0].split(", the default value")[0]
-    assert ", the default value (left unset or passed equal to it" in messages[0]
+    assert "y_bound=None, the default (it stands for 1.0)" in messages[0]
+    assert "data_norm" not in messages[0].split(", the default")[0]
+    assert "passed equal" not in messages[0]
+    assert "pass it explicitly (y_bound=1.0)" in messages[0]
 
 
 def _stream_warnings(est, batches):
@@ -119,3 +120,139 @@ def test_the_message_names_only_the_estimators_own_bounds_and_autos():
             assert word in messages[0], (type(estimator).__name__, word)
         for word in absent:
             assert word not in messages[0], (type(estimator).__name__, word)
+
+
+# -- issue 17 item 2: an explicit bound (1.0 included) never warns; None stands for 1.0 --------
+
+def _fitted(cls, fixed, values, X, y, stream=False):
+    est = cls(random_state=7, **fixed, **values)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if stream:
+            est.partial_fit(X, y)
+            est.partial_fit(X, y)
+        else:
+            est.fit(X, y)
+    return est, [w for w in caught if issubclass(w.category, DefaultBoundWarning)]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["fit", "stream"])
+@pytest.mark.parametrize("cls, fixed, bounds", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_an_explicit_one_does_not_warn_and_none_is_one(cls, fixed, bounds, stream):
+    """The old check compared the value with the default 1.0: a user whose public bound
+    is 1.0 was warned though they had passed it. Now only ``None`` (unset) warns, once,
+    and it computes exactly what 1.0 does: the same model, noise and ``privacy_``, with
+    the resolved value as a fitted attribute and the parameter left at ``None``."""
+    X, y = _data(0, 0.5)
+    unset, warned = _fitted(cls, fixed, {}, X, y, stream)
+    explicit, silent = _fitted(cls, fixed, {name: 1.0 for name in bounds}, X, y, stream)
+    assert len(warned) == 1 and silent == []
+    np.testing.assert_array_equal(unset.coef_, explicit.coef_)
+    np.testing.assert_array_equal(unset.intercept_, explicit.intercept_)
+    assert unset.privacy_ == explicit.privacy_
+    for name in bounds:
+        assert getattr(unset, name) is None                  # never written back
+        assert getattr(unset, name + "_") == 1.0 == getattr(explicit, name + "_")
+        assert type(getattr(unset, name + "_")) is float
+    # One bound explicit, the other unset: only the unset one is named.
+    if len(bounds) == 2:
+        first, second = bounds
+        _, one = _fitted(cls, fixed, {first: 1.0}, X, y, stream)
+        assert len(one) == 1
+        head = str(one[0].message).split(", the default")[0]
+        assert f"{second}=None" in head and first not in head
+
+
+@pytest.mark.parametrize("cls, fixed, bounds", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_none_is_the_default_and_survives_clone_and_set_params(cls, fixed, bounds):
+    from sklearn.base import clone
+
+    est = cls(**fixed)
+    params = est.get_params()
+    for name in bounds:
+        assert params[name] is None
+    copy = clone(est)
+    assert all(copy.get_params()[name] is None for name in bounds)
+    copy.set_params(**{name: 1.0 for name in bounds}).set_params(**{name: None for name in bounds})
+    X, y = _data(1, 0.5)
+    assert all(copy.get_params()[name] is None for name in bounds)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        copy.fit(X, y)
+    assert len([w for w in caught if issubclass(w.category, DefaultBoundWarning)]) == 1
+
+
+def test_a_search_over_epsilon_with_bounds_unset():
+    """Private selection with the bounds left unset: the score bound resolves ``y_bound``
+    (``None``: 1.0), every candidate is the one with ``y_bound=1.0``, and the result is
+    the same as with the bounds passed (bar the warning)."""
+    from sklearn_dpol.model_selection import PrivateHyperparameterSearch
+
+    X, y = _data(2, 0.3)
+    y = X @ np.array([0.5, -0.3, 0.2])
+    results = []
+    for values in ({}, dict(data_norm=1.0, y_bound=1.0)):
+        search = PrivateHyperparameterSearch(
+            PrivateQFTLRegressor(**values), {"epsilon": [0.5, 1.0, 2.0]}, n_candidates=3.0,
+            random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        warned = [w for w in caught if issubclass(w.category, DefaultBoundWarning)]
+        assert bool(warned) == (values == {})
+        best = search.best_estimator_
+        results.append((best.coef_, best.intercept_, search.best_params_, search.best_score_,
+                        search.privacy_))
+        assert best.y_bound_ == 1.0 and best.data_norm_ == 1.0
+        assert best.get_params()["y_bound"] == values.get("y_bound")
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1:] == results[1][1:]
+
+
+def test_none_is_accepted_by_the_constraints_and_nothing_else_new():
+    """``None`` passes the parameter validation; a string other than "auto" still fails."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = _data(3, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DefaultBoundWarning)
+        MutualInformationPrivateOGDRegressor(data_norm=None, y_bound=None).fit(X, y)
+    with pytest.raises(InvalidParameterError):
+        MutualInformationPrivateOGDRegressor(data_norm="auto").fit(X, y)
+    with pytest.raises(InvalidParameterError):
+        PrivateQFTLRegressor(y_bound="none").fit(X, y)
+
+
+def test_the_demo_passes_its_bounds_and_draws_no_default_bound_warning():
+    """``python -m sklearn_dpol`` passes every public bound (some equal to 1.0); it used
+    to hide the warning that an explicit 1.0 drew. Each task's private cell now runs
+    with no DefaultBoundWarning and no filter."""
+    from sklearn_dpol import _demo
+
+    tasks = _demo.build_tasks(400)
+    for task in tasks:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _demo.private_cell(task, 1.0, 1)
+        assert not [w for w in caught if issubclass(w.category, DefaultBoundWarning)], task[0]
+
+
+@pytest.mark.parametrize("cls, bounds, extra", [
+    (PrivateQFTLRegressor, ("data_norm", "y_bound"), {}),
+    (PrivateFrankWolfeLasso, ("feature_bound", "y_bound"), {}),
+    (PrivateMirrorDescentRegressor, ("data_norm", "y_bound"), dict(loss="squared")),
+], ids=lambda c: getattr(c, "__name__", ""))
+def test_dask_fits_resolve_unset_bounds(cls, bounds, extra):
+    """The statistics reduced on dask workers read the bounds in use: ``None`` is 1.0
+    there too (``float(None)`` was the failure to avoid), the same model as ``1.0``."""
+    da = pytest.importorskip("dask.array")
+    X, y = _data(4, 0.4)
+    y = X @ np.array([0.5, -0.3, 0.2])
+    Xd, yd = da.from_array(X, chunks=30), da.from_array(y, chunks=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unset = cls(random_state=0, **extra).fit(Xd, yd)
+        explicit = cls(random_state=0, **extra, **{name: 1.0 for name in bounds}).fit(Xd, yd)
+    np.testing.assert_array_equal(unset.coef_, explicit.coef_)
+    assert unset.intercept_ == explicit.intercept_
+    assert all(getattr(unset, name + "_") == 1.0 for name in bounds)

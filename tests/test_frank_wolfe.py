@@ -55,7 +55,7 @@ def frank_wolfe_gap(grad, theta, radius):
 def theta_of(model):
     parts = [model.coef_]
     if model.fit_intercept:
-        parts.append([model.intercept_ / model.feature_bound])
+        parts.append([model.intercept_ / model.feature_bound_])
     return np.concatenate(parts)
 
 

@@ -111,7 +111,7 @@ def test_fit_on_the_gram_matrix_is_the_fit_on_the_rows(kw, fmt, monkeypatch):
     gram = _fit(X, y, True, monkeypatch, **kw)
     assert md.use_huber_gram("huber", 3000, 6, gram.max_iter_,
                              huber_threshold=gram.epsilon_huber, radius=gram.radius,
-                             data_norm=gram.data_norm, y_bound=gram.y_bound, intercept=True)
+                             data_norm=gram.data_norm_, y_bound=gram.y_bound_, intercept=True)
     assert (gram.max_iter_, gram.step_size_, gram.noise_scale_) == \
         (rows.max_iter_, rows.step_size_, rows.noise_scale_)
     assert_allclose(np.append(gram.coef_, gram.intercept_),

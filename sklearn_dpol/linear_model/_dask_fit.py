@@ -40,6 +40,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._base import bound_in_use
 from .._core import frank_wolfe as fw
 from .._core import mirror_descent as md
 from .._core import qftl
@@ -55,10 +56,10 @@ class _PublicParams(SimpleNamespace):
     """The public hyperparameters ``_statistics`` reads, shipped to the workers."""
 
     def _data_norm(self):
-        return float(self.data_norm)
+        return float(bound_in_use(self.data_norm))
 
     def _y_bound(self):
-        return float(self.y_bound)
+        return float(bound_in_use(self.y_bound))
 
 
 def is_dask_array(obj):
@@ -312,8 +313,8 @@ def check_frank_wolfe_dask_fit(estimator, X, y, sample_weight):
 def frank_wolfe_problem(estimator, data):
     """The Frank-Wolfe objective of a checked :class:`DaskInput`, reduced on the workers."""
     n_dims = data.n_features + int(estimator.fit_intercept)
-    params = {"feature_bound": float(estimator.feature_bound),
-              "y_bound": float(estimator.y_bound), "intercept": bool(estimator.fit_intercept)}
+    params = {"feature_bound": estimator._feature_bound(),
+              "y_bound": estimator._y_bound(), "intercept": bool(estimator.fit_intercept)}
     total = _reduce(estimator, data, _frank_wolfe_sums, n_dims * n_dims + n_dims, params)
     gram = total[:n_dims * n_dims].reshape(n_dims, n_dims)
     return fw.ClippedLeastSquares.from_sums(gram, total[n_dims * n_dims:], data.n_rows)
@@ -344,7 +345,7 @@ def check_mirror_descent_dask_fit(estimator, X, y, sample_weight):
 def mirror_descent_data(estimator, data):
     """The Gram statistics of a checked :class:`DaskInput`, reduced on the workers."""
     p = data.n_features
-    params = {"data_norm": float(estimator.data_norm), "y_bound": float(estimator.y_bound)}
+    params = {"data_norm": estimator._data_norm(), "y_bound": estimator._y_bound()}
     total = _reduce(estimator, data, _mirror_descent_sums, p * p + 2 * p + 2, params)
     return md.gram_data_from_sums(
         total[:p * p].reshape(p, p), total[p * p:p * p + p], total[p * p + p:p * p + 2 * p],

@@ -70,7 +70,9 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         synthetic data (``benchmarks/bench_radius_rule.py``; ``doc/privacy.md``,
         "radius='auto' that tracks the noise"). A radius from
         public knowledge of the model's size is better when there is one.
-    feature_bound : float or "auto", default=1.0
+    feature_bound : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Every entry of ``X`` is clipped to ``[-feature_bound, feature_bound]``
         (max norm). Set it from public knowledge, never from the data.
         ``"auto"``: ``AUTO_DATA_NORM_SHARE`` (10%) of ``epsilon`` buys a
@@ -81,7 +83,9 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         budget, and the two compose by basic composition (``doc/privacy.md``,
         "feature_bound='auto' for Frank-Wolfe"). A stream draws it from its
         first batch and keeps it.
-    y_bound : float or "auto", default=1.0
+    y_bound : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Targets are clipped to ``[-y_bound, y_bound]``. Set it from public
         knowledge, never from the data. ``"auto"``: ``AUTO_Y_BOUND_SHARE``
         (10%) of ``epsilon`` buys a private 98% quantile of ``|y|`` (same
@@ -224,8 +228,8 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
         "radius": [POSITIVE, StrOptions({"auto"})],
-        "feature_bound": [POSITIVE, StrOptions({"auto"})],
-        "y_bound": [POSITIVE, StrOptions({"auto"})],
+        "feature_bound": [POSITIVE, StrOptions({"auto"}), None],
+        "y_bound": [POSITIVE, StrOptions({"auto"}), None],
         "fit_intercept": ["boolean"],
         "positive": ["boolean"],
         "selection": [StrOptions({fw.EXPONENTIAL, fw.GAUSSIAN})],
@@ -261,8 +265,8 @@ class PrivateFrankWolfeLasso(AutoBoundsMixin, PrivateEstimatorMixin, RegressorMi
         epsilon=1.0,
         delta=1e-6,
         radius="auto",
-        feature_bound=1.0,
-        y_bound=1.0,
+        feature_bound=None,
+        y_bound=None,
         fit_intercept=True,
         positive=False,
         selection="exponential",

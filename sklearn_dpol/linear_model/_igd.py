@@ -184,7 +184,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         objective perturbation: alpha at its own noise").
     loss : {"log_loss", "hinge"}, default="log_loss"
         Logistic regression or a linear SVM.
-    data_norm : float or "auto", default=1.0
+    data_norm : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Rows of ``X`` are clipped to this L2 norm before they are used. Set it
         from public knowledge of the data (for example documented feature
         ranges), never from the private data. ``"auto"``:
@@ -437,7 +439,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "delta": [DELTA_CONSTRAINT],
         "alpha": [POSITIVE, StrOptions({"auto", "seed"})],
         "loss": [StrOptions({"log_loss", "hinge"})],
-        "data_norm": [POSITIVE, StrOptions({"auto"})],
+        "data_norm": [POSITIVE, StrOptions({"auto"}), None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -472,7 +474,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         delta=1e-6,
         alpha="auto",
         loss="log_loss",
-        data_norm=1.0,
+        data_norm=None,
         fit_intercept=True,
         intercept_scaling="auto",
         max_iter=5,

@@ -80,9 +80,13 @@ class MutualInformationPrivateOGDRegressor(
         bounds ``1``, the seed's setting). A fixed ``1`` with targets in other
         units pinned the model near zero (load_diabetes, ``y_bound=346``: R^2
         -4.64 at ``epsilon=inf``, 0.12 at ``radius=400``).
-    data_norm : float, default=1.0
+    data_norm : float or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Rows of ``X`` are clipped to this L2 norm by their user.
-    y_bound : float, default=1.0
+    y_bound : float or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Targets are clipped to ``[-y_bound, y_bound]`` by their user.
     loss : {"absolute", "squared", "huber"}, default="absolute"
         ``|r|`` (the seed's linear-regression example), ``r^2 / 2`` or the
@@ -153,6 +157,10 @@ class MutualInformationPrivateOGDRegressor(
         from ``(epsilon, delta)``; 0 for ``epsilon=np.inf``.
     radius_ : float
         ``B``: ``radius``, or its ``"auto"`` value.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (1.0 for ``None``).
+    y_bound_ : float
+        The target bound used: ``y_bound`` (1.0 for ``None``).
     exploration_radius_ : float or None
         ``delta`` (bandit), else ``None``.
     loss_bound_ : float or None
@@ -219,8 +227,8 @@ class MutualInformationPrivateOGDRegressor(
         "sigma": [POSITIVE, None],
         "gradient_bound": [POSITIVE],
         "radius": [POSITIVE, StrOptions({"auto"})],
-        "data_norm": [POSITIVE],
-        "y_bound": [POSITIVE],
+        "data_norm": [POSITIVE, None],
+        "y_bound": [POSITIVE, None],
         "loss": [StrOptions({mi_ogd.SQUARED, mi_ogd.ABSOLUTE, mi_ogd.HUBER})],
         "epsilon_huber": [POSITIVE],
         "fit_intercept": ["boolean"],
@@ -247,8 +255,8 @@ class MutualInformationPrivateOGDRegressor(
         sigma=None,
         gradient_bound=1.0,
         radius="auto",
-        data_norm=1.0,
-        y_bound=1.0,
+        data_norm=None,
+        y_bound=None,
         loss="absolute",
         epsilon_huber=1.0,
         fit_intercept=True,
@@ -340,7 +348,8 @@ class MutualInformationPrivateOGDRegressor(
     def _more_validate_params(self):
         for name in ("sigma", "gradient_bound", "data_norm", "y_bound", "epsilon_huber",
                      "step_size", "exploration_radius", "radius"):
-            value = getattr(self, name)
+            value = (self._bound(name) if name in self._DEFAULT_BOUNDS
+                     else getattr(self, name))
             if isinstance(value, str):
                 value = self._radius()         # radius="auto": its public value
             if value is not None and not (REPORT_SCALE_RANGE[0] <= float(value)
@@ -400,8 +409,16 @@ class MutualInformationPrivateOGDRegressor(
         data_norm`` without an intercept): public values only."""
         if not isinstance(self.radius, str):
             return float(self.radius)
-        row = float(self.data_norm)
-        return float(self.y_bound) / (min(row, 1.0) if self.fit_intercept else row)
+        row = self._data_norm()
+        return self._y_bound() / (min(row, 1.0) if self.fit_intercept else row)
+
+    def _data_norm(self):
+        """The row bound in use: ``data_norm`` (``None``: 1.0)."""
+        return float(self._bound("data_norm"))
+
+    def _y_bound(self):
+        """The target bound in use: ``y_bound`` (``None``: 1.0)."""
+        return float(self._bound("y_bound"))
 
     def _calibration(self, n_dims):
         """Public constants of the stream: step, exploration, ``F``, sensitivity, noise, MI bound."""
@@ -414,7 +431,7 @@ class MutualInformationPrivateOGDRegressor(
             exploration = (B / 2.0 if self.exploration_radius is None
                            else float(self.exploration_radius))
             bound = mi_ogd.loss_bound(self.loss, float(self.epsilon_huber), B + exploration,
-                                      float(self.data_norm), float(self.y_bound),
+                                      self._data_norm(), self._y_bound(),
                                       self.fit_intercept)
             sensitivity = n_dims * bound / exploration
             mean_power = sensitivity ** 2
@@ -431,7 +448,8 @@ class MutualInformationPrivateOGDRegressor(
                   _report_mu(sensitivity, sigma) if sigma else 1.0)
         if not all(math.isfinite(v) and 0 < v < mi_ogd.HUGE for v in values):
             raise ValueError(
-                f"radius={B:.3g}, data_norm={self.data_norm:.3g}, y_bound={self.y_bound:.3g}, "
+                f"radius={B:.3g}, data_norm={self._data_norm():.3g}, "
+                f"y_bound={self._y_bound():.3g}, "
                 f"sigma={sigma:.3g} (epsilon={self.epsilon!r}, loss={self.loss!r}, "
                 f"feedback={self.feedback!r}) give a "
                 "sensitivity or step that overflows or vanishes in floating point. Rescale "
@@ -467,8 +485,8 @@ class MutualInformationPrivateOGDRegressor(
             directions = np.zeros((0, n_dims))
         mi_ogd.run_protocol(
             learner, X, y, sampler, directions, loss=self.loss,
-            huber_threshold=float(self.epsilon_huber), data_norm=float(self.data_norm),
-            y_bound=float(self.y_bound), intercept=self.fit_intercept, feedback=self.feedback,
+            huber_threshold=float(self.epsilon_huber), data_norm=self._data_norm(),
+            y_bound=self._y_bound(), intercept=self.fit_intercept, feedback=self.feedback,
             clip_norm=float(self.gradient_bound),
             exploration=cal["exploration"] or 1.0, loss_bound=cal["loss_bound"] or 0.0,
             sigma=cal["sigma"], sample_weight=sample_weight,
@@ -478,6 +496,7 @@ class MutualInformationPrivateOGDRegressor(
         self.step_size_ = cal["eta"]
         self.sigma_ = cal["sigma"]
         self.radius_ = self._radius()
+        self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         self.exploration_radius_ = cal["exploration"]
         self.loss_bound_ = cal["loss_bound"]
         self.sensitivity_ = cal["sensitivity"]

@@ -94,7 +94,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     group_size : int or None, default=None
         Features per group for ``constraint="group_l1"`` (the last group may be
         shorter); required there, ignored otherwise.
-    data_norm : float or "auto", default=1.0
+    data_norm : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Rows of ``X`` are clipped to this L2 norm. Set it from public
         knowledge, never from the data. ``"auto"``: ``AUTO_DATA_NORM_SHARE``
         (10%) of ``epsilon`` buys a private 0.98-quantile of the row norms
@@ -105,7 +107,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         for mirror descent"). Refused by ``fit`` on a dask array.
         ``partial_fit`` draws it from the stream's first batch (or keeps the
         ``fit``'s).
-    y_bound : float or "auto", default=1.0
+    y_bound : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Targets are clipped to ``[-y_bound, y_bound]``, which is also the
         public interval of the intercept. ``"auto"``: ``AUTO_Y_BOUND_SHARE``
         (10%) of ``epsilon`` buys a private 0.98-quantile of ``|y|`` (same
@@ -286,8 +290,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         "constraint": [StrOptions(set(md.CONSTRAINTS))],
         "radius": [POSITIVE, StrOptions({"auto"})],
         "group_size": [Interval(Integral, 1, None, closed="left"), None],
-        "data_norm": [POSITIVE, StrOptions({"auto"})],
-        "y_bound": [POSITIVE, StrOptions({"auto"})],
+        "data_norm": [POSITIVE, StrOptions({"auto"}), None],
+        "y_bound": [POSITIVE, StrOptions({"auto"}), None],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [POSITIVE, None],
@@ -332,8 +336,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         constraint="l2",
         radius="auto",
         group_size=None,
-        data_norm=1.0,
-        y_bound=1.0,
+        data_norm=None,
+        y_bound=None,
         fit_intercept=True,
         max_iter=None,
         step_size=None,

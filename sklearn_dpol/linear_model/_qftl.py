@@ -96,7 +96,9 @@ class PrivateQFTLRegressor(
         budget spent; per release), or the value of the ``fit`` the stream
         continues. The resolved value is ``alpha_`` (``doc/privacy.md``,
         "QFTL fit: AdaSSP" and "QFTL streams calibrated on calls").
-    data_norm : float or "auto", default=1.0
+    data_norm : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Rows of ``X`` are clipped to this L2 norm. Set it from public knowledge
         of the data, never from the private data. ``"auto"`` (``fit``, or a
         stream's first call, from its first batch):
@@ -107,7 +109,9 @@ class PrivateQFTLRegressor(
         ``privacy_`` is ``(epsilon, delta)`` by basic composition. A
         ``partial_fit`` stream resolves it from its first batch
         (``doc/privacy.md``, "Private quantiles, private scaling").
-    y_bound : float or "auto", default=1.0
+    y_bound : float, "auto" or None, default=None
+        ``None``: 1.0, with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`
+        (pass your data's public bound; an explicit ``1.0`` does not warn).
         Targets are clipped to ``[-y_bound, y_bound]``. Set it from public
         knowledge of the targets. ``"auto"``: ``AUTO_Y_BOUND_SHARE`` (10%) of
         ``epsilon`` buys a private 98% quantile of ``|y|`` (the same mechanism
@@ -295,8 +299,8 @@ class PrivateQFTLRegressor(
         "epsilon": [EPSILON_CONSTRAINT],
         "delta": [DELTA_CONSTRAINT],
         "alpha": [POSITIVE, StrOptions({"auto"})],
-        "data_norm": [POSITIVE, StrOptions({"auto"})],
-        "y_bound": [POSITIVE, StrOptions({"auto"})],
+        "data_norm": [POSITIVE, StrOptions({"auto"}), None],
+        "y_bound": [POSITIVE, StrOptions({"auto"}), None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "horizon": [HORIZON_CONSTRAINT, None],
@@ -319,8 +323,8 @@ class PrivateQFTLRegressor(
         epsilon=1.0,
         delta=1e-6,
         alpha="auto",
-        data_norm=1.0,
-        y_bound=1.0,
+        data_norm=None,
+        y_bound=None,
         fit_intercept=True,
         intercept_scaling="auto",
         horizon=None,

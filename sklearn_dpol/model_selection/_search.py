@@ -22,6 +22,7 @@ from .._base import (
     POSITIVE,
     PrivateEstimatorMixin,
     _call_lock,
+    bound_in_use,
     _refunded_on_failure,
     _warn_large_delta,
     _silent_floats,
@@ -126,7 +127,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     y_bound : float or None, default=None
         Regression only: targets and predictions are clipped to
         ``[-y_bound, y_bound]`` to bound the score. ``None`` takes the
-        estimator's own ``y_bound`` parameter.
+        estimator's own ``y_bound`` parameter (1.0 where that is left unset,
+        ``None``).
     random_state : int, RandomState instance or None, default=None
         Seeds the split, the candidate count, the settings, the score noise
         and the candidates' own noise. An integer makes everything
@@ -552,7 +554,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 f"estimator's y_bound={params['y_bound']!r} is resolved privately inside each "
                 "candidate: pass a public y_bound=... to the search. Nothing was read."
             )
-        return float(params["y_bound"])
+        return float(bound_in_use(params["y_bound"]))   # None, unset: its 1.0
 
     def _plan(self):
         """Everything the guarantee depends on, from the hyperparameters alone."""
