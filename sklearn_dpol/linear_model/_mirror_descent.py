@@ -7,7 +7,7 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_features, check_is_fitted
 from .._validate import validate_data
 
 from .._auto_bounds import AUTO_GRID, AutoBoundsMixin
@@ -30,8 +30,10 @@ from ..privacy._spec import (
     stream_regime,
 )
 from ._dask_fit import check_mirror_descent_dask_fit, is_dask_array, mirror_descent_data
+from ._igd import _sparse_format
 
 _NEIGHBOURS = "replace-one"
+AUTO = "auto"
 MIRROR_DESCENT = "mirror_descent"
 OBJECTIVE_PERTURBATION = "objective_perturbation"
 #: Public prior of objective perturbation's ``alpha="auto"`` (:func:`default_alpha`): the
@@ -285,7 +287,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [POSITIVE, None],
-        "solver": [StrOptions({MIRROR_DESCENT, OBJECTIVE_PERTURBATION})],
+        "solver": [StrOptions({AUTO, MIRROR_DESCENT, OBJECTIVE_PERTURBATION})],
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "tol": [POSITIVE, None],
         "random_state": ["random_state"],
@@ -298,6 +300,10 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
     )
     _DEFAULT_BOUNDS = ("data_norm", "y_bound")
     _private_state = ("_rng",)
+    #: The solver private selection plans and fits ``solver="auto"`` with: its candidates
+    #: compose zCDP ``rho``, which objective perturbation does not have
+    #: (``model_selection/_candidates.py::selection_solver``).
+    _selection_solver = MIRROR_DESCENT
     # data_norm="auto", y_bound="auto": private quantiles (``_auto_bounds.py``).
     _auto_bound_params = ("data_norm", "y_bound")
     #: radius="auto": ``radius_ = c * y_bound_ / data_norm_``, ``c = 3.4 (noise /
@@ -331,7 +337,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         fit_intercept=True,
         max_iter=None,
         step_size=None,
-        solver="mirror_descent",
+        solver="auto",
         alpha="auto",
         tol=None,
         random_state=None,
@@ -460,15 +466,64 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             md.check_bounds(self.loss, float(self.epsilon_huber), radius, row_bound, y_bound,
                             self.fit_intercept, unit_scale=True)
 
-    def _privacy_spec(self, X=None, *, fitting=True, **_):
+    def _fit_solver(self, X=None):
+        """The solver ``fit`` uses: ``solver``, or the public rule of ``"auto"``.
+
+        ``"auto"`` is ``"objective_perturbation"`` for the squared or Huber loss on
+        the L2 ball (``constraint="l2"``), ``max_iter`` and ``step_size`` left to
+        their rules (``None``: mirror descent's own knobs, which objective
+        perturbation would ignore), a finite ``epsilon``, ``delta`` at least
+        objective perturbation's ``MIN_DELTA``, and dense in-memory ``X`` of at most
+        ``MAX_COLUMNS`` columns with the intercept's; ``"mirror_descent"``
+        otherwise (sparse ``X``, a dask array, a wider ``X``). Only public
+        properties of the call enter: the parameters, the *format* of ``X`` (type
+        checks) and its number of columns (its shape), never a value. ``X=None``
+        (no data yet) plans for dense ``X`` within the column limit. Private
+        selection plans and fits its candidates with ``_selection_solver``
+        instead (``model_selection/_candidates.py``).
+        """
+        if self.solver != AUTO:
+            return self.solver
+        if (self.loss not in (md.SQUARED, md.HUBER) or self.constraint != md.L2
+                or self.max_iter is not None or self.step_size is not None):
+            return MIRROR_DESCENT
+        from .._core import objective_perturbation as op
+
+        if math.isinf(float(self.epsilon)) or not float(self.delta) >= op.MIN_DELTA:
+            return MIRROR_DESCENT
+        if X is None:
+            return OBJECTIVE_PERTURBATION
+        if is_dask_array(X) or _sparse_format(X):
+            return MIRROR_DESCENT
+        try:
+            width = _num_features(X)   # the shape (public), never a value
+        except TypeError:   # not 2-D: validation refuses it, whichever the solver
+            return OBJECTIVE_PERTURBATION
+        if width + int(self.fit_intercept) > op.MAX_COLUMNS:
+            return MIRROR_DESCENT
+        return OBJECTIVE_PERTURBATION
+
+    def _call_solver(self, X=None, fitting=True):
+        """The solver of a ``fit`` (:meth:`_fit_solver`) or of a ``partial_fit`` call:
+        ``"auto"`` streams by mirror descent (objective perturbation would solve every
+        batch afresh, forgetting the stream); an explicit ``solver`` is kept."""
+        if fitting:
+            return self._fit_solver(X)
+        return MIRROR_DESCENT if self.solver == AUTO else self.solver
+
+    def _privacy_spec(self, X=None, *, fitting=True, solver=None, **_):
         """``(epsilon, delta)`` per call: one release, or parallel over a stream's batches.
 
         Noisy mirror descent composes to at most ``mu*(epsilon, delta)`` (GDP);
         objective perturbation meets ``(epsilon, delta)`` without a GDP ``mu``
-        and has no zCDP ``rho``.
+        and has no zCDP ``rho``. ``solver``: the solver of the call planned (by
+        default :meth:`_call_solver` of ``X``; the call's own ``privacy_`` passes
+        ``solver_``).
         """
         regime = stream_regime(fitting, parallel=True)
-        if self.solver == OBJECTIVE_PERTURBATION:
+        if solver is None:
+            solver = self._call_solver(X, fitting)
+        if solver == OBJECTIVE_PERTURBATION:
             refusal = objective_perturbation_refusal(type(self).__name__)
             if self._any_auto_bound():
                 return self._spec_with_quantiles(
@@ -482,6 +537,9 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
 
     def _partial_fit(self, X, y, *, fitting, sample_weight=None):
         first_call = fitting or not hasattr(self, "coef_")
+        # The public rule, on the raw input the accountant's plan saw (its format and
+        # width, never its values): a fitted attribute; ``solver`` keeps "auto".
+        self.solver_ = self._call_solver(X, fitting)
         if fitting and is_dask_array(X):  # the Gram statistics reduced on the workers
             self._refuse_auto_bounds_on_dask("the Gram statistics are")
             dask_input = check_mirror_descent_dask_fit(self, X, y, sample_weight)  # public
@@ -524,7 +582,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         for radius, row_bound, y_bound in self._bound_cases(resolve_bounds, shape):
             md.check_bounds(self.loss, float(self.epsilon_huber), radius, row_bound, y_bound,
                             self.fit_intercept, X.shape[0], unit_scale=True)
-        if self.solver == OBJECTIVE_PERTURBATION:
+        if self.solver_ == OBJECTIVE_PERTURBATION:
             from .._core import objective_perturbation as op
 
             op.check_public(float(self.epsilon), float(self.delta),
@@ -544,7 +602,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             self._resolve_auto_bounds(X, y, stream=not fitting)
         self.data_norm_, self.y_bound_ = self._data_norm(), self._y_bound()
         self.radius_ = self._release_radius(shape)   # "auto": the public rule, bounds in use
-        if self.solver == OBJECTIVE_PERTURBATION:
+        if self.solver_ == OBJECTIVE_PERTURBATION:
             self._perturbed_objective_release(X, y, sample_weight)
         else:
             self._mirror_descent_release(X, y, first_call, sample_weight)
@@ -665,7 +723,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         released = (
             "coef_ and intercept_ after every call (the average mirror-descent iterate, "
             "a function of the noisy gradients), and the step count max_iter_"
-            if self.solver == MIRROR_DESCENT else
+            if self.solver_ == MIRROR_DESCENT else
             "coef_ and intercept_ after every call (the perturbed objective's minimiser "
             "projected on the public set)"
         )
@@ -676,7 +734,7 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             if math.isfinite(self._budget_split()[1]):
                 mechanism += self._quantile_mechanisms(fitting)
             achieved = None
-        return self._privacy_spec(fitting=fitting).guarantee(
+        return self._privacy_spec(fitting=fitting, solver=self.solver_).guarantee(
             mechanism=mechanism, released=released, n_releases=self._stream_calls,
             n_records=self._stream_records, achieved=achieved,
         )
