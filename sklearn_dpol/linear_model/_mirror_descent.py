@@ -561,7 +561,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
         regime = stream_regime(fitting, parallel=True)
         if solver is None:
             solver = self._call_solver(X, fitting)
-        mixed = not fitting and self._continues_objective_perturbation()
+        mixed = (not fitting and solver == MIRROR_DESCENT
+                 and self._continues_objective_perturbation())
         if solver == OBJECTIVE_PERTURBATION or mixed:
             refusal = objective_perturbation_refusal(type(self).__name__)
             part = ("the objective-perturbation model" if not mixed else
@@ -773,7 +774,8 @@ class PrivateMirrorDescentRegressor(AutoBoundsMixin, PrivateEstimatorMixin, Regr
             "projected on the public set)"
         )
         mechanism, achieved = self._mechanism, (self._epsilon_claim, self._delta_claim, self._mu)
-        if not fitting and self._continues_objective_perturbation():
+        if (not fitting and self.solver_ == MIRROR_DESCENT
+                and self._continues_objective_perturbation()):
             # The fit's records: objective perturbation's (epsilon, delta), no mu; the
             # spec's numbers (each call within them), not the last call's claim.
             mechanism = "the fit's objective perturbation, then per batch: " + mechanism
