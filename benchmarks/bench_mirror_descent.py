@@ -25,8 +25,8 @@ Three parts, printed as Markdown tables:
    measured in the same run, median of interleaved rounds, with the resolved
    step count ``max_iter_`` (targets: at most 3x).
 5. Defaults (issue 17, ``--defaults``): test R^2 on cal_housing and protein at
-   epsilon in {0.5, 1, 2} (delta = 1e-6) of mirror descent (default solver and
-   loss), its objective perturbation and ``PrivateFrankWolfeLasso``, passing
+   epsilon in {0.5, 1, 2} (delta = 1e-6) of mirror descent (``solver="mirror_descent"``
+   by name since session 34, default loss), its objective perturbation and ``PrivateFrankWolfeLasso``, passing
    only the budget and public bounds, against the best of each over its main
    knob (``max_iter``; ``alpha`` for objective perturbation) on a grid: the
    target is a gap of at most 0.03. The grid's best reads the test data: it is

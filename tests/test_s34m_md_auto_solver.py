@@ -163,6 +163,8 @@ def test_an_exceeded_budget_is_refused_from_the_shape_alone():
         with pytest.raises(BudgetExceededError):
             reg.fit(ShapeOnly((50, 5)), np.zeros(50))
         assert acc.charges == [] and not hasattr(reg, "solver_")
+    # The refused plan was objective perturbation's, decided from the shape alone.
+    assert math.isnan(_reg()._privacy_spec(ShapeOnly((50, 5)), fitting=True).mu)
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr"])
@@ -267,3 +269,4 @@ def test_failed_auto_fit_leaves_no_solver_():
     with pytest.raises(ValueError):
         reg.fit(X, y, sample_weight=np.full(len(y), 2.0))
     assert "solver_" not in reg.__dict__
+    assert reg.fit(X, y).solver_ == OP and reg.solver == "auto"
