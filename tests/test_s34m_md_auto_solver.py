@@ -41,6 +41,8 @@ def _data(n=400, d=5, seed=0):
 
 
 def _reg(**params):
+    # Public bounds passed (the data's rows have norm <= 1, |y| <= 1), not left to defaults.
+    params = {"data_norm": 1.0, "y_bound": 1.0, **params}
     return PrivateMirrorDescentRegressor(random_state=0, **params)
 
 
