@@ -43,6 +43,7 @@ def _lazy_estimators(d):
         "fw": ("PrivateFrankWolfeLasso", lambda: PrivateFrankWolfeLasso(
             epsilon=1.0, radius=1.0, feature_bound=1.0, y_bound=1.0, random_state=0)),
         "md": ("PrivateMirrorDescentRegressor (squared, l1)", lambda: PrivateMirrorDescentRegressor(
+            solver="mirror_descent",
             epsilon=1.0, radius=1.0, data_norm=math.sqrt(d), y_bound=1.0, constraint="l1",
             random_state=0)),
     }
@@ -100,6 +101,7 @@ def _gram_table(args, da, client):
         "PrivateFrankWolfeLasso": lambda: PrivateFrankWolfeLasso(
             epsilon=1.0, radius=1.0, feature_bound=1.0, y_bound=1.0, random_state=0),
         "PrivateMirrorDescentRegressor (squared, l1)": lambda: PrivateMirrorDescentRegressor(
+            solver="mirror_descent",
             epsilon=1.0, radius=1.0, data_norm=math.sqrt(d), y_bound=1.0, constraint="l1",
             random_state=0),
     }

@@ -16,9 +16,11 @@ offset: ``intercept_scaling="auto"`` against a grid of the constant feature;
 (``PrivateFrankWolfeLasso``, ``max_iter=None``: the step count of
 ``doc/privacy.md`` section 23; radius left at its default ``"auto"``, the public
 rule of section 41, unless ``--radius``),
-``md`` (``PrivateMirrorDescentRegressor``, ``max_iter=None`` of section 8.11 for the
-default solver, and ``alpha="auto"`` of ``solver="objective_perturbation"``), ``op``
-(the latter alone).
+``md`` (``PrivateMirrorDescentRegressor``, ``max_iter=None`` of section 8.11 for
+``solver="mirror_descent"``, and ``alpha="auto"`` of ``solver="objective_perturbation"``),
+``op`` (the latter alone), ``md_solver`` (``PrivateMirrorDescentRegressor`` at its
+defaults, ``solver="auto"``, against both explicit solvers at epsilon in {0.1, 0.5, 1, 2}:
+the measurement behind the rule of ``solver="auto"``, no target).
 
 Targets: regressors within 0.03 R^2 of their best on cal_housing and protein (QFTL also
 under a loose public bound: cal_housing's features in [0, 1], ``data_norm=sqrt(8)``;
@@ -32,13 +34,14 @@ the loaders of ``bench_qftl.py`` and ``bench_igd_covertype.py``.
 
 Run from anywhere::
 
-    python benchmarks/bench_defaults.py                   # all four parts, 10 seeds
+    python benchmarks/bench_defaults.py                   # all five parts, 10 seeds
     python benchmarks/bench_defaults.py --parts qftl --seeds 0
     python benchmarks/bench_defaults.py --parts qftl_loose --seeds 0 1 2 3 4
     python benchmarks/bench_defaults.py --parts qftl_offset --seeds 0 1 2 3 4   # synthetic
     python benchmarks/bench_defaults.py --parts fw md --seeds $(seq 0 19)
     python benchmarks/bench_defaults.py --parts fw md --radius 1   # the old default radius
     python benchmarks/bench_defaults.py --parts fw md --radius 5   # a looser constraint
+    python benchmarks/bench_defaults.py --parts md_solver --data-dir /work/shared/data
 """
 
 import argparse
@@ -72,6 +75,7 @@ QFTL_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 IGD_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 FW_GRID = (5, 10, 20, 50, 100, 200, 500, 1000)
 MD_GRID = (10, 30, 100, 300, 1000, 3000, 10_000)
+MD_SOLVER_EPSILONS = (0.1, 0.5, 1.0, 2.0)
 OP_GRID = tuple(10.0 ** (k / 2.0) for k in range(-12, 1))    # 1e-6 .. 1 in half decades
 
 
@@ -456,7 +460,8 @@ def run_md(args, steps=True):
         def make(eps, seed, **knob):
             return PrivateMirrorDescentRegressor(
                 epsilon=eps, delta=DELTA, data_norm=bounds["data_norm"],
-                y_bound=bounds["y_bound"], random_state=seed, **radius, **knob).fit(X_tr, y_tr)
+                y_bound=bounds["y_bound"], random_state=seed,
+                **{"solver": "mirror_descent", **radius, **knob}).fit(X_tr, y_tr)
 
         def score_md(eps, max_iter, seed):
             key = ("md", eps, max_iter, seed)
@@ -501,11 +506,50 @@ def run_md(args, steps=True):
     return misses
 
 
+def run_md_solver(args):
+    """PrivateMirrorDescentRegressor at its defaults (``solver="auto"``) against both explicit
+    solvers: test R^2, mean and standard error over the seeds (no target: the measurement
+    behind the rule; the default is the solver its rule resolves to, ``solver_``)."""
+    rows = []
+    for name, (X_tr, X_te, y_tr, y_te), bounds in real_regression_sets(args):
+        baseline = r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te))
+        print(f"{name}: {len(y_tr):,} train / {len(y_te):,} test, data_norm "
+              f"{bounds['data_norm']:g}, y_bound {bounds['y_bound']:g}; sklearn Ridge(alpha=1) "
+              f"test R^2 = {baseline:.4f}", flush=True)
+        for eps in MD_SOLVER_EPSILONS:
+            cells, resolved = [], set()
+            for solver in ("auto", "mirror_descent", "objective_perturbation"):
+                scores = []
+                for seed in args.seeds:
+                    reg = PrivateMirrorDescentRegressor(
+                        epsilon=eps, delta=DELTA, data_norm=bounds["data_norm"],
+                        y_bound=bounds["y_bound"], solver=solver,
+                        random_state=seed).fit(X_tr, y_tr)
+                    scores.append(r2_score(y_te, reg.predict(X_te)))
+                    if solver == "auto":
+                        resolved.add(reg.solver_)
+                se = (np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1
+                      else float("nan"))
+                cells.append((statistics.mean(scores), se))
+            best = max(cells[1][0], cells[2][0])
+            rows.append([name, f"{eps:g}", "/".join(sorted(resolved)),
+                         *(f"{m:.4f} ({e:.4f})" for m, e in cells),
+                         f"{cells[0][0] - best:+.4f}", f"{baseline:.4f}"])
+    print(f"\nPrivateMirrorDescentRegressor.fit at defaults (solver='auto', squared loss, "
+          f"L2 ball, radius 'auto') against solver='mirror_descent' and "
+          f"solver='objective_perturbation', test R^2 (mean (standard error) over seeds "
+          f"{seeds_text(args.seeds)}), delta={DELTA:g}; only the budget and the public "
+          "bounds passed\n")
+    table(["data", "eps", "solver_ of 'auto'", "R^2 'auto'", "R^2 mirror_descent",
+           "R^2 objective_perturbation", "auto - best", "Ridge"], rows)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", default=["qftl", "igd", "fw", "md"],
+    parser.add_argument("--parts", nargs="+", default=["qftl", "igd", "fw", "md", "md_solver"],
                         choices=["qftl", "qftl_loose", "qftl_offset", "igd", "igd_loose", "fw",
-                                 "md", "op"],
+                                 "md", "op", "md_solver"],
                         help="qftl and igd run their real-data cases and the loose-bound case; "
                              "qftl_loose and igd_loose the latter alone")
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(10)))
@@ -539,6 +583,8 @@ def main(argv=None):
         misses += run_md(args)
     elif "op" in args.parts:
         misses += run_md(args, steps=False)
+    if "md_solver" in args.parts:
+        misses += run_md_solver(args)
     print(f"targets missed: {misses}")
 
 

@@ -44,11 +44,13 @@ def speed(sizes, d=50):
         X, y, _ = data(n, d)
         rounds = 3 if n <= 100_000 else 1
         ours, theirs = ratio_cell(
-            lambda: PrivateMirrorDescentRegressor(loss="huber", radius=1.0, random_state=0),
+            lambda: PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                                  loss="huber", radius=1.0, random_state=0),
             HuberRegressor, X, y, rounds)
-        sq, ridge = ratio_cell(lambda: PrivateMirrorDescentRegressor(radius=1.0, random_state=0),
+        sq, ridge = ratio_cell(lambda: PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                                                     radius=1.0, random_state=0),
                                lambda: Ridge(alpha=1.0), X, y, rounds)
-        steps = PrivateMirrorDescentRegressor(loss="huber", radius=1.0,
+        steps = PrivateMirrorDescentRegressor(solver="mirror_descent", loss="huber", radius=1.0,
                                               random_state=0).fit(X, y).max_iter_
         print(f"| {n:g} | {steps} | {ours:.3g} | {theirs:.3g} | {ours / theirs:.2f}x "
               f"| {sq:.3g} | {ridge:.3g} | {sq / ridge:.2f}x |", flush=True)
@@ -74,6 +76,7 @@ def utility(data_dir, seeds=(0, 1, 2)):
                     scores, start = [], time.perf_counter()
                     for seed in seeds:
                         model = PrivateMirrorDescentRegressor(
+                            solver="mirror_descent",
                             epsilon=eps, delta=1e-6, loss="huber", epsilon_huber=1.0,
                             radius=5.0, data_norm=1.0, y_bound=bounds["y_bound"],
                             random_state=seed).fit(X_tr, y[tr])

@@ -25,8 +25,8 @@ Three parts, printed as Markdown tables:
    measured in the same run, median of interleaved rounds, with the resolved
    step count ``max_iter_`` (targets: at most 3x).
 5. Defaults (issue 17, ``--defaults``): test R^2 on cal_housing and protein at
-   epsilon in {0.5, 1, 2} (delta = 1e-6) of mirror descent (default solver and
-   loss), its objective perturbation and ``PrivateFrankWolfeLasso``, passing
+   epsilon in {0.5, 1, 2} (delta = 1e-6) of mirror descent (``solver="mirror_descent"``
+   by name since session 34, default loss), its objective perturbation and ``PrivateFrankWolfeLasso``, passing
    only the budget and public bounds, against the best of each over its main
    knob (``max_iter``; ``alpha`` for objective perturbation) on a grid: the
    target is a gap of at most 0.03. The grid's best reads the test data: it is
@@ -343,6 +343,7 @@ def paper_calibration(n_samples):
 
 def estimator(constraint, radius, loss, epsilon, seed, **extra):
     return PrivateMirrorDescentRegressor(
+        solver="mirror_descent",
         epsilon=epsilon, delta=DELTA, loss=loss, epsilon_huber=HUBER_THRESHOLD,
         constraint=constraint, radius=radius,
         group_size=GROUP_SIZE if constraint == "group_l1" else None, data_norm=DATA_NORM,
@@ -675,10 +676,12 @@ def scaling_table(ns, rounds, epsilon=1.0):
     for n in ns:
         X, y = scaling_data(n)
         pairs = {
-            "squared": (lambda: PrivateMirrorDescentRegressor(epsilon=epsilon, loss="squared",
+            "squared": (lambda: PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                                              epsilon=epsilon, loss="squared",
                                                               radius=1.0, random_state=0),
                         lambda: Ridge()),
             "huber": (lambda: PrivateMirrorDescentRegressor(
+                solver="mirror_descent",
                 epsilon=epsilon, loss="huber", epsilon_huber=HUBER_THRESHOLD, radius=1.0,
                 random_state=0),
                 lambda: HuberRegressor(epsilon=1.35)),
@@ -773,6 +776,7 @@ def defaults_table(data_dir, seeds, epsilons=DEFAULT_EPSILONS, estimators=("md",
         candidates = {
             "mirror descent (max_iter)": (
                 lambda eps, seed, **k: PrivateMirrorDescentRegressor(
+                    solver="mirror_descent",
                     epsilon=eps, delta=DELTA, radius=DEFAULT_RADIUS, data_norm=1.0,
                     y_bound=bounds["y_bound"], random_state=seed, **k),
                 "max_iter", MD_STEP_GRID, X_l2),

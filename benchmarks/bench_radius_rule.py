@@ -110,7 +110,8 @@ def fit_score(part, c, eps, seed, data, radius=None, delta=DELTA):
     else:
         if radius is None:
             radius = c * bounds["y_bound"] / bounds["data_norm"]
-        reg = PrivateMirrorDescentRegressor(epsilon=eps, delta=delta, radius=radius,
+        reg = PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                            epsilon=eps, delta=delta, radius=radius,
                                             data_norm=bounds["data_norm"],
                                             y_bound=bounds["y_bound"], random_state=seed)
     reg.fit(X_tr, y_tr)
@@ -164,7 +165,8 @@ def _fitted_radius(part, eps, data):
                                      feature_bound=bounds["feature_bound"],
                                      y_bound=bounds["y_bound"], random_state=0)
     else:
-        reg = PrivateMirrorDescentRegressor(epsilon=eps, delta=DELTA, max_iter=1,
+        reg = PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                            epsilon=eps, delta=DELTA, max_iter=1,
                                             data_norm=bounds["data_norm"],
                                             y_bound=bounds["y_bound"], random_state=0)
     return reg.fit(X_tr, y_tr).radius_
@@ -448,6 +450,7 @@ def run_dual(args):
                     scores = []
                     for s in args.seeds:
                         reg = PrivateMirrorDescentRegressor(
+                            solver="mirror_descent",
                             epsilon=eps, delta=DELTA, constraint=con, radius=radius,
                             data_norm=bounds["data_norm"], y_bound=bounds["y_bound"],
                             loss=args.dual_loss, random_state=s, **extra).fit(X_tr, y_tr)

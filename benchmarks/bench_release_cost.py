@@ -54,7 +54,8 @@ def cases(n):
         ("Frank-Wolfe gaussian (d=54)",
          lambda: PrivateFrankWolfeLasso(selection="gaussian", radius=1.0, random_state=0).fit(X54, y54), n),
         ("mirror descent (d=54)",
-         lambda: PrivateMirrorDescentRegressor(radius=1.0, random_state=0).fit(X54, y54), n),
+         lambda: PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                               radius=1.0, random_state=0).fit(X54, y54), n),
     ]
 
 

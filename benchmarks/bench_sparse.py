@@ -108,7 +108,8 @@ def main():
     PrivateIGDClassifier(random_state=0, classes=[0, 1]).fit(small, rng.integers(0, 2, 500))
     PrivateQFTLRegressor(random_state=0).fit(small, rng.uniform(-1, 1, 500))
     PrivateFrankWolfeLasso(random_state=0, max_iter=5).fit(small, rng.uniform(-1, 1, 500))
-    PrivateMirrorDescentRegressor(random_state=0, max_iter=5, loss="huber", constraint="l1",
+    PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                  random_state=0, max_iter=5, loss="huber", constraint="l1",
                                   ).fit(small, rng.uniform(-1, 1, 500))
 
     rows = []
@@ -260,7 +261,8 @@ def fw_rows(args, rng, per_row, rows, md=False):
            feature_bound="auto")
     if not md:
         return
-    mirror = PrivateMirrorDescentRegressor(epsilon=1.0, loss="huber", constraint="l1",
+    mirror = PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                           epsilon=1.0, loss="huber", constraint="l1",
                                            radius=3.0, data_norm=1.0, y_bound=1.0,
                                            max_iter=args.md_steps, random_state=0)
     t_private, _ = best(lambda: mirror.fit(X, target), args.repeat)

@@ -161,6 +161,7 @@ def binned_cal_housing(data_dir, n_bins):
 
 def estimator(constraint, epsilon, seed, max_iter, step_size=None, y_bound=Y_BOUND):
     return PrivateMirrorDescentRegressor(
+        solver="mirror_descent",   # the seed's algorithm ("auto" may take objective perturbation)
         epsilon=epsilon, delta=DELTA, loss="squared", constraint=constraint, radius=RADIUS,
         data_norm=1.0, y_bound=y_bound, fit_intercept=False, max_iter=max_iter,
         step_size=step_size, random_state=seed,

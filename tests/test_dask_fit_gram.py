@@ -44,7 +44,10 @@ def frank_wolfe(**kwargs):
 
 
 def mirror_descent(**kwargs):
-    params = dict(radius=1.0, data_norm=1.5, y_bound=1.0, constraint="l1", max_iter=500)
+    # solver="mirror_descent" by name: the in-memory fit compared must be mirror descent
+    # ("auto" takes objective perturbation for a dense in-memory fit on the L2 ball).
+    params = dict(radius=1.0, data_norm=1.5, y_bound=1.0, constraint="l1", max_iter=500,
+                  solver="mirror_descent")
     return PrivateMirrorDescentRegressor(**{**params, **kwargs})
 
 

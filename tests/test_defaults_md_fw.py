@@ -144,7 +144,10 @@ def variants(X, y, rng):
 
 
 @pytest.mark.parametrize("params", [
-    dict(loss="squared"), dict(loss="huber", constraint="l1", radius=3.0),
+    # mirror descent by name (session 34: "auto" fits the dense L2 case by objective
+    # perturbation), and the default "auto" itself
+    dict(loss="squared", solver="mirror_descent"), dict(),
+    dict(loss="huber", constraint="l1", radius=3.0),
     dict(loss="absolute", epsilon=0.5), dict(solver="objective_perturbation"),
     dict(solver="objective_perturbation", loss="huber", fit_intercept=False, epsilon=2.0),
 ])
@@ -241,7 +244,8 @@ def test_auto_alpha_without_noise_and_under_mirror_descent():
     plan = model._objective_plan(400, 4)[0]
     assert plan.regularization / 400 == pytest.approx(1e-10)
     assert model.alpha_ == op.solve_regularization(plan, (400, 5)) / 400 >= 1e-10
-    assert math.isnan(PrivateMirrorDescentRegressor(random_state=0).fit(X, y).alpha_)
+    assert math.isnan(PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                                    random_state=0).fit(X, y).alpha_)
 
 
 # -- Frank-Wolfe: the rule against the seed's count on the issue-17 problem -------------------
@@ -311,8 +315,9 @@ def test_benchmark_defaults_resolve_from_the_shape_and_bounds_only(name):
             frank_wolfe = PrivateFrankWolfeLasso(
                 epsilon=epsilon, feature_bound=B, y_bound=Y, random_state=0).fit(X, y)
             assert frank_wolfe.max_iter_ == fw_steps[k]
-            mirror = PrivateMirrorDescentRegressor(
-                epsilon=epsilon, data_norm=1.0, y_bound=Y, random_state=0).fit(X, y)
+            mirror = PrivateMirrorDescentRegressor(   # bench_defaults.py's md part
+                epsilon=epsilon, data_norm=1.0, y_bound=Y, solver="mirror_descent",
+                random_state=0).fit(X, y)
             assert mirror.max_iter_ == md_steps[k]
             perturbed = PrivateMirrorDescentRegressor(
                 epsilon=epsilon, data_norm=1.0, y_bound=Y, solver="objective_perturbation",

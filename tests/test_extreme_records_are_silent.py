@@ -43,7 +43,11 @@ ESTIMATORS = {
     "qftl": lambda: PrivateQFTLRegressor(data_norm="auto", y_bound=1.0, random_state=0),
     "igd": lambda: PrivateIGDClassifier(classes=[0, 1], data_norm="auto", random_state=0),
     "mirror-descent": lambda: PrivateMirrorDescentRegressor(data_norm="auto", y_bound=1.0,
+                                                            solver="mirror_descent",
                                                             random_state=0),
+    # the default solver="auto": objective perturbation for these dense fits
+    "mirror-descent-auto": lambda: PrivateMirrorDescentRegressor(data_norm="auto", y_bound=1.0,
+                                                                 random_state=0),
 }
 
 
@@ -94,7 +98,10 @@ MIXED = np.array([1.797e308, 1.797e308, -1.797e308, -1.797e308])
 _MAKERS = {
     "qftl": lambda: PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0, random_state=0),
     "mirror-descent": lambda: PrivateMirrorDescentRegressor(data_norm=1.0, y_bound=1.0,
+                                                            solver="mirror_descent",
                                                             random_state=0),
+    "mirror-descent-auto": lambda: PrivateMirrorDescentRegressor(data_norm=1.0, y_bound=1.0,
+                                                                 random_state=0),
     "igd": lambda: PrivateIGDClassifier(classes=[0, 1], data_norm=1.0, random_state=0),
     "range-scaler": lambda: PrivateRangeScaler(epsilon=1.0, random_state=0),
 }

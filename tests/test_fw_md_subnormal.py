@@ -135,7 +135,8 @@ def test_mirror_descent_refuses_them_before_the_data_nothing_charged(loss, metho
     est = PrivateMirrorDescentRegressor(loss=loss, radius=c["r"], data_norm=c["R"],
                                         y_bound=c["Y"], fit_intercept=False, epsilon=1.0,
                                         delta=1e-6, max_iter=100, step_size=0.1,
-                                        accountant=acc, random_state=0)
+                                        solver="mirror_descent", accountant=acc,
+                                        random_state=0)
     with pytest.raises(ValueError, match="data_norm and y_bound are near 1"):
         getattr(est, method)(X, np.zeros(c["n"]))
     assert acc.spent().n_charges == 0 and acc.spent().epsilon == 0.0
@@ -257,7 +258,8 @@ def test_a_noise_scale_below_1e_162_gives_a_step_not_a_zero_division():
     y = rng.normal(size=n) * Y
     est = PrivateMirrorDescentRegressor(loss="huber", epsilon_huber=h, radius=r, data_norm=R,
                                         y_bound=Y, fit_intercept=False, epsilon=1.0,
-                                        delta=1e-6, max_iter=100, random_state=0).fit(X, y)
+                                        delta=1e-6, max_iter=100, solver="mirror_descent",
+                                        random_state=0).fit(X, y)
     assert 0 < est.noise_scale_ < 1e-200
     assert 0 < est.step_size_ < math.inf and np.all(np.isfinite(est.coef_))
     # the same value on both sides of the switch (sigma^2 = TINY), below the cap

@@ -116,12 +116,15 @@ def test_auto_reads_the_data_only_through_the_quantiles(monkeypatch, solver, whi
 
 def test_calibration_uses_the_rest_of_the_budget():
     X, y = _data()
-    model = _model(data_norm="auto", y_bound="auto", epsilon=1.0, random_state=0).fit(X, y)
+    # Mirror descent's noise by name ("auto": objective perturbation for this dense fit).
+    model = _model(data_norm="auto", y_bound="auto", epsilon=1.0, solver="mirror_descent",
+                   random_state=0).fit(X, y)
     mu = gaussian_mu(0.8, 1e-6)
     assert model.noise_scale_ == pytest.approx(
         model.sensitivity_ * math.sqrt(model.max_iter_) / mu, rel=1e-9)
     # A public bound keeps its value; only the "auto" one spends epsilon.
-    one = _model(data_norm="auto", y_bound=3.0, epsilon=1.0, random_state=0).fit(X, y)
+    one = _model(data_norm="auto", y_bound=3.0, epsilon=1.0, solver="mirror_descent",
+                 random_state=0).fit(X, y)
     assert one.y_bound_ == 3.0
     assert one.noise_scale_ == pytest.approx(
         one.sensitivity_ * math.sqrt(one.max_iter_) / gaussian_mu(0.9, 1e-6), rel=1e-9)
@@ -239,7 +242,8 @@ def test_dask_input_with_auto_is_refused_before_reading():
 
 def test_spec_parts_and_private_selection():
     X, y = _data(n=3000)
-    spec = _model(data_norm="auto", y_bound="auto", epsilon=1.0)._privacy_spec()
+    spec = _model(data_norm="auto", y_bound="auto", epsilon=1.0,
+                  solver="mirror_descent")._privacy_spec()
     parts = {part.name: part for part in spec.parts}
     assert parts["data_norm_, a private quantile of the row norms"].epsilon == pytest.approx(0.1)
     assert parts["y_bound_, a private quantile of |y|"].epsilon == pytest.approx(0.1)

@@ -178,6 +178,7 @@ def test_noiseless_run_reaches_the_constrained_optimum(constraint):
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]  # already within data_norm
     y = np.clip(X @ np.array([1.0, -0.5, 0.8, 0.0]) + 0.3 + 0.1 * rng.normal(size=n), -1, 1)
     model = PrivateMirrorDescentRegressor(
+        solver="mirror_descent",
         epsilon=np.inf, loss="huber", epsilon_huber=h, constraint=constraint, radius=radius,
         group_size=2, max_iter=20_000, step_size=0.5, random_state=0).fit(X, y)
     reached = huber_objective(X, y, model.coef_, model.intercept_, h)
@@ -199,7 +200,8 @@ def data(n=300, p=5, seed=0):
 
 def test_fit_attributes_and_guarantee():
     X, y = data()
-    model = PrivateMirrorDescentRegressor(loss="huber", random_state=0).fit(X, y.astype(int))
+    model = PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                          loss="huber", random_state=0).fit(X, y.astype(int))
     assert model.coef_.dtype == np.float64 and model.coef_.shape == (5,)
     assert isinstance(model.intercept_, float)
     assert model.n_iter_ == model.max_iter_ >= 1
@@ -374,7 +376,8 @@ def test_noiseless_squared_loss_reaches_the_constrained_optimum_with_many_steps(
     y = np.clip(X @ rng.normal(size=8) * 2, -1, 1)
     # The default count at epsilon=inf is the compute cap (a few thousand steps
     # here); a million Gram steps take about a second.
-    model = PrivateMirrorDescentRegressor(epsilon=np.inf, loss="squared", constraint="l2",
+    model = PrivateMirrorDescentRegressor(solver="mirror_descent",
+                                          epsilon=np.inf, loss="squared", constraint="l2",
                                           radius=10.0, max_iter=1_000_000).fit(X, y)
     reference = np.linalg.lstsq(np.c_[X, np.ones(len(y))], y, rcond=None)[0]
     assert np.linalg.norm(reference[:-1]) < 10.0   # the ball is not active

@@ -92,7 +92,8 @@ def _fit(X, y, gram, monkeypatch, **kw):
             clip = md.clip_data
             m.setattr(md, "clip_data",
                       lambda *a, use_gram, **k: clip(*a, use_gram=False, **k))
-        return PrivateMirrorDescentRegressor(loss="huber", random_state=0, **kw).fit(X, y)
+        return PrivateMirrorDescentRegressor(loss="huber", solver="mirror_descent",
+                                             random_state=0, **kw).fit(X, y)
 
 
 @pytest.mark.parametrize("kw", [

@@ -30,12 +30,15 @@ def _released(est):
     return np.append(est.coef_, est.intercept_)
 
 
+# Mirror descent by name (the sparse kernels and the weights of mirror descent; "auto"
+# would fit the dense twin of the squared-loss L2 variants by objective perturbation).
+MD = dict(solver="mirror_descent")
 VARIANTS = [
-    dict(max_iter=20),                                     # squared loss, rows
-    dict(max_iter=5000),                                   # squared loss, Gram statistics
-    dict(loss="huber", constraint="l1", radius=3.0, max_iter=300),
-    dict(constraint="simplex", fit_intercept=False, max_iter=300),
-    dict(loss="absolute", constraint="group_l1", group_size=4, max_iter=300),
+    dict(max_iter=20, **MD),                               # squared loss, rows
+    dict(max_iter=5000, **MD),                             # squared loss, Gram statistics
+    dict(loss="huber", constraint="l1", radius=3.0, max_iter=300, **MD),
+    dict(constraint="simplex", fit_intercept=False, max_iter=300, **MD),
+    dict(loss="absolute", constraint="group_l1", group_size=4, max_iter=300, **MD),
 ]
 
 
@@ -67,7 +70,7 @@ def test_csr_equals_dense(params, epsilon):
 
 def test_float32_csr_and_other_formats():
     X, dense, y = _data(seed=1)
-    kwargs = dict(epsilon=np.inf, random_state=0, loss="huber", max_iter=200)
+    kwargs = dict(epsilon=np.inf, random_state=0, loss="huber", max_iter=200, **MD)
     a = PrivateMirrorDescentRegressor(**kwargs).fit(dense, y)
     for matrix in (X.astype(np.float32), X.tocsc(), sp.csr_array(X)):
         b = PrivateMirrorDescentRegressor(**kwargs).fit(matrix, y)
@@ -86,7 +89,7 @@ def test_non_canonical_csr_is_summed_on_a_copy():
     X = sp.vstack([dup] * 20).tocsr()
     X.has_canonical_format = False
     y = np.tile([0.5, -0.5], 20)
-    kwargs = dict(epsilon=np.inf, max_iter=100)
+    kwargs = dict(epsilon=np.inf, max_iter=100, **MD)
     a = PrivateMirrorDescentRegressor(**kwargs).fit(X, y)
     b = PrivateMirrorDescentRegressor(**kwargs).fit(X.toarray(), y)
     assert_allclose(_released(a), _released(b), rtol=0, atol=1e-12)
@@ -212,7 +215,7 @@ def test_weighted_fit_reaches_the_weighted_optimum():
                  X @ np.array([-0.4, 0.3, 0.0, 0.2, 0.0]))
     c = np.where(first, 1.0, 0.02)
     model = PrivateMirrorDescentRegressor(epsilon=np.inf, radius=1.0, data_norm=1.0,
-                                          y_bound=1.0, max_iter=20000)
+                                          y_bound=1.0, max_iter=20000, **MD)
     model.fit(X, y, sample_weight=c)
     A = np.column_stack([X, np.ones(n)])
     sw = np.sqrt(c)

@@ -64,7 +64,8 @@ CASES = {
              {"epsilon": [1.0, 8.0], "alpha": [1e-3, 1e-2]}),
     "frank_wolfe": (PrivateFrankWolfeLasso(random_state=0), Y_REGRESSION,
                     {"epsilon": [1.0, 8.0], "radius": [0.5, 1.0]}),
-    "mirror_descent": (PrivateMirrorDescentRegressor(random_state=0), Y_REGRESSION,
+    "mirror_descent": (PrivateMirrorDescentRegressor(solver="mirror_descent", random_state=0),
+                       Y_REGRESSION,
                        {"epsilon": [1.0, 8.0], "constraint": ["l2", "l1"]}),
     "mirror_descent_objective_perturbation": (
         PrivateMirrorDescentRegressor(solver="objective_perturbation", random_state=0),

@@ -73,7 +73,8 @@ CASES = {
     "frank-wolfe-gaussian": lambda: PrivateFrankWolfeLasso(selection="gaussian"),
     "frank-wolfe-auto-bounds": lambda: PrivateFrankWolfeLasso(feature_bound="auto",
                                                               y_bound="auto"),
-    "mirror-descent": lambda: PrivateMirrorDescentRegressor(),
+    "mirror-descent": lambda: PrivateMirrorDescentRegressor(solver="mirror_descent"),
+    "mirror-descent-auto": lambda: PrivateMirrorDescentRegressor(),   # OP fit, MD stream
     "mirror-descent-objective-perturbation": lambda: PrivateMirrorDescentRegressor(
         solver="objective_perturbation"),
     "parameter-free": lambda: ParameterFreeLocalDPRegressor(),

@@ -214,6 +214,19 @@ CASES = [
     ("md-fit-auto-then-stream", PrivateMirrorDescentRegressor(epsilon=1.2, data_norm="auto",
                                                               y_bound="auto", **MD), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
+    # solver="auto", the default (branch s34m; see the last PINNED.update): max_iter left
+    # at None, so a fit on this dense X is objective perturbation's, and a stream after it
+    # covers that fit's records without a GDP mu; a stream alone is mirror descent's
+    ("md-auto-fit", PrivateMirrorDescentRegressor(epsilon=1.2, delta=DELTA, random_state=0),
+     "r", [(FIT, 120, {})]),
+    ("md-auto-fit-then-stream", PrivateMirrorDescentRegressor(epsilon=1.2, delta=DELTA,
+                                                              random_state=0), "r",
+     [(FIT, 120, {}), (STREAM, 40, {}), (STREAM, 40, {})]),
+    ("md-auto-stream", PrivateMirrorDescentRegressor(epsilon=1.2, delta=DELTA, random_state=0),
+     "r", [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("md-auto-fit-auto-both", PrivateMirrorDescentRegressor(
+        epsilon=1.2, delta=DELTA, data_norm="auto", y_bound="auto", random_state=0), "r",
+     [(FIT, 120, {})]),
     # -- MutualInformationPrivateOGDRegressor: local Gaussian reports
     ("mi-full", MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0, **MI), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
@@ -4341,6 +4354,194 @@ PINNED.update({'igd-fit': {'rho': 0.02801448191263024,
                                                       'release)',
                                                       'the stream up to its horizon of 200 '
                                                       'samples')}]}})
+
+# Pinned deliberately (branch s34m, issue 17 item 1): solver="auto" is the new default of
+# PrivateMirrorDescentRegressor, objective perturbation for a fit with the squared or Huber
+# loss on the L2 ball, dense X and max_iter=None. The four "md-auto-" cases are new; every
+# earlier "md-" case passes max_iter=20 (mirror descent's own knob, which "auto" keeps on
+# mirror descent) or an explicit solver, so none of their values changed. "md-auto-fit"
+# plans and releases objective perturbation's (epsilon, delta) without mu; its selection
+# rho is mirror descent's (private selection plans and fits "auto" as "mirror_descent").
+# A stream after that fit covers the fit's records too, so it has no GDP mu either
+# ("md-auto-fit-then-stream"); a stream alone is mirror descent's ("md-auto-stream").
+PINNED.update({'md-auto-fit': {'rho': 0.039272483805919425,
+                 'steps': [{'planned': (1.2, 1e-06, math.nan),
+                            'numbers': (1.2, 1e-06, math.nan, 1.0, 120.0, math.nan),
+                            'texts': ('replace-one',
+                                      'objective perturbation: N(0, 31.96^2) linear term, '
+                                      'regularisation 165 (sum form), Jacobian term '
+                                      '0.01205, gradient sensitivity 7.916 over 1 '
+                                      'problem(s), plus Gaussian output noise at '
+                                      'mu=0.02477 for the certified solver gap; exact '
+                                      'profile of the privacy-loss bound plus the charge '
+                                      'for the noise-norm bound (doc/privacy.md, sections '
+                                      '7.3 and 7.6)',
+                                      'coef_ and intercept_ after every call (the '
+                                      "perturbed objective's minimiser projected on the "
+                                      'public set)',
+                                      'the records passed to fit',
+                                      'this release')}]},
+ 'md-auto-fit-then-stream': {'rho': 0.039272483805919425,
+                             'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2,
+                                                    1e-06,
+                                                    math.nan,
+                                                    1.0,
+                                                    120.0,
+                                                    math.nan),
+                                        'texts': ('replace-one',
+                                                  'objective perturbation: N(0, 31.96^2) '
+                                                  'linear term, regularisation 165 (sum '
+                                                  'form), Jacobian term 0.01205, gradient '
+                                                  'sensitivity 7.916 over 1 problem(s), '
+                                                  'plus Gaussian output noise at '
+                                                  'mu=0.02477 for the certified solver '
+                                                  'gap; exact profile of the privacy-loss '
+                                                  'bound plus the charge for the '
+                                                  'noise-norm bound (doc/privacy.md, '
+                                                  'sections 7.3 and 7.6)',
+                                                  'coef_ and intercept_ after every call '
+                                                  "(the perturbed objective's minimiser "
+                                                  'projected on the public set)',
+                                                  'the records passed to fit',
+                                                  'this release')},
+                                       {'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2,
+                                                    1e-06,
+                                                    math.nan,
+                                                    2.0,
+                                                    160.0,
+                                                    math.nan),
+                                        'texts': ('replace-one',
+                                                  "the fit's objective perturbation, then "
+                                                  'per batch: Gaussian noise (sigma=1.223) '
+                                                  'on the mean gradient (L2 sensitivity '
+                                                  '0.1979) at each of T=3 mirror-descent '
+                                                  'steps, GDP-composed to mu=0.2803',
+                                                  'coef_ and intercept_ after every call '
+                                                  '(the average mirror-descent iterate, a '
+                                                  'function of the noisy gradients), and '
+                                                  'the step count max_iter_',
+                                                  'the records of fit (if it came first) '
+                                                  'and of every partial_fit call since, '
+                                                  'each covered by (epsilon, delta) '
+                                                  'through the one call (batch) that '
+                                                  'contained it; batches are disjoint, so '
+                                                  'the stream is (epsilon, delta)-DP per '
+                                                  'record by parallel composition (a '
+                                                  'record passed to k calls composes k '
+                                                  'times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')},
+                                       {'planned': (1.2, 1e-06, math.nan),
+                                        'numbers': (1.2,
+                                                    1e-06,
+                                                    math.nan,
+                                                    3.0,
+                                                    200.0,
+                                                    math.nan),
+                                        'texts': ('replace-one',
+                                                  "the fit's objective perturbation, then "
+                                                  'per batch: Gaussian noise (sigma=1.223) '
+                                                  'on the mean gradient (L2 sensitivity '
+                                                  '0.1979) at each of T=3 mirror-descent '
+                                                  'steps, GDP-composed to mu=0.2803',
+                                                  'coef_ and intercept_ after every call '
+                                                  '(the average mirror-descent iterate, a '
+                                                  'function of the noisy gradients), and '
+                                                  'the step count max_iter_',
+                                                  'the records of fit (if it came first) '
+                                                  'and of every partial_fit call since, '
+                                                  'each covered by (epsilon, delta) '
+                                                  'through the one call (batch) that '
+                                                  'contained it; batches are disjoint, so '
+                                                  'the stream is (epsilon, delta)-DP per '
+                                                  'record by parallel composition (a '
+                                                  'record passed to k calls composes k '
+                                                  'times)',
+                                                  'each batch, for a stream however long '
+                                                  '(parallel composition)')}]},
+ 'md-auto-stream': {'rho': 0.039272483805919425,
+                    'steps': [{'planned': (1.2, 1e-06, 0.28025875117797633),
+                               'numbers': (1.2,
+                                           1e-06,
+                                           0.28025875117797605,
+                                           1.0,
+                                           40.0,
+                                           0.28025875117797605),
+                               'texts': ('replace-one',
+                                         'Gaussian noise (sigma=1.116) on the mean '
+                                         'gradient (L2 sensitivity 0.1806) at each of T=3 '
+                                         'mirror-descent steps, GDP-composed to mu=0.2803',
+                                         'coef_ and intercept_ after every call (the '
+                                         'average mirror-descent iterate, a function of '
+                                         'the noisy gradients), and the step count '
+                                         'max_iter_',
+                                         'the records of fit (if it came first) and of '
+                                         'every partial_fit call since, each covered by '
+                                         '(epsilon, delta) through the one call (batch) '
+                                         'that contained it; batches are disjoint, so the '
+                                         'stream is (epsilon, delta)-DP per record by '
+                                         'parallel composition (a record passed to k calls '
+                                         'composes k times)',
+                                         'each batch, for a stream however long (parallel '
+                                         'composition)')},
+                              {'planned': (1.2, 1e-06, 0.28025875117797633),
+                               'numbers': (1.2,
+                                           1e-06,
+                                           0.28025875117797605,
+                                           2.0,
+                                           80.0,
+                                           0.28025875117797605),
+                               'texts': ('replace-one',
+                                         'Gaussian noise (sigma=1.116) on the mean '
+                                         'gradient (L2 sensitivity 0.1806) at each of T=3 '
+                                         'mirror-descent steps, GDP-composed to mu=0.2803',
+                                         'coef_ and intercept_ after every call (the '
+                                         'average mirror-descent iterate, a function of '
+                                         'the noisy gradients), and the step count '
+                                         'max_iter_',
+                                         'the records of fit (if it came first) and of '
+                                         'every partial_fit call since, each covered by '
+                                         '(epsilon, delta) through the one call (batch) '
+                                         'that contained it; batches are disjoint, so the '
+                                         'stream is (epsilon, delta)-DP per record by '
+                                         'parallel composition (a record passed to k calls '
+                                         'composes k times)',
+                                         'each batch, for a stream however long (parallel '
+                                         'composition)')}]},
+ 'md-auto-fit-auto-both': {'rho': 0.039272483805919425,
+                           'steps': [{'planned': (1.2, 1e-06, math.nan),
+                                      'numbers': (1.2,
+                                                  1e-06,
+                                                  math.nan,
+                                                  1.0,
+                                                  120.0,
+                                                  math.nan),
+                                      'texts': ('replace-one',
+                                                'objective perturbation: N(0, 3.684e-05^2) '
+                                                'linear term, regularisation 222.1 (sum '
+                                                'form), Jacobian term 0.008966, gradient '
+                                                'sensitivity 7.406e-06 over 1 problem(s), '
+                                                'plus Gaussian output noise at mu=0.0201 '
+                                                'for the certified solver gap; exact '
+                                                'profile of the privacy-loss bound plus '
+                                                'the charge for the noise-norm bound '
+                                                '(doc/privacy.md, sections 7.3 and 7.6) at '
+                                                '(0.96, 1e-06)-DP, after a 0.12-DP private '
+                                                'quantile of the row norms '
+                                                "(data_norm='auto', exponential mechanism) "
+                                                'and a 0.12-DP private quantile of |y| '
+                                                "(y_bound='auto', exponential mechanism); "
+                                                'basic composition',
+                                                'coef_ and intercept_ after every call '
+                                                "(the perturbed objective's minimiser "
+                                                'projected on the public set), data_norm_ '
+                                                '(the private quantile of the row norms) '
+                                                'and y_bound_ (the private quantile of '
+                                                '|y|)',
+                                                'the records passed to fit',
+                                                'this release')}]}})
 
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint

@@ -29,15 +29,20 @@ SCALES = (1e-3, 1.0, 100.0, 1e4)
 AUTO_SCALES = (2.0 ** -10, 1.0, 2.0 ** 7, 2.0 ** 13)
 
 SOLVERS = {
-    "md-squared-gram": dict(),
-    "md-squared-rows": dict(max_iter=40),
-    "md-huber-gram": dict(loss="huber", epsilon_huber=0.3, max_iter=3000),
-    "md-huber-rows": dict(loss="huber", epsilon_huber=0.3, max_iter=60),
-    "md-absolute": dict(loss="absolute", max_iter=150),
-    "md-l1": dict(constraint="l1"),
-    "md-simplex": dict(constraint="simplex", radius=1.0),
-    "md-group": dict(constraint="group_l1", group_size=2, max_iter=200),
-    "md-no-intercept": dict(fit_intercept=False),
+    # solver="mirror_descent" by name (session 34): "auto" takes objective perturbation
+    # for the dense L2 cases.
+    "md-squared-gram": dict(solver="mirror_descent"),
+    "md-squared-rows": dict(solver="mirror_descent", max_iter=40),
+    "md-huber-gram": dict(solver="mirror_descent", loss="huber", epsilon_huber=0.3,
+                          max_iter=3000),
+    "md-huber-rows": dict(solver="mirror_descent", loss="huber", epsilon_huber=0.3,
+                          max_iter=60),
+    "md-absolute": dict(solver="mirror_descent", loss="absolute", max_iter=150),
+    "md-l1": dict(solver="mirror_descent", constraint="l1"),
+    "md-simplex": dict(solver="mirror_descent", constraint="simplex", radius=1.0),
+    "md-group": dict(solver="mirror_descent", constraint="group_l1", group_size=2,
+                     max_iter=200),
+    "md-no-intercept": dict(solver="mirror_descent", fit_intercept=False),
     "op-squared": dict(solver="objective_perturbation"),
     "op-huber": dict(solver="objective_perturbation", loss="huber", epsilon_huber=0.3),
     "op-no-intercept": dict(solver="objective_perturbation", fit_intercept=False),
@@ -114,7 +119,7 @@ def test_sparse_and_weighted_fits_in_any_units(c):
     Z[np.abs(Z) < 0.15] = 0.0
     weights = np.random.default_rng(2).uniform(0, 1, Z.shape[0])
     for loss in ("squared", "huber"):
-        kw = dict(epsilon=1.0, loss=loss, random_state=5)
+        kw = dict(epsilon=1.0, loss=loss, solver="mirror_descent", random_state=5)
         ref = PrivateMirrorDescentRegressor(**kw).fit(sp.csr_matrix(Z), y, sample_weight=weights)
         model = PrivateMirrorDescentRegressor(data_norm=c, **kw).fit(
             sp.csr_matrix(Z * c), y, sample_weight=weights)
@@ -165,7 +170,8 @@ def test_dask_fit_in_any_units(c):
     dask = pytest.importorskip("dask", reason="dask is not installed")
     da = pytest.importorskip("dask.array", reason="dask is not installed")
     Z, y = _regression(n=6000, seed=8)
-    kw = dict(epsilon=1.0, random_state=13)
+    # The in-memory fit compared is mirror descent's by name ("auto": objective perturbation).
+    kw = dict(epsilon=1.0, solver="mirror_descent", random_state=13)
     with dask.config.set(scheduler="threads"):
         ref = PrivateMirrorDescentRegressor(**kw).fit(
             da.from_array(Z, chunks=(2000, 5)), da.from_array(y, chunks=2000))

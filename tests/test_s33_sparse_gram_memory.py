@@ -33,6 +33,7 @@ ESTIMATORS = {
                                                   max_iter=5, random_state=0),
     "mirror_descent": lambda: PrivateMirrorDescentRegressor(epsilon=1.0, data_norm=1.0,
                                                             y_bound=1.0, max_iter=5,
+                                                            solver="mirror_descent",
                                                             random_state=0),
     "qftl": lambda: PrivateQFTLRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0,
                                          random_state=0),

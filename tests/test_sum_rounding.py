@@ -42,7 +42,7 @@ def test_mirror_descent_mean_gradient_moves_within_the_calibrated_sensitivity():
     def gradient(A, b, epsilon):
         m = PrivateMirrorDescentRegressor(loss="absolute", data_norm=R, y_bound=Y,
                                           radius=radius, max_iter=1, epsilon=epsilon,
-                                          random_state=0).fit(A, b)
+                                          solver="mirror_descent", random_state=0).fit(A, b)
         # The gradient of the unit scale the fit computes in (rows / R, doc/privacy.md
         # section 55), whose sensitivity is sensitivity_: 2 L / n with L = sqrt(1 + 1).
         return m, np.array([-m.coef_[0] / (m.step_size_ * radius ** 2 * R),

@@ -32,7 +32,8 @@ ESTIMATORS = {
         solver="objective_perturbation", alpha=1e-2, classes=[0, 1], random_state=0),
     "qftl": PrivateQFTLRegressor(random_state=0),
     "frank_wolfe": PrivateFrankWolfeLasso(max_iter=40, random_state=0),
-    "mirror_descent": PrivateMirrorDescentRegressor(random_state=0),
+    "mirror_descent": PrivateMirrorDescentRegressor(solver="mirror_descent", random_state=0),
+    "mirror_descent_auto": PrivateMirrorDescentRegressor(random_state=0),
     "mirror_descent_l1": PrivateMirrorDescentRegressor(constraint="l1", loss="huber",
                                                        random_state=0),
     "md_objective_perturbation": PrivateMirrorDescentRegressor(
@@ -104,7 +105,8 @@ def test_igd_prints_one_epoch_line_per_pass(capsys):
 
 @pytest.mark.parametrize("estimator", [
     PrivateFrankWolfeLasso(max_iter=57, verbose=1, random_state=0),
-    PrivateMirrorDescentRegressor(max_iter=123, verbose=1, random_state=0),
+    PrivateMirrorDescentRegressor(max_iter=123, verbose=1, solver="mirror_descent",
+                                  random_state=0),
 ])
 def test_step_progress_ends_at_the_step_count(estimator, capsys):
     X, y = data(0, estimator)

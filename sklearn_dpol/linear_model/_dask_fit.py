@@ -322,11 +322,11 @@ def frank_wolfe_problem(estimator, data):
 
 def check_mirror_descent_dask_fit(estimator, X, y, sample_weight):
     """Refuse, before any data is read, what the Gram path cannot do; check the input."""
-    if estimator.solver != "mirror_descent":
+    if estimator.solver not in ("auto", "mirror_descent"):   # "auto": mirror descent here
         raise ValueError(
-            f"fit on a dask array needs solver='mirror_descent' (got {estimator.solver!r}: "
-            "objective perturbation solves on the rows). Use solver='mirror_descent' with "
-            "loss='squared', or compute X first.")
+            f"fit on a dask array needs solver='mirror_descent' or 'auto' (got "
+            f"{estimator.solver!r}: objective perturbation solves on the rows). Use "
+            "solver='mirror_descent' with loss='squared', or compute X first.")
     if estimator.loss != md.SQUARED:
         raise ValueError(
             f"fit on a dask array needs loss='squared' (got {estimator.loss!r}): only the "

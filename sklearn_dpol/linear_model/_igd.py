@@ -466,6 +466,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
     # FTRL state is post-processing but only serves to continue the stream.
     _private_state = ("_w_private", "_rng", "_ftrl_mechanism", "_ftrl")
+    #: The solver private selection plans and fits ``solver="auto"`` with: its candidates
+    #: compose zCDP ``rho``, which objective perturbation does not have
+    #: (``model_selection/_candidates.py::selection_solver``).
+    _selection_solver = "igd"
 
     def __init__(
         self,

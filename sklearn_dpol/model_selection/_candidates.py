@@ -41,10 +41,11 @@ def candidate_rho(estimator):
 
     Notes
     -----
-    A :class:`PrivateIGDClassifier` with ``solver="auto"`` (the final step) is set
-    to ``solver="igd"`` here, the solver its ``rho`` is planned for
-    (:func:`pin_selection_solver`): the search calls this on its own candidate
-    copies, right before their fit.
+    A final step with ``solver="auto"`` whose class declares the solver selection
+    uses (``_selection_solver``: ``"igd"`` for :class:`PrivateIGDClassifier`,
+    ``"mirror_descent"`` for :class:`PrivateMirrorDescentRegressor`) is set to
+    it here, the solver its ``rho`` is planned for (:func:`pin_selection_solver`):
+    the search calls this on its own candidate copies, right before their fit.
     """
     check_supported(estimator)
     pin_selection_solver(final_estimator(estimator))
@@ -77,8 +78,9 @@ def is_private_transformer(step):
 def selection_spec(estimator):
     """The privacy spec of ``estimator.fit`` before any data (no shape, no metadata).
 
-    ``PrivateIGDClassifier(solver="auto")`` is planned with ``solver="igd"``, the
-    solver its candidates are fitted with (:func:`pin_selection_solver`).
+    ``solver="auto"`` is planned with the class's ``_selection_solver`` (``"igd"``,
+    ``"mirror_descent"``), the solver its candidates are fitted with
+    (:func:`pin_selection_solver`).
     """
     solver = selection_solver(estimator)
     if solver is not None:
@@ -89,15 +91,18 @@ def selection_spec(estimator):
 def selection_solver(estimator):
     """The solver private selection plans and fits ``estimator`` with, or ``None``.
 
-    ``"igd"`` for a :class:`PrivateIGDClassifier` with ``solver="auto"``: selection
-    composes its candidates' zCDP ``rho``, which objective perturbation (the
-    rule's choice for the dense ``X`` selection takes) does not have, while IGD's
-    output perturbation is Gaussian. A public rule on the parameters alone
-    (``doc/privacy.md``, "solver='auto' of PrivateIGDClassifier").
+    For ``solver="auto"``, the solver the estimator's class declares in
+    ``_selection_solver``: selection composes its candidates' zCDP ``rho``, which
+    objective perturbation (the rule's choice for the dense ``X`` selection takes)
+    does not have, while the declared solver's noise is Gaussian (IGD's output
+    perturbation, ``"igd"`` for :class:`PrivateIGDClassifier`; the noisy
+    gradients of ``"mirror_descent"`` for :class:`PrivateMirrorDescentRegressor`).
+    A public rule on the parameters alone (``doc/privacy.md``, "solver='auto' of
+    PrivateIGDClassifier" and "solver='auto' of PrivateMirrorDescentRegressor").
     """
-    if isinstance(estimator, PrivateIGDClassifier) and estimator.get_params(
-            deep=False).get("solver") == "auto":
-        return "igd"
+    solver = getattr(type(estimator), "_selection_solver", None)
+    if solver is not None and estimator.get_params(deep=False).get("solver") == "auto":
+        return solver
     return None
 
 
