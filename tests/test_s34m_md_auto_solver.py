@@ -5,7 +5,7 @@ perturbation for ``fit`` with the squared or Huber loss on the L2 ball, dense in
 within objective perturbation's column limit, finite epsilon and delta >= MIN_DELTA (and
 max_iter, step_size left to their rules); mirror descent otherwise, for dask fits and for
 every partial_fit. Resolved into ``solver_``; ``solver`` stays "auto". The plan
-(accountant), ``privacy_`` and private selection's rho follow it (doc/_s34M_privacy_section.md).
+(accountant), ``privacy_`` and private selection's rho follow it (doc/privacy.md 58.4).
 """
 
 import math
