@@ -42,8 +42,27 @@ from ._validate import check_no_dask_collections, validate_data
 from .privacy import PrivacyCost
 from .privacy._accountant import noise_fingerprint
 
+#: The largest finite ``epsilon`` an estimator takes. Beyond it a budget protects nothing
+#: (``e^1000``), and calibrations that exponentiate it (objective perturbation's
+#: ``expm1(epsilon / 2 K)``, zCDP's ``epsilon^2``) overflow or lose every digit of their
+#: noise (review 128): ``np.inf`` is the way to ask for no privacy.
+MAX_FINITE_EPSILON = 1000.0
+
+
+class _Budget(Interval):
+    """``epsilon``: a real in ``(0, MAX_FINITE_EPSILON]`` or ``np.inf`` (no privacy); not a bool."""
+
+    def is_satisfied_by(self, val):
+        return (not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+                and (val <= MAX_FINITE_EPSILON or val == np.inf))
+
+    def __str__(self):
+        return (f"a float in the range (0, {MAX_FINITE_EPSILON:g}] or np.inf (no privacy, "
+                "no noise)")
+
+
 # ``epsilon`` may be ``np.inf`` (no privacy); sklearn's open interval excludes it.
-EPSILON_CONSTRAINT = Interval(Real, 0, np.inf, closed="right")
+EPSILON_CONSTRAINT = _Budget(Real, 0, np.inf, closed="right")
 DELTA_CONSTRAINT = Interval(Real, 0, 1, closed="neither")
 POSITIVE = Interval(Real, 0, None, closed="neither")
 

@@ -6,6 +6,7 @@ so the message was a free release of records.
 """
 
 import traceback
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -252,3 +253,52 @@ def test_a_boolean_horizon_is_refused(make, horizon):
     with pytest.raises(ValueError, match="'horizon' parameter"):
         est.partial_fit(np.zeros((3, 2)), np.array([0, 1, 0]))
     assert not hasattr(est, "coef_")
+
+
+BUDGET_CASES = [
+    (PrivateIGDClassifier, dict(classes=[0, 1], data_norm=1.0), "class"),
+    (PrivateIGDClassifier, dict(classes=[0, 1, 2], data_norm=1.0), "class3"),
+    (PrivateIGDClassifier, dict(classes=[0, 1], data_norm=1.0, solver="igd"), "class"),
+    (PrivateMirrorDescentRegressor, dict(data_norm=1.0, y_bound=2.0), "reg"),
+    (PrivateMirrorDescentRegressor, dict(data_norm=1.0, y_bound=2.0, solver="mirror_descent"),
+     "reg"),
+    (PrivateFrankWolfeLasso, dict(feature_bound=1.0, y_bound=2.0), "reg"),
+    (PrivateQFTLRegressor, dict(data_norm=1.0, y_bound=2.0), "reg"),
+    (ParameterFreeLocalDPRegressor, dict(), "reg"),
+    (MutualInformationPrivateOGDRegressor, dict(data_norm=1.0, y_bound=2.0), "reg"),
+    (PrivateRangeScaler, dict(bounds=(-1.0, 1.0)), "scaler"),
+]
+
+
+def _budget_data(kind):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) / 4
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=300)
+    if kind == "class":
+        return X, (y > 0).astype(int)
+    if kind == "class3":
+        return X, np.digitize(y, [-0.2, 0.2])
+    return X, y
+
+
+@pytest.mark.parametrize("cls, params, kind", BUDGET_CASES)
+def test_the_largest_finite_epsilon_fits_and_a_larger_one_is_refused(cls, params, kind):
+    """Review 128: above epsilon ~ 1420 objective perturbation overflowed (mirror descent's
+    default since solver='auto'), IGD's alpha='auto' blamed the bounds, Frank-Wolfe's zCDP
+    overflowed at 1e12 and QFTL released R^2 = -25 at 1e20. Finite budgets stop at
+    MAX_FINITE_EPSILON (refused before anything is read); np.inf asks for no noise."""
+    from sklearn_dpol._base import MAX_FINITE_EPSILON
+
+    X, y = _budget_data(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = cls(epsilon=MAX_FINITE_EPSILON, random_state=0, **params).fit(X, y)
+        out = fitted.transform(X) if kind == "scaler" else fitted.predict(X)
+        assert np.all(np.isfinite(out))
+        if kind == "reg":
+            assert fitted.score(X, y) > (0.0 if cls is ParameterFreeLocalDPRegressor else 0.5)
+        for epsilon in (1000.5, 1e12, 1e300, True):
+            est = cls(epsilon=epsilon, random_state=0, **params)
+            with pytest.raises(ValueError, match="np.inf"):
+                est.fit(X, y)
+            assert not hasattr(est, "n_features_in_")
