@@ -747,3 +747,26 @@ def test_the_spend_prints_only_the_groups_that_hold_charges():
     both = PrivacySpend(2.9, 1e-5, 0.24, 2.0, 1e-6, 2)
     assert str(both).endswith("[GDP mu=0.24; basic (2, 1e-06)]")
     assert str(PrivacySpend(0.0, 0.0, 0.0, 0.0, 0.0, 0)) == "(0, 0)-DP over 0 charge(s)"
+
+
+def test_a_refusal_bound_by_delta_says_so():
+    """Review 128: objective perturbation charges compose by basic composition, so their
+    deltas add up; past the budget's delta the refusal told the user to lower epsilon."""
+    from sklearn_dpol import PrivateIGDClassifier
+    from sklearn_dpol.exceptions import BudgetExceededError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    acc = PrivacyAccountant(epsilon=1000.0, delta=1e-5)
+    for _ in range(10):
+        PrivateIGDClassifier(epsilon=0.1, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                             accountant=acc).fit(X, y)
+    with pytest.raises(BudgetExceededError, match="Delta is the binding limit") as info:
+        PrivateIGDClassifier(epsilon=0.1, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                             accountant=acc).fit(X, y)
+    assert "Lower this call's epsilon" not in str(info.value)
+    small = PrivacyAccountant(epsilon=0.5, delta=1e-5)
+    with pytest.raises(BudgetExceededError, match="Lower this call's epsilon"):
+        PrivateIGDClassifier(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                             accountant=small).fit(X, y)

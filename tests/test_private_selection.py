@@ -513,9 +513,14 @@ def test_model_selection_page_code_runs():
     page = Path(__file__).resolve().parents[1] / "doc" / "model_selection.md"
     blocks = _python_blocks(page)
     assert blocks, "doc/model_selection.md has no python block"
+    from sklearn_dpol.exceptions import DefaultBoundWarning
+
     namespace = {}
     for block in blocks:
-        exec(compile(block, str(page), "exec"), namespace)  # noqa: S102
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DefaultBoundWarning)
+            exec(compile(block, str(page), "exec"), namespace)  # noqa: S102
+        assert not [w for w in caught if issubclass(w.category, DefaultBoundWarning)]
 
 
 def test_docstring_example_runs():

@@ -194,6 +194,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     :class:`~sklearn_dpol.exceptions.PrivacyLeakWarning`. Derivation:
     ``doc/privacy.md``, section 12.
 
+    Candidates need a zCDP ``rho``, which objective perturbation does not have:
+    an estimator with ``solver="auto"`` (``PrivateIGDClassifier``,
+    ``PrivateMirrorDescentRegressor``) is planned and fitted with its Gaussian
+    solver (``"igd"``, ``"mirror_descent"``), which is less accurate than the
+    objective perturbation its ``fit`` would use (``doc/model_selection.md``,
+    section 3). When only the budget or a knob with a public default rule is to
+    be chosen, one default ``fit`` is usually the better use of the budget.
+
     Sparse ``X`` (CSR; other formats are converted) reaches the candidates as
     CSR row slices of the public split when every candidate the search space
     can produce takes sparse input (every combination of the list values is

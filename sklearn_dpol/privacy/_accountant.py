@@ -1112,12 +1112,29 @@ class PrivacyAccountant:
         spend = compose([c["reserved"] for c in others], self.delta)
         previous = ledger.charges.get(charge_id)
         already = (f" (it holds {previous['reserved']} already)" if previous else "")
+        # Which limit binds: the deltas of the charges without a GDP mu add up (basic
+        # composition), so past the budget's delta no smaller epsilon helps (review 128).
+        basic_delta = math.fsum(c.delta for c in [*(o["reserved"] for o in others), cost]
+                                if not c.is_gdp)
+        if basic_delta > self.delta * (1.0 + ROUNDING_SLACK):
+            advice = (
+                f"Delta is the binding limit: the charges composed by basic composition "
+                f"(those without a GDP mu, such as objective perturbation fits) add their "
+                f"deltas, {basic_delta:.3g} with this one against the budget's "
+                f"{self.delta:.3g}, and no smaller epsilon changes that. Pass a smaller "
+                "delta to each fit (the budget's delta over the number of fits planned), "
+                "fit fewer models, use a Gaussian solver (solver='igd' or "
+                "'mirror_descent'), whose charges compose by GDP, or reserve one joint "
+                "guarantee for a whole selection; the budget of a data set cannot grow.")
+        else:
+            advice = ("Lower this call's epsilon, fit fewer models, or reserve one joint "
+                      "guarantee for a whole selection; the budget of a data set cannot "
+                      "grow.")
         return BudgetExceededError(
             f"Privacy budget exceeded: the data set's budget is ({self.epsilon:.4g}, "
             f"{self.delta:.3g})-DP, {len(others)} other charge(s) have spent {spend}, "
             f"and this {label} needs {cost}{already}. Nothing was read or released. "
-            "Lower this call's epsilon, fit fewer models, or reserve one joint "
-            "guarantee for a whole selection; the budget of a data set cannot grow.",
+            + advice,
             budget=(self.epsilon, self.delta), spent=spend, requested=cost,
         )
 
