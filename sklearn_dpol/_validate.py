@@ -64,6 +64,9 @@ _VALUE_FREE = [re.compile(pattern, re.DOTALL) for pattern in (
     r"float\(\) argument must be a string or a (real )?number, not '[\w.]+'",
 )]
 
+# scikit-learn's missing-value refusal (its first sentence names the input, not a value).
+_NAN = re.compile(r"(Input (?:X |y |sample_weight )?contains NaN)(?! or)\.?")
+
 # Messages that quote the data, and the value-free sentence that replaces them.
 _CONVERSION = re.compile(r"(could not convert|invalid literal for|cannot convert)", re.I)
 
@@ -239,9 +242,19 @@ def _exception(kind, message):
 
 
 def _value_free_message(message, estimator, X, y):
+    name = type(estimator).__name__
+    nan = _NAN.match(message)
+    if nan:
+        # scikit-learn's advice (HistGradientBoosting, "an imputer transformer") is not
+        # private: an imputer fitted on the rows releases their statistic (review 128).
+        return (f"{nan.group(1)}. {name} does not accept missing values. Fill "
+                "them with a public constant (for example SimpleImputer(strategy="
+                "'constant', fill_value=0) as a Pipeline step), or drop the rows or "
+                "columns by a public rule; an imputer fitted on the data (strategy='mean', "
+                "'median' or 'most_frequent') releases a statistic of the private rows "
+                "without noise.")
     if any(pattern.fullmatch(message) for pattern in _VALUE_FREE):
         return message
-    name = type(estimator).__name__
     for kind in ("1D", "scalar"):
         if message.startswith(f"Expected 2D array, got {kind} array instead"):
             return f"Expected 2D array, got {kind} array instead. {_RESHAPE}"

@@ -302,3 +302,19 @@ def test_the_largest_finite_epsilon_fits_and_a_larger_one_is_refused(cls, params
             with pytest.raises(ValueError, match="np.inf"):
                 est.fit(X, y)
             assert not hasattr(est, "n_features_in_")
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_the_missing_value_refusal_recommends_a_public_fill_not_a_fitted_imputer(where):
+    """scikit-learn's advice (HistGradientBoosting, "an imputer transformer") is not private:
+    a mean imputer fitted on the rows releases their means (review 128)."""
+    X = np.random.default_rng(0).uniform(-1, 1, (50, 3))
+    y = X[:, 0].copy()
+    (X if where == "X" else y)[5] = np.nan
+    est = PrivateQFTLRegressor(data_norm=2.0, y_bound=1.0)
+    with pytest.raises(ValueError) as info:
+        est.fit(X, y)
+    message = str(info.value)
+    assert message.startswith(f"Input {where} contains NaN.")
+    assert "public constant" in message and "HistGradientBoosting" not in message
+    assert not hasattr(est, "coef_")
