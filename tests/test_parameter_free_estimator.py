@@ -170,3 +170,34 @@ def test_a_stream_that_mixes_randomisers_names_both():
     assert "sampled-coordinate" in reg.privacy_.mechanism and "Laplace" in reg.privacy_.mechanism
     reg.fit(X, y)                                # a new stream forgets the old one
     assert "Laplace" not in reg.privacy_.mechanism
+
+
+def test_per_user_budgets_warn_once_when_they_force_the_noisier_randomiser():
+    """Review 128: sample_epsilon switched randomizer='auto' to the Laplace reports silently
+    (R^2 -0.07 against 0.13-0.17 on cal_housing). The warning depends on the parameters and
+    on sample_epsilon being passed, never on the data or the budgets' values."""
+    import warnings
+
+    from sklearn_dpol import ParameterFreeLocalDPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 5))
+    y = X[:, 0] / 2
+
+    def messages(est, calls):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for kwargs in calls:
+                est.partial_fit(X, y, **kwargs)
+        return [str(w.message) for w in caught if "per-user sample_epsilon" in str(w.message)]
+
+    budgets = dict(sample_epsilon=np.full(200, 2.0))
+    first = messages(ParameterFreeLocalDPRegressor(epsilon=2.0, random_state=0),
+                     [budgets, budgets, budgets])
+    assert len(first) == 1 and "randomizer='sampled_coordinate'" in first[0]
+    other = messages(ParameterFreeLocalDPRegressor(epsilon=2.0, random_state=1),
+                     [dict(sample_epsilon=rng.uniform(0.5, 5.0, 200))])
+    assert other == first
+    assert messages(ParameterFreeLocalDPRegressor(epsilon=2.0), [{}]) == []
+    assert messages(ParameterFreeLocalDPRegressor(epsilon=2.0, randomizer="laplace"),
+                    [budgets]) == []
