@@ -210,11 +210,14 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _warn_at_caller(message, category):
-    """``warnings.warn`` pointing at the first frame outside sklearn_dpol and scikit-learn
-    (the user's line that called ``fit``, directly or through a Pipeline)."""
+    """``warnings.warn`` pointing at the first frame outside sklearn_dpol, scikit-learn and
+    joblib (the user's line that called ``fit``, directly or through a Pipeline, whose
+    steps run through ``joblib.Memory``)."""
+    import joblib
     import sklearn
 
-    skipped = (_PACKAGE_DIR + os.sep, os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+    skipped = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+                    for module in (sklearn, joblib)) + (_PACKAGE_DIR + os.sep,)
     frame, level = sys._getframe(1), 2   # stacklevel 2: the caller of this function
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skipped):
         frame, level = frame.f_back, level + 1

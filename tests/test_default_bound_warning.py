@@ -256,3 +256,21 @@ def test_dask_fits_resolve_unset_bounds(cls, bounds, extra):
     np.testing.assert_array_equal(unset.coef_, explicit.coef_)
     assert unset.intercept_ == explicit.intercept_
     assert all(getattr(unset, name + "_") == 1.0 for name in bounds)
+
+
+def test_warnings_of_pipeline_steps_point_at_the_users_line():
+    """A Pipeline runs its transformers through joblib.Memory: the scaler's warnings pointed
+    at joblib/memory.py (review 128), not at the line that called fit."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_dpol.preprocessing import PrivateRangeScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 30))
+    y = np.clip(X[:, 0], -1, 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_pipeline(PrivateRangeScaler(), PrivateQFTLRegressor()).fit(X, y)
+    ours = [w for w in caught if w.category.__module__.startswith("sklearn_dpol")]
+    assert {w.category.__name__ for w in ours} >= {"SmallDataWarning", "DefaultBoundWarning"}
+    assert all(w.filename == __file__ for w in ours), [(w.category, w.filename) for w in ours]
