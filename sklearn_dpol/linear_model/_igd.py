@@ -298,12 +298,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     random_state : int, RandomState instance or None, default=None
         Seeds the noise and the shuffling. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
-        A seed is for experiments: the same seed draws the same noise, and a
-        copy or pickle of a seeded estimator keeps its generator, so the copy
-        and the original continuing a stream draw the same noise (the
-        difference of their releases is noiseless). ``None`` (fresh entropy)
-        for anything published; its copies draw fresh noise
-        (``doc/privacy.md`` 13.3).
+        A seed (and a copy or pickle of a seeded estimator) replays its noise:
+        ``None`` for anything published (``doc/privacy.md`` 13.3).
     n_jobs : int or None, default=None
         Threads for the one-vs-rest problems of a multiclass fit.
     classes : array-like of shape (n_classes,) or None, default=None

@@ -127,12 +127,8 @@ class ParameterFreeLocalDPRegressor(
     random_state : int, RandomState instance or None, default=None
         Seeds the users' noise. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
-        A seed is for experiments: the same seed draws the same noise, and a
-        copy or pickle of a seeded estimator keeps its generator, so the copy
-        and the original continuing a stream draw the same noise (the
-        difference of their releases is noiseless). ``None`` (fresh entropy)
-        for anything published; its copies draw fresh noise
-        (``doc/privacy.md`` 13.3).
+        A seed (and a copy or pickle of a seeded estimator) replays its noise:
+        ``None`` for anything published (``doc/privacy.md`` 13.3).
     accountant : PrivacyAccountant or None, default=None
         The privacy budget of the data set, shared by every fit that charges
         it, clones and worker processes of a model-selection run included.
