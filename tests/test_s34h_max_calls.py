@@ -271,3 +271,25 @@ def test_igd_ftrl_neighbours_move_c_g_by_at_most_sigma_mu_at_max_calls(prefix_su
     assert clf.noise_scale_ == pytest.approx(
         (1 + ROUNDING_ALLOWANCE) * clf.sensitivity_ * clf._ftrl_mechanism.column_norm / MU,
         rel=1e-12)
+
+
+def test_igd_iterate_perturbation_stream_is_capped_at_max_calls():
+    """The seed's stream spends a per-row share of the budget: max_calls only caps its
+    calls, refused before reading, the estimator unchanged."""
+    X, y = classification()
+    clf = PrivateIGDClassifier(data_norm=1.0, classes=[0, 1], horizon=400, max_calls=2,
+                               stream="iterate_perturbation", random_state=0)
+    plain = PrivateIGDClassifier(data_norm=1.0, classes=[0, 1], horizon=400,
+                                 stream="iterate_perturbation", random_state=0)
+    for est in (clf, plain):
+        est.partial_fit(X[:100], y[:100])
+        est.partial_fit(X[100:150], y[100:150])
+    assert clf.max_calls_ == 2 and plain.max_calls_ is None
+    assert clf.noise_scale_ == plain.noise_scale_
+    np.testing.assert_array_equal(clf.coef_, plain.coef_)
+    plain.partial_fit(X[150:200], y[150:200])
+    before = pickle.dumps(clf)
+    with recording_releases() as log:
+        with pytest.raises(ValueError, match=r"call 3 of a stream declared with max_calls=2"):
+            clf.partial_fit(X[150:200], y[150:200])
+    assert log == [] and pickle.dumps(clf) == before
