@@ -293,3 +293,13 @@ def test_igd_iterate_perturbation_stream_is_capped_at_max_calls():
         with pytest.raises(ValueError, match=r"call 3 of a stream declared with max_calls=2"):
             clf.partial_fit(X[150:200], y[150:200])
     assert log == [] and pickle.dumps(clf) == before
+
+
+def test_verbose_states_the_calls_from_the_first_call(capsys):
+    X, y = classification(n=100)
+    PrivateIGDClassifier(data_norm=1.0, classes=[0, 1], horizon=100, verbose=1,
+                         random_state=0).partial_fit(X[:30], y[:30])
+    assert "max_calls_=4" in capsys.readouterr().out          # ceil(100 / 30)
+    PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0, horizon=100, max_calls=9, verbose=1,
+                         random_state=0).partial_fit(X[:30], X[:30, 0])
+    assert "max_calls_=9" in capsys.readouterr().out
