@@ -303,3 +303,14 @@ def test_verbose_states_the_calls_from_the_first_call(capsys):
     PrivateQFTLRegressor(data_norm=1.0, y_bound=1.0, horizon=100, max_calls=9, verbose=1,
                          random_state=0).partial_fit(X[:30], X[:30, 0])
     assert "max_calls_=9" in capsys.readouterr().out
+
+
+def test_qftl_auto_mechanism_resolves_from_max_calls():
+    """"auto" is "dense" for at most 128 calls: ceil(1000 / 100) = 10 alone, but
+    max_calls=129 declares more, and the stream takes BLT for 129 steps."""
+    (X, y), _ = worst_case_pair(n=200)
+    for max_calls, expected in ((None, "dense"), (128, "dense"), (129, "blt")):
+        reg = PrivateQFTLRegressor(random_state=0, horizon=1000, max_calls=max_calls, **TIGHT)
+        reg.partial_fit(X[:100], y[:100])
+        assert reg.prefix_sums_ == expected
+        assert reg._stream.horizon == reg.max_calls_ == (max_calls or 10)

@@ -176,7 +176,8 @@ class PrivateQFTLRegressor(
         with) gets about half BLT's variance; with ``horizon=None``, a dense
         block of 128 calls whose error is 2.28 times the known horizon's at
         every call (the smallest largest ratio of any matrix factorization), then an unbounded
-        BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128``, or
+        BLT. ``"auto"`` is ``"dense"`` when the calls (``max_calls``, else
+        ``ceil(horizon / n)``) are at most 128, or
         with ``horizon=None`` when the first batch has at least 128 rows and
         at most about 250 features (the block's steps cost ``O(128 x packed
         dim)``), else ``"blt"``; the resolved name is
