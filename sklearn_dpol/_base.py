@@ -76,6 +76,32 @@ class _Count(Interval):
 
 HORIZON_CONSTRAINT = _Count(Integral, 1, None, closed="left")
 
+
+def check_max_calls(estimator):
+    """Refuse ``max_calls`` without a ``horizon``, or above it (public parameters only).
+
+    ``max_calls`` (the ``partial_fit`` calls a stream may make) caps a stream of at
+    most ``horizon`` samples; with ``horizon=None`` the stream is calibrated for any
+    length, and a declared call count that changed nothing would be ignored silently,
+    so it is refused. Each call has at least one sample, so more calls than
+    ``horizon`` could never be made (the calibration would pay for steps that
+    cannot happen): refused too (``doc/privacy.md``, "A stream's number of calls,
+    declared up front").
+    """
+    max_calls, horizon = estimator.max_calls, estimator.horizon
+    if max_calls is None:
+        return
+    if horizon is None:
+        raise ValueError(
+            f"max_calls={max_calls!r} needs a horizon (the stream's largest number of "
+            "samples): with horizon=None the stream is calibrated for any length and "
+            "takes no call limit. Pass horizon too, or max_calls=None.")
+    if max_calls > horizon:
+        raise ValueError(
+            f"max_calls={max_calls!r} is larger than horizon={horizon!r}: every "
+            "partial_fit call has at least one sample, so at most horizon calls can be "
+            "made. Pass max_calls <= horizon.")
+
 #: The value a public bound of ``_DEFAULT_BOUNDS`` left at its default, ``None``,
 #: stands for (with a :class:`~sklearn_dpol.exceptions.DefaultBoundWarning`).
 DEFAULT_BOUND = 1.0

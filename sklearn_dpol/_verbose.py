@@ -16,7 +16,9 @@ import math
 import time
 
 # The public attributes a summary may read; anything else stays unprinted.
-_SUMMARY_ATTRIBUTES = ("t_", "n_iter_", "noise_scale_")
+# ``max_calls_``: the calls a stream is calibrated for (a parameter or a parameter and the first
+# batch's shape), stated from a stream's first call (review 128, item 7).
+_SUMMARY_ATTRIBUTES = ("t_", "n_iter_", "noise_scale_", "max_calls_")
 
 
 class Progress:

@@ -227,6 +227,13 @@ CASES = [
     ("md-auto-fit-auto-both", PrivateMirrorDescentRegressor(
         epsilon=1.2, delta=DELTA, data_norm="auto", y_bound="auto", random_state=0), "r",
      [(FIT, 120, {})]),
+    # max_calls (branch s34h; see the last PINNED.update): the calls declared up front
+    ("igd-ftrl-max-calls", PrivateIGDClassifier(epsilon=1.0, stream="ftrl", horizon=200,
+                                                max_calls=8, **IGD),
+     "c2", [(STREAM, 40, {}), (STREAM, 40, {})]),
+    ("qftl-stream-max-calls", PrivateQFTLRegressor(epsilon=1.0, prefix_sums="blt", horizon=200,
+                                                   max_calls=8, **QFTL), "r",
+     [(STREAM, 40, {}), (STREAM, 40, {})]),
     # -- MutualInformationPrivateOGDRegressor: local Gaussian reports
     ("mi-full", MutualInformationPrivateOGDRegressor(epsilon=None, sigma=2.0, **MI), "r",
      [(FIT, 120, {}), (STREAM, 40, {})]),
@@ -4542,6 +4549,94 @@ PINNED.update({'md-auto-fit': {'rho': 0.039272483805919425,
                                                 '|y|)',
                                                 'the records passed to fit',
                                                 'this release')}]}})
+
+# Pinned deliberately (branch s34h, review 128 item 7): two streams that declare
+# max_calls=8 with horizon=200 and batches of 40 (ceil(200 / 40) = 5 calls without it).
+# The planned cost, epsilon, delta, mu, rho, n_releases and n_records are those of
+# 'igd-ftrl-horizon' and 'qftl-stream-blt'; only the calibration moves to 8 steps: the
+# texts ("at most 8 steps", column norm 1.311) and spent_mu after 2 of the 8 steps.
+PINNED.update({'igd-ftrl-max-calls': {'rho': 0.02801448191263024,
+                        'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               1.0,
+                                               40.0,
+                                               0.18056981733770258),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 8 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 8 '
+                                             'steps (one batch per step), column norm 1.311, '
+                                             'noise 12.8 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')},
+                                  {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                   'numbers': (1.0,
+                                               1e-06,
+                                               0.2367043806634353,
+                                               2.0,
+                                               80.0,
+                                               0.20188099668577836),
+                                   'texts': ('replace-one',
+                                             "DP-FTRL on the stream's gradient sums, one step "
+                                             'per partial_fit call (at most 8 calls): BLT '
+                                             'matrix factorization (4 buffers) over at most 8 '
+                                             'steps (one batch per step), column norm 1.311, '
+                                             'noise 12.8 per step; the models are '
+                                             'post-processing',
+                                             'coef_ and intercept_ after every partial_fit '
+                                             'call',
+                                             'the records passed to partial_fit since the '
+                                             'stream started (records of an earlier fit are '
+                                             'covered by its own release)',
+                                             'the stream up to its horizon of 200 samples')}]},
+ 'qftl-stream-max-calls': {'rho': 0.02801448191263024,
+                           'steps': [{'planned': (1.0, 1e-06, 0.2367043806634353),
+                                      'numbers': (1.0,
+                                                  1e-06,
+                                                  0.2367043806634353,
+                                                  1.0,
+                                                  40.0,
+                                                  0.18056981733770258),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): BLT '
+                                                'matrix factorization (4 buffers) over at most '
+                                                '8 steps (one batch per step), column norm '
+                                                '1.311, noise 19.6 per step',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 samples')},
+                                     {'planned': (1.0, 1e-06, 0.2367043806634353),
+                                      'numbers': (1.0,
+                                                  1e-06,
+                                                  0.2367043806634353,
+                                                  2.0,
+                                                  80.0,
+                                                  0.20188099668577836),
+                                      'texts': ('replace-one',
+                                                'Gaussian continual release of (V, u): BLT '
+                                                'matrix factorization (4 buffers) over at most '
+                                                '8 steps (one batch per step), column norm '
+                                                '1.311, noise 19.6 per step',
+                                                'coef_ and intercept_ after every partial_fit '
+                                                'call, computed from the noisy prefix sums of '
+                                                '(V, u) released by the stream mechanism',
+                                                'the records passed to partial_fit since the '
+                                                'stream started (records of an earlier fit are '
+                                                'covered by its own release)',
+                                                'the stream up to its horizon of 200 '
+                                                'samples')}]}})
+
 
 if __name__ == "__main__":  # print the table (run on the code to pin)
     import pprint

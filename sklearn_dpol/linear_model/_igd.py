@@ -23,6 +23,7 @@ from .._base import (
     HORIZON_CONSTRAINT,
     POSITIVE,
     PrivateEstimatorMixin,
+    check_max_calls,
 )
 from .._auto_bounds import AutoBoundsMixin
 from .._core import ftrl, igd
@@ -41,7 +42,7 @@ from ..privacy._spec import (
     objective_perturbation_refusal,
     stream_regime,
 )
-from ..privacy._streams import budget_schedule, check_rounding
+from ..privacy._streams import budget_schedule, check_rounding, stream_calls
 
 _NEIGHBOURS = "replace-one"
 
@@ -290,11 +291,24 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         Number of samples a ``partial_fit`` stream may contain; a stream that
         runs past it raises ``ValueError``. With ``stream="ftrl"`` the
         mechanism is calibrated for ``ceil(horizon / b)`` calls, ``b`` the size
-        of the first batch, and a stream that has made that many calls raises
-        too. With ``stream="iterate_perturbation"`` every sample buys an equal
+        of the first batch (or ``max_calls``), and a stream that has made that
+        many calls raises too. With ``stream="iterate_perturbation"`` every sample buys an equal
         share of the budget. ``None`` keeps the guarantee for a stream of any
         length (the unbounded variant of ``prefix_sums``, or an anytime
         schedule).
+    max_calls : int or None, default=None
+        The number of ``partial_fit`` calls the stream may make, declared up
+        front (public). With ``stream="ftrl"`` the mechanism is calibrated on
+        ``max_calls`` steps whatever the batch sizes; in every stream call
+        ``max_calls + 1`` raises ``ValueError`` before reading its data, and
+        ``horizon`` still caps the samples. ``None``: ``ceil(horizon / b)``
+        calls for ``stream="ftrl"`` (``b`` the first batch's size), which
+        refuses a stream whose later batches are smaller than the first before
+        its samples reach ``horizon``: with batches of varying size pass the
+        number of calls you will make. Needs a ``horizon`` and is at most
+        ``horizon`` (``ValueError`` otherwise: with ``horizon=None`` the stream
+        takes any number of calls). Resolved into ``max_calls_`` at the
+        stream's first call.
     random_state : int, RandomState instance or None, default=None
         Seeds the noise and the shuffling. ``fit`` re-seeds from it; later
         ``partial_fit`` calls keep drawing from one generator.
@@ -386,6 +400,13 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         The mechanism of the current ``stream="ftrl"`` stream (``"blt"``,
         ``"sqrt"``, ``"tree"`` or ``"honaker"``; ``prefix_sums`` with
         ``"auto"`` resolved); ``None`` after ``fit`` and for the seed's stream.
+    max_calls_ : int or None
+        The number of ``partial_fit`` calls the stream is calibrated for and
+        may make, fixed at its first call: ``max_calls``, or for
+        ``stream="ftrl"`` ``ceil(horizon / b)`` (``b`` the first batch's size);
+        ``None`` when nothing limits the calls but the samples
+        (``horizon=None``; the seed's stream without ``max_calls``) and after
+        ``fit``.
 
     See Also
     --------
@@ -446,6 +467,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         "gradient_bound": [POSITIVE, None],
         "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "tree", "honaker"})],
         "horizon": [HORIZON_CONSTRAINT, None],
+        "max_calls": [HORIZON_CONSTRAINT, None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "classes": ["array-like", None],
@@ -456,7 +478,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
     _stream_params = (
         "epsilon", "delta", "alpha", "loss", "data_norm", "fit_intercept",
         "intercept_scaling", "update", "stream", "gradient_bound", "prefix_sums", "horizon",
-        "classes",
+        "max_calls", "classes",
     )
     _DEFAULT_BOUNDS = ("data_norm",)
     # The FTRL stream's prefix-sum mechanism holds exact sums of gradients; its
@@ -485,6 +507,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         gradient_bound=None,
         prefix_sums="auto",
         horizon=None,
+        max_calls=None,
         random_state=None,
         n_jobs=None,
         classes=None,
@@ -507,6 +530,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self.gradient_bound = gradient_bound
         self.prefix_sums = prefix_sums
         self.horizon = horizon
+        self.max_calls = max_calls
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.classes = classes
@@ -582,6 +606,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                                           sample_weight=sample_weight)
 
     def _more_validate_params(self):
+        check_max_calls(self)
         if self.solver == "objective_perturbation" and self.loss != "log_loss":
             raise ValueError(
                 "solver='objective_perturbation' needs a smooth loss (its privacy proof "
@@ -970,6 +995,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self._stream_releases = 0
         self._ftrl, self._ftrl_mechanism = None, None
         self.prefix_sums_ = None
+        # The stream's call limit (public; DP-FTRL's first step sets its calibration's).
+        self.max_calls_ = None if fitting else self.max_calls
 
     def _schedule(self):
         return budget_schedule(self.horizon)
@@ -988,7 +1015,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             n_problems = self._w_private.shape[0]
             # One step per call: a known horizon of n samples in batches of the
             # first call's size b is ceil(n / b) steps (shapes are public).
-            self._ftrl_steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
+            self._ftrl_steps = stream_calls(self.horizon, n_rows, self.max_calls)
             self._ftrl_mu = self._budget_split()[2]
             self._ftrl_sensitivity = ftrl.step_sensitivity(lipschitz, n_problems,
                                                            self.gradient_bound)
@@ -1014,6 +1041,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         self._ftrl, self._ftrl_mechanism = state, mechanism
         self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
         self.prefix_sums_ = mechanism.name
+        self.max_calls_ = self._ftrl_steps
         self._w_private, self._t = state.W, t
         self._stream_samples += n_rows
         self._stream_releases += 1
@@ -1045,12 +1073,18 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 # reads neither the sensitivity nor mu; review 113 F1).
                 n_problems = 1 if self.classes_.size == 2 else self.classes_.size
                 width = self.n_features_in_ + int(self.fit_intercept)
-                steps = None if self.horizon is None else -(-int(self.horizon) // n_rows)
+                steps = stream_calls(self.horizon, n_rows, self.max_calls)
                 mechanism = ftrl.prefix_sum_mechanism(n_problems * width, 1.0, 1.0, steps,
                                                       self.prefix_sums)
                 self._check_ftrl_rounding(mechanism, n_rows, n_problems=n_problems,
                                           max_rows=n_rows)
         else:
+            calls = self._stream_releases if continuing else 0
+            if self.max_calls is not None and calls + 1 > self.max_calls:
+                raise ValueError(
+                    f"This would be call {calls + 1} of a stream declared with "
+                    f"max_calls={self.max_calls}. Call fit to start a new stream, or pass "
+                    "a larger max_calls (or None) next time.")
             self._schedule().share(samples, samples + n_rows)   # raises past the horizon
 
     def _check_ftrl_rounding(self, mechanism, n_rows, n_problems=None, max_rows=None):
@@ -1079,11 +1113,16 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 "stream, or use horizon=None for streams of unknown length."
             )
         if steps_done and steps_done + 1 > self._ftrl_steps:
+            why = (f"max_calls={self.max_calls}" if self.max_calls is not None else
+                   f"max_calls=None: horizon={self.horizon} samples in batches of its "
+                   "first call's size")
             raise ValueError(
-                f"This stream was calibrated for {self._ftrl_steps} partial_fit calls "
-                f"(horizon={self.horizon} samples in batches of its first call's size) and "
-                "has made them all. Keep batches at least as large as the first one, call "
-                "fit to start a new stream, or use horizon=None."
+                f"This would be call {steps_done + 1} of a stream calibrated for "
+                f"{self._ftrl_steps} partial_fit calls ({why}; max_calls_ states it from "
+                "the first call), which has made them all. Call fit to start a new "
+                "stream; next time pass max_calls (the number of partial_fit calls you "
+                "will make) when batch sizes vary, keep later batches at least as large "
+                "as the first, or use horizon=None."
             )
 
     def _geometry(self, worst=False):

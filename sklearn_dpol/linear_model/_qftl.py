@@ -15,6 +15,7 @@ from .._base import (
     EPSILON_CONSTRAINT,
     HORIZON_CONSTRAINT,
     POSITIVE,
+    check_max_calls,
     PrivateEstimatorMixin,
     ReleasedLinearRegressorMixin,
     validated_stream_batch,
@@ -144,9 +145,22 @@ class PrivateQFTLRegressor(
         calibrated on calls: ``ceil(horizon / n)`` of them, ``n`` the first
         batch's size (public), and a call past that raises ``ValueError``
         before reading its data (keep later batches at least as large as the
-        first). A tree is calibrated for ``horizon.bit_length()`` levels.
-        With ``None`` the guarantee holds for a stream of any length, at
-        somewhat more noise.
+        first, or declare the calls with ``max_calls``). A tree is calibrated
+        for ``horizon.bit_length()`` levels. With ``None`` the guarantee holds
+        for a stream of any length, at somewhat more noise.
+    max_calls : int or None, default=None
+        The number of ``partial_fit`` calls the stream may make, declared up
+        front (public). A factorization is calibrated on ``max_calls`` steps
+        whatever the batch sizes, and call ``max_calls + 1`` raises
+        ``ValueError`` before reading its data; ``horizon`` still caps the
+        samples. ``None``: ``ceil(horizon / n)`` calls, ``n`` the first batch's
+        size, which refuses a stream whose later batches are smaller than the
+        first before its samples reach ``horizon``: with batches of varying
+        size pass the number of calls you will make. A tree counts samples, so
+        ``max_calls`` changes nothing in its noise (it still caps the calls).
+        Needs a ``horizon`` and is at most ``horizon`` (``ValueError``
+        otherwise: with ``horizon=None`` the stream takes any number of calls).
+        Resolved into ``max_calls_`` at the stream's first call.
     prefix_sums : {"auto", "blt", "sqrt", "dense", "tree", "honaker"}, default="auto"
         The continual-release mechanism of a stream's prefix sums
         (:func:`~sklearn_dpol.privacy._streams.make_stream_mechanism`).
@@ -162,7 +176,8 @@ class PrivateQFTLRegressor(
         with) gets about half BLT's variance; with ``horizon=None``, a dense
         block of 128 calls whose error is 2.28 times the known horizon's at
         every call (the smallest largest ratio of any matrix factorization), then an unbounded
-        BLT. ``"auto"`` is ``"dense"`` when ``ceil(horizon / n) <= 128``, or
+        BLT. ``"auto"`` is ``"dense"`` when the calls (``max_calls``, else
+        ``ceil(horizon / n)``) are at most 128, or
         with ``horizon=None`` when the first batch has at least 128 rows and
         at most about 250 features (the block's steps cost ``O(128 x packed
         dim)``), else ``"blt"``; the resolved name is
@@ -241,6 +256,12 @@ class PrivateQFTLRegressor(
     prefix_sums_ : str or None
         The stream's mechanism (``"blt"``, ``"dense"``, ``"sqrt"``, ``"tree"``
         or ``"honaker"``, ``"auto"`` resolved), ``None`` after ``fit``.
+    max_calls_ : int or None
+        The number of ``partial_fit`` calls the stream is calibrated for and
+        may make, fixed at its first call: ``max_calls``, or
+        ``ceil(horizon / n)`` for a factorization (``n`` the first batch's
+        size); ``None`` when nothing limits the calls but the samples (a tree
+        without ``max_calls``, ``horizon=None``) and after ``fit``.
     privacy_ : PrivacyGuarantee
         The guarantee covering what has been released.
 
@@ -300,6 +321,7 @@ class PrivateQFTLRegressor(
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
         "horizon": [HORIZON_CONSTRAINT, None],
+        "max_calls": [HORIZON_CONSTRAINT, None],
         "prefix_sums": [StrOptions({"auto", "blt", "sqrt", "dense", "tree", "honaker"})],
         "random_state": ["random_state"],
         "accountant": [PrivacyAccountant, None],
@@ -307,7 +329,7 @@ class PrivateQFTLRegressor(
     }
     _stream_params = (
         "epsilon", "delta", "alpha", "data_norm", "y_bound", "fit_intercept",
-        "intercept_scaling", "horizon", "prefix_sums",
+        "intercept_scaling", "horizon", "max_calls", "prefix_sums",
     )
     _DEFAULT_BOUNDS = ("data_norm", "y_bound")
     # The exact sums inside the tree and the generator are never released.
@@ -324,6 +346,7 @@ class PrivateQFTLRegressor(
         fit_intercept=True,
         intercept_scaling="auto",
         horizon=None,
+        max_calls=None,
         prefix_sums="auto",
         random_state=None,
         accountant=None,
@@ -337,6 +360,7 @@ class PrivateQFTLRegressor(
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.horizon = horizon
+        self.max_calls = max_calls
         self.prefix_sums = prefix_sums
         self.random_state = random_state
         self.accountant = accountant
@@ -490,6 +514,7 @@ class PrivateQFTLRegressor(
                               fresh=True)
             self._stream_max_rows = self._stream_rows_so_far(stats.n_rows)
             self._stream = stream
+            self.max_calls_ = self._stream_call_limit   # public, fixed at the first call
             sigma, spent_fraction = stream.sigma, stream.spent_fraction()
         if fitting:
             self._publish(statistics, n_samples, stats.dim_features, noise_std)
@@ -499,6 +524,8 @@ class PrivateQFTLRegressor(
             self.eigenvalue_noise_scale_ = eigenvalue_noise
             self.eigenvalue_sensitivity_ = eigenvalue_sensitivity
         self.prefix_sums_ = None if fitting else stream.name
+        if fitting:
+            self.max_calls_ = None
         self.privacy_ = self._guarantee(mu, spent_fraction, fitting)
 
     def _fit_noise(self, n_rows, row_bound):
@@ -542,7 +569,7 @@ class PrivateQFTLRegressor(
             unit = self._unbounded_unit_intercept(n_rows, n_features)
         else:
             mechanism = self._mechanism_at_unit_feature(
-                calibration_horizon(self.prefix_sums, self.horizon, n_rows), n_rows, n_features)
+                calibration_horizon(self.prefix_sums, self.horizon, n_rows, self.max_calls), n_rows, n_features)
             noise = (0.0 if mechanism is None
                      else math.sqrt(mechanism.prefix_variance(mechanism.horizon)))
             unit = auto_unit_intercept(noise, self.horizon, n_features)
@@ -694,6 +721,7 @@ class PrivateQFTLRegressor(
     _auto_bound_params = ("data_norm", "y_bound")
 
     def _more_validate_params(self):
+        check_max_calls(self)
         bound, y_bound = self._row_bound(worst=True), self._y_bound()
         data_norm = self._data_norm()
         if min(data_norm, y_bound) < 1e-100:
@@ -787,8 +815,12 @@ class PrivateQFTLRegressor(
             return self._stream.snapshot()
         if not hasattr(self, "_base_statistics"):
             self._base_statistics, self._base_samples, self._base_variance = np.zeros(dim), 0, 0.0
-        steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
+        steps = calibration_horizon(self.prefix_sums, self.horizon, n_rows, self.max_calls)
         self._stream_first_batch = int(n_rows)   # public (a shape), for the error message
+        # The calls this stream may make (public): max_calls, or the factorization's steps.
+        self._stream_call_limit = (
+            self.max_calls if steps is None or self.max_calls is not None
+            or resolve_mechanism(self.prefix_sums) in ("tree", "honaker") else steps)
         return make_stream_mechanism(
             resolve_mechanism(self.prefix_sums, steps, first_rows=n_rows, dim=dim), dim=dim,
             sensitivity=self.sensitivity(), mu=self._budget_split()[2], horizon=steps,
@@ -820,7 +852,7 @@ class PrivateQFTLRegressor(
             return   # within a call index and batch size already checked (see below)
         dim = qftl.packed_dim(self.n_features_in_ + bool(self.fit_intercept))
         if stream is None:
-            calls = calibration_horizon(self.prefix_sums, self.horizon, n_rows)
+            calls = calibration_horizon(self.prefix_sums, self.horizon, n_rows, self.max_calls)
             stream = make_stream_mechanism(
                 resolve_mechanism(self.prefix_sums, calls, first_rows=n_rows, dim=dim), dim=dim,
                 sensitivity=1.0, mu=1.0,
@@ -846,16 +878,32 @@ class PrivateQFTLRegressor(
     def _check_horizon_left(self, stream, n_rows):
         """Refuse, from public shapes only and before any data is read, a call past the calibration."""
         self._check_rows_left(stream.n_rows, n_rows)
+        limit = getattr(self, "_stream_call_limit", None)
+        calls = (getattr(self, "_stream_releases", 0)
+                 if getattr(self, "_stream", None) is not None else 0)
         if (stream.granularity == "step" and stream.horizon is not None
-                and stream.t + 1 > stream.horizon):
+                and stream.t + 1 > stream.horizon) or (limit is not None and calls + 1 > limit):
+            limit = stream.horizon if limit is None else limit
+            if stream.granularity == "row":
+                raise ValueError(
+                    f"This would be call {calls + 1} of a stream declared with "
+                    f"max_calls={self.max_calls} (prefix_sums={self.prefix_sums!r} is "
+                    "calibrated on samples; max_calls caps its calls). Call fit to start a "
+                    "new stream, or pass a larger max_calls (or None) next time.")
+            if self.max_calls is not None:
+                why = f"max_calls={self.max_calls}"
+            else:
+                why = (f"max_calls=None: ceil(horizon / first batch size) with "
+                       f"horizon={self.horizon} and a first batch of "
+                       f"{getattr(self, '_stream_first_batch', '?')} samples")
             raise ValueError(
-                f"This would be call {stream.t + 1} of a stream whose noise was calibrated "
-                f"for {stream.horizon} calls: ceil(horizon / first batch size) with "
-                f"horizon={self.horizon} and a first batch of "
-                f"{getattr(self, '_stream_first_batch', '?')} "
-                f"samples (prefix_sums={self.prefix_sums!r} takes one step per call). Pass "
-                "later batches at least as large as the first, a larger horizon, "
-                "prefix_sums='tree' (calibrated on samples), or horizon=None."
+                f"This would be call {calls + 1} of a stream whose noise was calibrated "
+                f"for {limit} calls ({why}; prefix_sums={self.prefix_sums!r} takes one "
+                "step per call; max_calls_ states it from the first call). Call fit to "
+                "start a new stream; next time pass max_calls (the number of partial_fit "
+                "calls you will make) when batch sizes vary, keep later batches at least "
+                "as large as the first, or use prefix_sums='tree' (calibrated on samples) "
+                "or horizon=None."
             )
 
     def _check_rows_left(self, rows_so_far, n_rows):

@@ -96,6 +96,7 @@ __all__ = [
     "make_stream_mechanism",
     "resolve_mechanism",
     "rounding_growth",
+    "stream_calls",
     "rounding_ratio",
     "tree_rounding_ratio",
 ]
@@ -183,7 +184,7 @@ def resolve_mechanism(requested, steps=_NOT_ON_STEPS, *, first_rows=None, dim=No
     return requested
 
 
-def calibration_horizon(mechanism, horizon_rows, first_batch_rows):
+def calibration_horizon(mechanism, horizon_rows, first_batch_rows, max_calls=None):
     """The ``horizon`` to build ``mechanism`` with, for a stream of at most ``horizon_rows`` rows.
 
     A tree counts rows: ``horizon_rows``. A factorization takes one step per
@@ -206,6 +207,11 @@ def calibration_horizon(mechanism, horizon_rows, first_batch_rows):
         Largest number of rows of the stream; ``None`` (unbounded) passes through.
     first_batch_rows : int
         Rows of the stream's first call, ``>= 1``.
+    max_calls : int or None, default=None
+        The number of calls the stream declared up front (the estimators'
+        ``max_calls`` parameter, public): a factorization is then calibrated on
+        ``max_calls`` steps whatever the first batch's size (``doc/privacy.md``,
+        "A stream's number of calls, declared up front").
 
     Returns
     -------
@@ -213,6 +219,20 @@ def calibration_horizon(mechanism, horizon_rows, first_batch_rows):
     """
     if horizon_rows is None or resolve_mechanism(mechanism) in ("tree", "honaker"):
         return horizon_rows
+    return stream_calls(horizon_rows, first_batch_rows, max_calls)
+
+
+def stream_calls(horizon_rows, first_batch_rows, max_calls=None):
+    """The number of ``partial_fit`` calls a stream is calibrated for (public values only).
+
+    ``max_calls`` when given; else ``ceil(horizon_rows / first_batch_rows)`` (the
+    calls of a stream of ``horizon_rows`` rows in batches of the first one's size);
+    ``None`` for ``horizon_rows=None`` without ``max_calls``.
+    """
+    if max_calls is not None:
+        return int(max_calls)
+    if horizon_rows is None:
+        return None
     first = int(first_batch_rows)
     if first < 1:
         raise ValueError(f"first_batch_rows must be >= 1; got {first_batch_rows!r}.")
