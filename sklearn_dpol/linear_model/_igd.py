@@ -1013,8 +1013,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                                   sample_weight=sample_weight)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
-        state = state.step(prefix, self.alpha_ * t,
-                           igd.iterate_radius(lipschitz, self.alpha_))
+        # lam: alpha t, floored at the released prefix's noise (public values; 58.F).
+        lam = ftrl.regularisation(self.alpha_, t, mechanism.current_variance(),
+                                  self._w_private.size, self._ftrl_sensitivity, state.lam)
+        state = state.step(prefix, lam, igd.iterate_radius(lipschitz, self.alpha_))
         self._ftrl, self._ftrl_mechanism = state, mechanism
         self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
         self.prefix_sums_ = mechanism.name
