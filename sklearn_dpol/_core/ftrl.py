@@ -46,14 +46,14 @@ from .losses import HINGE, LOG_LOSS  # noqa: F401  (the loss names)
 # momentum were far behind (0.694 and 0.63 at eps = 0.5, 3 seeds).
 MOMENTUM = 0.95
 # The regularisation counts at least NOISE_FLOOR times the released prefix sum's noise,
-# in records (regularisation): the noise then moves the unprojected model by at most
-# 1/NOISE_FLOOR of the ball's radius L/alpha (with the default stream alpha, about three
+# in records (regularisation): the noise then moves the unprojected model by about
+# 1/NOISE_FLOOR of the ball's radius L/alpha or less (with the default stream alpha, three
 # times the public prior's norm LOGIT_SCALE/L), and a stream's first calls on a small
 # batch release models centred on the start instead of noise projected onto the ball.
-# On covertype (eps 0.5 / 1 / 2, horizon None and n, first batch 37 or 100 then batches
-# of 2,000, 6 seeds) floors 16 to 128 all came within 0.008 of the 1,000-row start, 4
-# within 0.024 and none (the old rule) 0.03 to 0.17 below it; 32 is in the middle of the
-# flat range (doc/privacy.md 58.F).
+# On covertype (review 128's loader; eps 0.5 / 1 / 2, horizon None and n, first batch 37
+# or 100 then batches of 2,000, 6 seeds) floors 16 to 128 all came within 0.008 of the
+# 1,000-row start, 4 within 0.024 and none (the old rule) 0.027 to 0.166 below it; 32 is
+# in the middle of the flat range (doc/privacy.md 58.F; benchmarks/bench_igd_first_batch.py).
 NOISE_FLOOR = 32.0
 # Gradients are taken at W_k + LOOKAHEAD (W_k - W_{k-1}), a public point. On the
 # same stream it gained 0.01 to 0.04 accuracy over the released model itself.
