@@ -143,7 +143,7 @@ def regularisation(alpha, samples, noise_variance, dim, sensitivity, previous=0.
     ``lam_k = alpha t_k`` alone the noise moves the model by about
     ``sqrt(dim var) / (alpha t_k)`` against a data term of norm at most
     ``b / alpha``: on a small first batch (``t_k < r_k``) the released model is
-    mostly noise, projected onto the ball, and later models are centred on it.
+    mostly noise, projected onto the ball, and later models are pulled toward it.
     The floor keeps the noise's share of the unprojected model at most
     ``1 / NOISE_FLOOR`` of the ball's radius, and changes nothing once
     ``t_k >= NOISE_FLOOR r_k`` (or without noise); the floor is capped at ``2^53``
