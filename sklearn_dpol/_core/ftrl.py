@@ -8,8 +8,10 @@ and the next model is the follow-the-regularized-leader solution
 
     W_{k+1} = argmin_{||w|| <= radius}  <M_k, w> + sum_{s <= k} (lam_s - lam_{s-1})/2 ||w - W_s||^2
 
-with ``lam_k = alpha * t_k`` (``t_k`` samples so far, FTRL-Proximal of
-McMahan 2011, centred at the released models) and ``M_k`` the heavy-ball
+with ``lam_k = alpha * max(t_k, NOISE_FLOOR * r_k)`` (``t_k`` samples so far,
+FTRL-Proximal of McMahan 2011, centred at the released models; ``r_k`` the noise
+of the released prefix sum counted in records, a public value:
+:func:`regularisation`) and ``M_k`` the heavy-ball
 momentum of the noisy prefix sums (Kairouz et al. 2021, section 4): with
 ``v_k = gamma v_{k-1} + (G_k - G_{k-1})``, ``M_k = (1 - gamma) sum_{s<=k} v_s``.
 Everything after ``G_k`` is post-processing of released values; the minimiser
@@ -43,6 +45,16 @@ from .losses import HINGE, LOG_LOSS  # noqa: F401  (the loss names)
 # 0.718 / 0.740 / 0.751 against 0.709 / 0.735 / 0.745), and 0.9 and no
 # momentum were far behind (0.694 and 0.63 at eps = 0.5, 3 seeds).
 MOMENTUM = 0.95
+# The regularisation counts at least NOISE_FLOOR times the released prefix sum's noise,
+# in records (regularisation): the noise then moves the unprojected model by about
+# 1/NOISE_FLOOR of the ball's radius L/alpha or less (with the default stream alpha, three
+# times the public prior's norm LOGIT_SCALE/L), and a stream's first calls on a small
+# batch release models centred on the start instead of noise projected onto the ball.
+# On covertype (review 128's loader; eps 0.5 / 1 / 2, horizon None and n, first batch 37
+# or 100 then batches of 2,000, 6 seeds) floors 16 to 128 all came within 0.008 of the
+# 1,000-row start, 4 within 0.024 and none (the old rule) 0.027 to 0.166 below it; 32 is
+# in the middle of the flat range (doc/privacy.md 58.7; benchmarks/bench_igd_first_batch.py).
+NOISE_FLOOR = 32.0
 # Gradients are taken at W_k + LOOKAHEAD (W_k - W_{k-1}), a public point. On the
 # same stream it gained 0.01 to 0.04 accuracy over the released model itself.
 LOOKAHEAD = 0.9
@@ -105,6 +117,45 @@ class StepVector:
 
     def atoms(self, lo, hi):
         return self.vector[np.newaxis, :].copy()[: hi - lo]
+
+
+def noise_records(noise_variance, dim, sensitivity):
+    """The released prefix sum's noise, counted in records: ``2 sqrt(dim var) / Delta``.
+
+    ``noise_variance`` is the per-coordinate variance of the last released prefix
+    sum (the mechanism's ``current_variance()``, a function of its calibration and
+    step count only), ``dim`` the vector's length and ``sensitivity`` one step's
+    replace-one sensitivity ``Delta = 2 b sqrt(K)``. The sum of ``t`` records'
+    gradients has norm at most ``t b sqrt(K) = t Delta / 2``, so the noise's
+    expected norm (about ``sqrt(dim var)``) is that of the worst-case gradients
+    of this many records. Public values only (``0`` without noise).
+    """
+    spread = float(np.max(noise_variance)) if np.size(noise_variance) else 0.0
+    if not spread > 0.0:
+        return 0.0
+    return 2.0 * math.sqrt(dim * spread) / float(sensitivity)
+
+
+def regularisation(alpha, samples, noise_variance, dim, sensitivity, previous=0.0):
+    """FTRL's ``lam_k = max(lam_(k-1), alpha max(t_k, NOISE_FLOOR r_k))``: public values only.
+
+    ``t_k = samples`` (the rows so far), ``r_k`` = :func:`noise_records`. With
+    ``lam_k = alpha t_k`` alone the noise moves the model by about
+    ``sqrt(dim var) / (alpha t_k)`` against a data term of norm at most
+    ``b / alpha``: on a small first batch (``t_k < r_k``) the released model is
+    mostly noise, projected onto the ball, and later models are pulled toward it.
+    The floor keeps the noise's share of the unprojected model at most
+    ``1 / NOISE_FLOOR`` of the ball's radius, and changes nothing once
+    ``t_k >= NOISE_FLOOR r_k`` (or without noise); the floor is capped at ``2^53``
+    records (:data:`~sklearn_dpol._core.igd.MAX_ALPHA`). Taking the maximum with the
+    previous value keeps ``lam`` nondecreasing (the proximal terms' weights
+    ``lam_k - lam_(k-1)`` stay nonnegative). It reads no data: the rows so far
+    and the mechanism's noise are public (``doc/privacy.md``, 58.7).
+    """
+    # At most 2^53 records, the count igd.MAX_ALPHA keeps alpha t finite for: an extreme
+    # public calibration (tiny mu, huge dim) cannot overflow lam to inf.
+    floor = min(NOISE_FLOOR * noise_records(noise_variance, dim, sensitivity), 2.0 ** 53)
+    return max(float(previous), float(alpha) * max(float(samples), floor))
 
 
 def step_sensitivity(lipschitz, n_problems, gradient_bound=None):

@@ -260,9 +260,11 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         computed from the models released before it; a continual-release
         mechanism over the calls (``prefix_sums``, one step per call) releases
         noisy prefix sums of them, and the model is the follow-the-regularized-leader
-        solution on those sums (proximal regulariser ``alpha t / 2``, momentum
-        0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})`` of
-        the released models, projected onto the ball of radius ``L / alpha``).
+        solution on those sums (proximal regulariser ``alpha t / 2``, at least
+        32 times the prefix sums' noise counted in records, a public value, so
+        that a small first batch does not make the first models mostly noise;
+        momentum 0.95, gradients taken at the lookahead ``W_k + 0.9 (W_k - W_{k-1})``
+        of the released models, projected onto the ball of radius ``L / alpha``).
         Its noise grows at most with the logarithm of the number of calls.
         ``"iterate_perturbation"``: the seed's stream, which runs IGD and
         perturbs each released iterate with its share of the budget (noise
@@ -1036,8 +1038,10 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                                   sample_weight=sample_weight)
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
-        state = state.step(prefix, self.alpha_ * t,
-                           igd.iterate_radius(lipschitz, self.alpha_))
+        # lam: alpha t, floored at the released prefix's noise (public values; 58.7).
+        lam = ftrl.regularisation(self.alpha_, t, mechanism.current_variance(),
+                                  self._w_private.size, self._ftrl_sensitivity, state.lam)
+        state = state.step(prefix, lam, igd.iterate_radius(lipschitz, self.alpha_))
         self._ftrl, self._ftrl_mechanism = state, mechanism
         self._ftrl_max_rows = max(self._ftrl_max_rows, n_rows)
         self.prefix_sums_ = mechanism.name
