@@ -41,12 +41,8 @@ from ._validate import check_no_dask_collections, validate_data
 
 from .privacy import PrivacyCost
 from .privacy._accountant import noise_fingerprint
+from .privacy._validation import MAX_FINITE_EPSILON
 
-#: The largest finite ``epsilon`` an estimator takes. Beyond it a budget protects nothing
-#: (``e^1000``), and calibrations that exponentiate it (objective perturbation's
-#: ``expm1(epsilon / 2 K)``, zCDP's ``epsilon^2``) overflow or lose every digit of their
-#: noise (review 128): ``np.inf`` is the way to ask for no privacy.
-MAX_FINITE_EPSILON = 1000.0
 
 
 class _Budget(Interval):

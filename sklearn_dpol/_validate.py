@@ -131,13 +131,36 @@ def labels_as_given(y):
     pandas objects and other inputs with a dtype are returned as they are; so is
     a list holding sequences (a 2-D ``y``, refused or reshaped by validation).
     """
-    if not isinstance(y, (list, tuple)) or any(
-            isinstance(v, (list, tuple, np.ndarray)) for v in y):
+    if (y is None or isinstance(y, (str, bytes)) or hasattr(y, "dtype")
+            or hasattr(y, "__array__") or hasattr(y, "__array_interface__")
+            or not hasattr(y, "__len__") or not hasattr(y, "__iter__")):
+        return y                         # arrays, pandas, scalars: their own dtype
+    rows = [_label_as_given(v) for v in y]
+    if rows and all(isinstance(v, list) for v in rows):
+        width = len(rows[0])
+        if any(len(r) != width for r in rows) or any(
+                isinstance(e, list) for r in rows for e in r):
+            return y                     # ragged or deeper: validation refuses it
+        out = np.empty((len(rows), width), dtype=object)   # a column or a 2-D y
+        for i, r in enumerate(rows):
+            for j, e in enumerate(r):
+                out[i, j] = e
+        return out
+    if any(isinstance(v, list) for v in rows):
         return y
-    out = np.empty(len(y), dtype=object)
-    for i, value in enumerate(y):
+    out = np.empty(len(rows), dtype=object)
+    for i, value in enumerate(rows):
         out[i] = value
     return out
+
+
+def _label_as_given(v):
+    """One element: a 0-d array as its scalar, a sequence as a list of its elements."""
+    if isinstance(v, np.ndarray):
+        return v[()] if v.ndim == 0 else v.tolist() if v.ndim == 1 else [v]
+    if isinstance(v, (list, tuple)):
+        return [e[()] if isinstance(e, np.ndarray) and e.ndim == 0 else e for e in v]
+    return v
 
 
 def jointly_typed(y):
@@ -151,9 +174,13 @@ def jointly_typed(y):
     if getattr(y, "dtype", None) != object:
         return y
     try:
-        return np.asarray(y.tolist())
+        typed = np.asarray(y.tolist())
     except (TypeError, ValueError):
         return y
+    if typed.dtype.kind == "c":   # scikit-learn's refusal would print every label
+        raise ValueError("Complex data not supported: y holds a complex label. Pass real "
+                         "labels. Nothing was read or charged.")
+    return typed
 
 
 def _is_dask_collection(obj):

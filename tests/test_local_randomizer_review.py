@@ -147,10 +147,14 @@ def test_a_subnormal_clip_norm_would_have_doubled_the_sensitivity():
     assert np.sqrt(np.sum((clipped / step) ** 2)) > 1.7
 
 
-@pytest.mark.parametrize("report", ["laplace", "sampled"])
+@pytest.mark.parametrize("report", ["laplace", "sampled", "gaussian"])
 def test_an_empty_gradient_is_a_value_error(report):
     from sklearn_dpol.privacy import local_sampled_coordinate_report
 
+    if report == "gaussian":
+        with pytest.raises(ValueError, match="no coordinates"):
+            local_gaussian_report([], sigma=1.0, clip_norm=1.0, random_state=0)
+        return
     fn = local_laplace_report if report == "laplace" else local_sampled_coordinate_report
     with pytest.raises(ValueError, match="no coordinates"):
         fn([], epsilon=1.0, random_state=0)

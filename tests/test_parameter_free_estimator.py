@@ -201,3 +201,19 @@ def test_per_user_budgets_warn_once_when_they_force_the_noisier_randomiser():
     assert messages(ParameterFreeLocalDPRegressor(epsilon=2.0), [{}]) == []
     assert messages(ParameterFreeLocalDPRegressor(epsilon=2.0, randomizer="laplace"),
                     [budgets]) == []
+
+
+@pytest.mark.parametrize("budgets", [np.array([True] * 200), np.full(200, 1e308),
+                                     np.full(200, 1000.5)])
+def test_per_user_budgets_are_real_and_at_most_the_largest_finite_epsilon(budgets):
+    """Review 129: booleans and budgets above MAX_FINITE_EPSILON were taken (privacy_
+    reported epsilon 1e308); refused before anything is read, without quoting a budget."""
+    from sklearn_dpol import ParameterFreeLocalDPRegressor
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 3))
+    est = ParameterFreeLocalDPRegressor(random_state=0)
+    with pytest.raises(ValueError, match="sample_epsilon") as info:
+        est.fit(X, X[:, 0], sample_epsilon=budgets)
+    assert "1e+308" not in str(info.value) and "1000.5" not in str(info.value)
+    assert not hasattr(est, "coef_")
+    est.fit(X, X[:, 0], sample_epsilon=np.where(np.arange(200) % 2, 1000.0, np.inf))

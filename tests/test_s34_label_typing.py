@@ -120,3 +120,86 @@ def test_a_dask_fit_converts_list_targets_like_an_in_memory_fit(cls):
     expected = cls(**params).fit(X, y[:-1] + [0.25]).coef_
     np.testing.assert_allclose(in_memory, expected, rtol=1e-12)
     np.testing.assert_allclose(on_dask, expected, rtol=1e-9, atol=1e-12)
+
+
+# -- review 129: every list-like y, not only a flat list ---------------------------------
+
+def _forms():
+    from collections import UserList, deque
+
+    return {
+        "column list": lambda labels: [[v] for v in labels],
+        "list of 0-d arrays": lambda labels: [np.array(v) for v in labels],
+        "deque": deque,
+        "UserList": UserList,
+        "tuple": tuple,
+    }
+
+
+@pytest.mark.parametrize("form", list(_forms()))
+def test_every_list_like_y_is_read_label_by_label(form):
+    X, labels = _data()
+    make_y = _forms()[form]
+
+    def make():
+        return PrivateIGDClassifier(epsilon=np.inf, data_norm=1.0, classes=[0, 1],
+                                    solver="igd", random_state=0)
+
+    reference = _fit(make, X, make_y(labels[:-1] + [2])).coef_
+    np.testing.assert_allclose(_fit(make, X, make_y(labels[:-1] + ["abc"])).coef_,
+                               reference, rtol=1e-12)
+    assert np.abs(reference).max() > 1.0
+
+
+def test_the_search_charges_a_deque_y_whatever_its_labels():
+    from collections import deque
+
+    X, labels = _data()
+    spent = []
+    for y in (deque(labels), deque(labels[:-1] + ["abc"])):
+        accountant = PrivacyAccountant(epsilon=100.0, delta=1e-3)
+        search = PrivateHyperparameterSearch(
+            PrivateIGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], solver="igd"),
+            {"alpha": [1e-3, 1e-2]}, accountant=accountant, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, y)        # refused for free on the second before the fix
+        spent.append(accountant.spent().epsilon)
+    assert spent[0] == spent[1] > 0
+
+
+def test_a_complex_label_is_refused_without_quoting_the_labels():
+    X, labels = _data()
+    est = PrivateIGDClassifier(epsilon=1.0, data_norm=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError) as info:
+            est.fit(X, labels[:-1] + [1j])
+    assert "Complex" in str(info.value) and "0.+0.j" not in str(info.value)
+    assert not hasattr(est, "coef_")
+
+
+def test_a_search_that_infers_its_labels_reads_them_as_typed():
+    """With classes=None the label set is typed jointly; the candidates must read y the same
+    way (a mixed list made every integer-labelled record miss the string classes)."""
+    X, labels = _data()
+    y = labels[:-1] + ["1"]
+    search = PrivateHyperparameterSearch(
+        PrivateIGDClassifier(epsilon=np.inf, data_norm=1.0, solver="igd"),
+        {"alpha": [1e-3, 1e-2]}, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.best_score_ > 0.7
+
+
+def test_a_dask_fit_takes_a_column_list_y():
+    da = pytest.importorskip("dask.array")
+    X, labels = _data()
+    y = [[0.25 * v] for v in labels]
+    params = dict(epsilon=np.inf, data_norm=1.0, y_bound=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_dask = PrivateQFTLRegressor(**params).fit(da.from_array(X, chunks=100), y).coef_
+        in_memory = PrivateQFTLRegressor(**params).fit(X, [0.25 * v for v in labels]).coef_
+    np.testing.assert_allclose(on_dask, in_memory, rtol=1e-9, atol=1e-12)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from .noise import sampler_state
+from ..privacy._validation import MAX_FINITE_EPSILON
 
 __all__ = [
     "LocalBanditGaussianRandomizer",
@@ -89,8 +90,8 @@ def check_sample_epsilon(sample_epsilon, n_samples, default):
     if sample_epsilon is None:
         return np.full(n_samples, float(default))
     eps = np.asarray(sample_epsilon)
-    if eps.dtype.kind not in "fiub":
-        raise ValueError(f"sample_epsilon must be numeric, got dtype {eps.dtype}.")
+    if eps.dtype.kind not in "fiu":   # booleans are not budgets
+        raise ValueError(f"sample_epsilon must be numeric (real), got dtype {eps.dtype}.")
     eps = eps.astype(np.float64)
     if eps.ndim != 1 or eps.shape[0] != n_samples:
         raise ValueError(
@@ -99,11 +100,16 @@ def check_sample_epsilon(sample_epsilon, n_samples, default):
         )
     if np.any(np.isnan(eps)):
         raise ValueError("sample_epsilon contains NaN.")
+    # The messages quote no budget: a user's budget is that user's own (53.7).
     if np.any(eps <= 0):
         raise ValueError(
-            "sample_epsilon must be > 0 (np.inf means no noise for that user); got "
-            f"min {eps.min()!r}."
+            "sample_epsilon must be > 0 (np.inf means no noise for that user); a budget "
+            "is 0 or negative."
         )
+    if np.any(np.isfinite(eps) & (eps > MAX_FINITE_EPSILON)):
+        raise ValueError(
+            f"sample_epsilon must be at most {MAX_FINITE_EPSILON:g} or np.inf (no noise for "
+            "that user): a finite budget beyond it protects nothing.")
     return eps
 
 

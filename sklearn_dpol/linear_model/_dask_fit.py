@@ -203,6 +203,8 @@ def check_dask_input(estimator, X, y, sample_weight=None):
         # As the in-memory fit converts y: element by element (a string target of one
         # record neither re-types the others nor refuses the fit on one neighbour only).
         y = np.asarray(labels_as_given(y))
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.reshape(-1)
         if y.dtype.kind not in "biuf":
             targets = _float_targets(y) if y.ndim == 1 else None
             if targets is None:

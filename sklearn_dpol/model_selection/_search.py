@@ -718,6 +718,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _select(self, X, y, plan, rng, sample_weight=None):
         classes, from_data = self._label_set(y)
+        if from_data:
+            y = jointly_typed(y)   # the candidates read y as the label set was typed
         train, validation = core.split_indices(X.shape[0], float(self.validation_fraction),
                                                rng)
         n_candidates = core.draw_candidate_count(plan["gamma"], plan["shape"], rng)

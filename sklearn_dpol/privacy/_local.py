@@ -156,6 +156,8 @@ def local_gaussian_report(gradient, sigma, *, clip_norm, random_state=None):
     (2,)
     """
     gradient = _vector(gradient)
+    if gradient.shape[0] < 1:   # as the other two reports (normalise_feature_weights)
+        raise ValueError("The gradient has no coordinates: a report needs at least one.")
     sigma, clip_norm = float(sigma), float(clip_norm)
     # The range MutualInformationPrivateOGDRegressor allows: a subnormal clip_norm
     # rounds the clipped coordinates up to whole subnormal steps (a norm of up to

@@ -7,6 +7,13 @@ for an impossible guarantee.
 import math
 from numbers import Real
 
+#: The largest finite ``epsilon`` an estimator (or a user of a local-DP estimator) takes.
+#: Beyond it a budget protects nothing (``e^1000``), and calibrations that exponentiate it
+#: (objective perturbation's ``expm1(epsilon / 2 K)``, zCDP's ``epsilon^2``) overflow or
+#: lose every digit of their noise (review 128): ``np.inf`` is the way to ask for no
+#: privacy (``doc/privacy.md`` 58.5).
+MAX_FINITE_EPSILON = 1000.0
+
 
 def _as_float(value, name):
     if isinstance(value, bool) or not isinstance(value, Real):
