@@ -120,3 +120,59 @@ def test_regularisation_rule():
     # for every alpha the estimator accepts).
     huge = ftrl.regularisation(1e280, 10, 1e300, 10 ** 6, 1e-300)
     assert math.isfinite(huge) and huge == 1e280 * 2.0 ** 53
+
+
+# -- review 130 (doc/privacy.md 58.9) ---------------------------------------------------
+
+def test_an_overflowing_variance_takes_the_floor_cap_instead_of_failing_after_the_read():
+    """sigma ~ 1e154 (explicit extreme bounds, small epsilon): the mechanism's variance
+    raised OverflowError after the data were read (charged, the stream broken)."""
+    import warnings
+
+    from sklearn_dpol import PrivateIGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)) / 2
+    y = (X @ [1.0, -1.0, 0.5, 0.0] > 0).astype(int)
+    scale = 1e149
+    for prefix_sums in ("blt", "sqrt"):
+        clf = PrivateIGDClassifier(epsilon=1e-4, data_norm=2.0 * scale, alpha=1.0,
+                                   intercept_scaling=scale, classes=[0, 1], random_state=0,
+                                   prefix_sums=prefix_sums)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.partial_fit(X[:100] * scale, y[:100])
+            clf.partial_fit(X[100:] * scale, y[100:])
+        assert np.all(np.isfinite(clf.coef_))
+
+
+def test_a_stream_after_an_objective_perturbation_fit_counts_the_fits_rows():
+    """The fit's model weighed as zero rows (lam_0 = 0): a few small noisy batches pulled
+    it far away (0.776 -> 0.627 on this task, 3 seeds; review 130)."""
+    import warnings
+
+    from sklearn_dpol import PrivateIGDClassifier
+
+    w = np.random.default_rng(123).normal(size=10)
+    w /= np.linalg.norm(w)
+
+    def task(n, seed):
+        r = np.random.default_rng(seed)
+        X = r.normal(size=(n, 10)) / np.sqrt(10)
+        return X, (6 * X @ w + r.logistic(size=n) > 0).astype(int)
+
+    X, y = task(5200, 0)
+    Xt, yt = task(5000, 1)
+    ends = []
+    for seed in range(3):
+        clf = PrivateIGDClassifier(epsilon=1.0, data_norm=2.0, classes=[0, 1],
+                                   random_state=seed, solver="objective_perturbation",
+                                   horizon=2000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X[:5000], y[:5000])
+            for start in range(5000, 5200, 20):
+                clf.partial_fit(X[start:start + 20], y[start:start + 20])
+        assert clf._t == 5000 + 200
+        ends.append(clf.score(Xt, yt))
+    assert np.mean(ends) > 0.69

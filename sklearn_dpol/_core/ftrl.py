@@ -119,6 +119,20 @@ class StepVector:
         return self.vector[np.newaxis, :].copy()[: hi - lo]
 
 
+def released_variance(mechanism):
+    """The mechanism's ``current_variance()``, ``inf`` where it overflows a double.
+
+    The variances are ``sigma^2`` times a coefficient, computed on Python floats,
+    which raise ``OverflowError`` above ``sigma ~ 1e154`` (explicit extreme bounds
+    with a small epsilon): the floor then takes its cap (:func:`regularisation`)
+    instead of failing after the data were read (review 130).
+    """
+    try:
+        return mechanism.current_variance()
+    except OverflowError:
+        return math.inf
+
+
 def noise_records(noise_variance, dim, sensitivity):
     """The released prefix sum's noise, counted in records: ``2 sqrt(dim var) / Delta``.
 

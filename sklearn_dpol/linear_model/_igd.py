@@ -574,7 +574,8 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
             Fitted estimator.
         """
         self._warn_default_bounds()
-        return self._release_fit(X, y, reset=("classes_", "_w_private", "_t"), classes=None,
+        return self._release_fit(X, y, reset=("classes_", "_w_private", "_t", "_op_fit_rows"),
+                                 classes=None,
                                  n_passes=self.max_iter, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -1025,6 +1026,11 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
                 self._w_private.size, self._ftrl_sensitivity, self._ftrl_mu, self._ftrl_steps,
                 self.prefix_sums)
             self._ftrl_max_rows = 0
+            # The rows behind the start: an IGD fit's steps (_t), or an objective-perturbation
+            # fit's rows (public shapes; only FTRL's regularisation reads them: the
+            # iterate-perturbation stream's sensitivity reads _t, never these rows).
+            if not self._t:
+                self._t = int(self.__dict__.get("_op_fit_rows", 0))
             state = ftrl.FTRLState(self._w_private, self.alpha_ * self._t)
         else:
             # A copy to advance, so that a failed call leaves the stream as it was.
@@ -1039,7 +1045,7 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         prefix = mechanism.advance(ftrl.StepVector(sums.ravel()), self._rng)
         t = self._t + n_rows
         # lam: alpha t, floored at the released prefix's noise (public values; 58.7).
-        lam = ftrl.regularisation(self.alpha_, t, mechanism.current_variance(),
+        lam = ftrl.regularisation(self.alpha_, t, ftrl.released_variance(mechanism),
                                   self._w_private.size, self._ftrl_sensitivity, state.lam)
         state = state.step(prefix, lam, igd.iterate_radius(lipschitz, self.alpha_))
         self._ftrl, self._ftrl_mechanism = state, mechanism
@@ -1224,6 +1230,9 @@ class PrivateIGDClassifier(AutoBoundsMixin, PrivateEstimatorMixin, ClassifierMix
         # The next partial_fit starts from the released model (no private state).
         self._w_private = None
         self._stream_samples, self._stream_releases = X.shape[0], 1
+        # A DP-FTRL stream continuing this model counts these rows in its regularisation
+        # (a shape: public), as it counts an IGD fit's steps (review 130; 58.9).
+        self._op_fit_rows = X.shape[0]
         self.n_iter_, self.t_ = 1, 1
         self.noise_scale_ = float(plan.noise_std)
         self.sensitivity_ = float(np.sqrt(plan.n_problems) * plan.gradient_sensitivity)
