@@ -121,15 +121,18 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", reset=Tru
 
 
 def labels_as_given(y):
-    """A ``y`` passed as a list or tuple, as an object array of its own elements.
+    """A ``y`` without a dtype (a list, tuple, deque, ...), as an object array of its own elements.
 
-    numpy infers a list's dtype from all of its values, so one record's label
-    would re-type every other: one string among numbers makes them all strings
-    (no label equals a numeric class any more), one float among large integer
-    IDs rounds them all. Element by element, each label keeps its own value and
-    type, whatever the others are (review 125, ``doc/privacy.md`` 58.3). Arrays,
-    pandas objects and other inputs with a dtype are returned as they are; so is
-    a list holding sequences (a 2-D ``y``, refused or reshaped by validation).
+    numpy infers such a ``y``'s dtype from all of its values, so one record's
+    label would re-type every other: one string among numbers makes them all
+    strings (no label equals a numeric class any more), one float among large
+    integer IDs rounds them all. Element by element, each label keeps its own
+    value and type, whatever the others are (reviews 125 and 129,
+    ``doc/privacy.md`` 58.3 and 58.8): a 0-d array is read as its scalar, and
+    a rectangular nested list (a column ``y``) becomes an ``(n, k)`` object
+    array. Arrays, pandas objects and other inputs with a dtype or an array
+    interface are returned as they are; so is a ragged or deeper nesting, which
+    validation refuses (its message quotes no value).
     """
     if (y is None or isinstance(y, (str, bytes)) or hasattr(y, "dtype")
             or hasattr(y, "__array__") or hasattr(y, "__array_interface__")
