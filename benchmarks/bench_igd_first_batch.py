@@ -36,10 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from sklearn.model_selection import train_test_split  # noqa: E402
 
-from bench_igd_covertype import load_covertype, public_scale  # noqa: E402
-from bench_igd_stream import default_data  # noqa: E402
+from bench_igd_stream import covertype_split, default_data  # noqa: E402
 from sklearn_dpol import PrivateIGDClassifier  # noqa: E402
 from sklearn_dpol._core import ftrl  # noqa: E402
 
@@ -69,12 +67,8 @@ def main(argv=None):
     if args.noise_floor is not None:
         ftrl.NOISE_FLOOR = args.noise_floor
     path = args.data or default_data()
-    X_raw, y = load_covertype(path)
-    X, _ = public_scale(X_raw)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
-    X_tr, X_te = np.ascontiguousarray(X_tr), np.ascontiguousarray(X_te)
+    X_tr, X_te, y_tr, y_te, majority = covertype_split(path)
     n = len(y_tr)
-    majority = max(y_te.mean(), 1 - y_te.mean())
     print("# DP-FTRL stream, small first batches (Forest Covertype, class 2 vs rest)\n")
     print("Command: `python " + shlex.join(
         [os.path.relpath(Path(__file__).resolve(), Path.cwd())] + sys.argv[1:]) + "`\n")

@@ -75,6 +75,16 @@ def default_data():
     return ROOT.parent / "shared" / "data" / DATA_NAME
 
 
+def covertype_split(path):
+    """Covertype (class 2 vs rest) scaled by its public ranges, the stratified 90/10 split of
+    every stream benchmark (random_state=0), and the test set's majority rate."""
+    X_raw, y = load_covertype(path)
+    X, _ = public_scale(X_raw)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
+    X_tr, X_te = np.ascontiguousarray(X_tr), np.ascontiguousarray(X_te)
+    return X_tr, X_te, y_tr, y_te, max(y_te.mean(), 1 - y_te.mean())
+
+
 def run_stream(make, X_tr, y_tr, X_te, y_te):
     """One pass in batches; (final test accuracy, prequential accuracy, seconds)."""
     model, correct, elapsed = make(), 0, 0.0
@@ -138,12 +148,8 @@ def main(argv=None):
     print(f"\nsklearn_dpol {sklearn_dpol.__version__}, scikit-learn {sklearn.__version__}, "
           f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs (shared)")
-    X_raw, y = load_covertype(path)
-    X, _ = public_scale(X_raw)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
-    X_tr, X_te = np.ascontiguousarray(X_tr), np.ascontiguousarray(X_te)
+    X_tr, X_te, y_tr, y_te, majority = covertype_split(path)
     n = len(y_tr)
-    majority = max(y_te.mean(), 1 - y_te.mean())
     print(f"\nData: {path.name}, train {n:,} / test {len(y_te):,} (stratified 90/10, "
           f"random_state=0), majority class {majority:.4f}; one pass in batches of {BATCH:,} "
           f"({-(-n // BATCH)} calls); alpha grid {list(alphas)}; seeds {list(seeds)}; "

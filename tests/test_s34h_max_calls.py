@@ -15,6 +15,7 @@ import pickle
 
 import numpy as np
 import pytest
+from test_qftl_stream_calls import worst_case_pair  # the joint-sensitivity worst case
 
 from sklearn_dpol import PrivateIGDClassifier, PrivateQFTLRegressor
 from sklearn_dpol._core import matrix_factorization as mf
@@ -32,19 +33,6 @@ TIGHT = dict(epsilon=EPSILON, delta=DELTA, fit_intercept=False, data_norm=1.0, y
              alpha=1e-2)
 # 23 rows in 7 calls of varying size: ceil(23 / 5) = 5 calls would refuse call 6.
 SIZES = (5, 3, 5, 2, 4, 1, 3)
-
-
-def worst_case_pair(n=23, position=0, seed=0):
-    """Unit rows; row ``position`` is e_1 with y=1 in one set and the unit vector at
-    60 degrees with y=-1 in the other (the supremum of QFTL's joint sensitivity)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = rng.uniform(-1, 1, size=n)
-    X[position], y[position] = [1.0, 0.0], 1.0
-    X2, y2 = X.copy(), y.copy()
-    X2[position], y2[position] = [0.5, math.sqrt(3) / 2], -1.0
-    return (X, y), (X2, y2)
 
 
 def batches(sizes=SIZES):
